@@ -1,0 +1,56 @@
+# wharf: the two commands are `make demo` and `make check`.
+# Every target installs the Debian packages it needs (run as root, or have them installed).
+BUILD  ?= build
+ASAN   ?= build-asan
+PREFIX ?= /usr/local
+JOBS   ?= $(shell nproc)
+
+BUILD_PKGS = cmake ninja-build pkg-config libfabric-dev libfabric-bin python3 gcc make
+TEST_PKGS  = mpich iproute2 util-linux procps
+BENCH_PKGS = mpich libmpich-dev openmpi-bin libopenmpi-dev python3-matplotlib
+
+define need_pkgs
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+endef
+
+.PHONY: all deps build check check-unit check-asan demo bench install clean
+
+all: build
+
+deps:
+	$(call need_pkgs,$(BUILD_PKGS))
+
+build: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	ninja -C $(BUILD)
+
+check: build
+	$(call need_pkgs,$(TEST_PKGS))
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	$(MAKE) --no-print-directory check-asan
+
+# The MPI-level and unit tests once more under AddressSanitizer + UBSan.
+check-asan: deps
+	cmake -S . -B $(ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWHARF_SANITIZE=ON >/dev/null
+	ninja -C $(ASAN)
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(ASAN) --output-on-failure -j $(JOBS) -L "unit|shm" -LE "nosan"
+
+demo: build
+	$(call need_pkgs,$(TEST_PKGS))
+	python3 tools/demo.py --build $(BUILD)
+
+bench: build
+	$(call need_pkgs,$(BENCH_PKGS))
+	python3 bench/run --build $(BUILD)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) $(ASAN)

@@ -1,0 +1,76 @@
+/* Shared-memory channel internals: one node-level region per host holds a
+ * lock-free single-producer/single-consumer queue of cells for every directed
+ * pair of co-resident ranks. */
+#ifndef WH_CHAN_SHM_SHM_H
+#define WH_CHAN_SHM_SHM_H
+#include <stdint.h>
+#include "chan/chan.h"
+
+#define WH_SHM_MAGIC 0x7768617266736d31ULL /* "wharfsm1" */
+
+/* Cell layout: the first cache line holds state, length, header and the first
+ * 24 payload bytes, so a small message moves in one line. */
+typedef struct wh_shm_cell {
+    volatile uint32_t state;  /* 0 empty, 1 full (release/acquire) */
+    uint32_t plen;            /* payload bytes in this cell */
+    wh_hdr_t hdr;
+    uint64_t aux;             /* DATA: stream offset */
+    unsigned char payload[];  /* continues past the first line */
+} wh_shm_cell_t;
+
+#define WH_SHM_CELL_HDR offsetof(wh_shm_cell_t, payload)
+
+typedef struct wh_shm_region {
+    uint64_t magic;           /* written last by the creator */
+    uint32_t version;
+    uint32_t nlocal;
+    uint32_t ncells;
+    uint32_t cell_payload;
+    uint64_t cell_stride;
+    uint64_t queue_bytes;
+    uint64_t total_bytes;
+    char job[64];
+} wh_shm_region_t;
+
+/* channel-private message types */
+enum { WH_SHM_CTS = WH_MSG_CHAN, WH_SHM_DATA, WH_SHM_FIN };
+
+/* RTS payload */
+typedef struct wh_shm_rts {
+    uint64_t addr;            /* sender's contiguous buffer (CMA), 0 if not contiguous */
+} wh_shm_rts_t;
+
+typedef struct wh_shm_state {
+    wh_shm_region_t *region;
+    size_t map_len;
+    char path[256];
+    int nlocal, me;           /* my local index */
+    unsigned char **txq;      /* local index -> my queue towards it */
+    unsigned char **rxq;      /* local index -> its queue towards me */
+    uint32_t *tx_idx, *rx_idx;
+    int *peers;               /* local indices other than me */
+    int npeers;
+    uint32_t ncells, cell_payload;
+    uint64_t cell_stride;
+    /* CMA */
+    int *cma_ok;              /* per local index */
+    int *pid;                 /* per local index */
+    /* rendezvous sends streaming DATA, per local index */
+    wh_req_t **stream_head, **stream_tail;
+    int nstreams;
+} wh_shm_state_t;
+
+extern wh_shm_state_t wh_shm;
+
+static inline wh_shm_cell_t *wh_shm_cell(unsigned char *q, uint32_t idx)
+{
+    return (wh_shm_cell_t *)(q + (uint64_t)(idx & (wh_shm.ncells - 1)) * wh_shm.cell_stride);
+}
+
+int wh_shm_region_setup(int phase);  /* region.c */
+void wh_shm_region_teardown(void);
+int wh_shm_cma_setup(int phase);     /* cma.c */
+int wh_shm_cma_read(int lpeer, int pid, uint64_t raddr, wh_req_t *r, size_t len);
+int wh_shm_stream_push(void);        /* rndv.c */
+int wh_shm_handle_chan(int lpeer, wh_shm_cell_t *c);
+#endif

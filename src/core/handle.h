@@ -1,0 +1,71 @@
+/* MPICH-compatible handle encoding and a generic object table.
+ *
+ * A handle is a 32-bit int: bits 31..30 kind, 29..26 object type, 25..0 index.
+ *   kind 0 = invalid (the *_NULL handles), 1 = builtin (predefined objects),
+ *   2 = direct (used by MPICH for a few predefined objects, e.g. MPI_FLOAT_INT),
+ *   3 = indirect: objects created at run time, index into a per-type table.
+ */
+#ifndef WH_CORE_HANDLE_H
+#define WH_CORE_HANDLE_H
+#include <stdint.h>
+#include <stddef.h>
+
+enum wh_htype {
+    WH_H_COMM = 1,
+    WH_H_GROUP = 2,
+    WH_H_DTYPE = 3,
+    WH_H_FILE = 4,
+    WH_H_ERRH = 5,
+    WH_H_OP = 6,
+    WH_H_INFO = 7,
+    WH_H_WIN = 8,
+    WH_H_KEYVAL = 9,
+    WH_H_ATTR = 10,
+    WH_H_REQUEST = 11,
+    WH_H_NTYPES = 16,
+};
+
+enum wh_hkind { WH_HK_INVALID = 0, WH_HK_BUILTIN = 1, WH_HK_DIRECT = 2, WH_HK_INDIRECT = 3 };
+
+#define WH_HKIND(h) ((int)(((uint32_t)(h) >> 30) & 3u))
+#define WH_HTYPE(h) ((int)(((uint32_t)(h) >> 26) & 0xfu))
+#define WH_HINDEX(h) ((uint32_t)(h) & 0x03ffffffu)
+#define WH_HMAKE(kind, type, idx) ((int)(((uint32_t)(kind) << 30) | ((uint32_t)(type) << 26) | (uint32_t)(idx)))
+
+/* Every table object starts with this header. */
+typedef struct wh_obj {
+    int handle;
+    int refs;   /* user + internal references; freed at 0 */
+} wh_obj_t;
+
+/* A growable table of fixed-size objects, chunked so pointers stay valid. */
+#define WH_TAB_CHUNK 1024
+#define WH_TAB_MAXCHUNKS 4096
+typedef struct wh_tab {
+    int htype;
+    size_t objsize;
+    uint32_t nslots;            /* slots allocated so far */
+    void *chunks[WH_TAB_MAXCHUNKS];
+    void *freelist;             /* LIFO of free objects (first word of object reused) */
+    unsigned char *used[WH_TAB_MAXCHUNKS]; /* per-slot in-use flags */
+    uint32_t live;
+} wh_tab_t;
+
+void wh_tab_init(wh_tab_t *t, int htype, size_t objsize);
+/* New zeroed object with its handle set and refs = 1; NULL if out of memory. */
+void *wh_tab_alloc(wh_tab_t *t);
+void wh_tab_free(wh_tab_t *t, void *obj);
+void wh_tab_destroy(wh_tab_t *t);
+
+/* Object for an INDIRECT handle of this table, or NULL if not a live one. */
+static inline void *wh_tab_get(const wh_tab_t *t, int h)
+{
+    uint32_t idx = WH_HINDEX(h);
+    if (WH_HKIND(h) != WH_HK_INDIRECT || WH_HTYPE(h) != t->htype || idx >= t->nslots)
+        return NULL;
+    uint32_t c = idx / WH_TAB_CHUNK, s = idx % WH_TAB_CHUNK;
+    if (!t->used[c][s])
+        return NULL;
+    return (char *)t->chunks[c] + (size_t)s * t->objsize;
+}
+#endif

@@ -1,0 +1,353 @@
+/* MPI_Init / MPI_Finalize and the environment functions. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+
+#include "chan/chan.h"
+#include "coll/coll.h"
+#include "mpi/api.h"
+#include "mpi/init.h"
+#include "op/op.h"
+#include "pmi/pmi.h"
+#include "proto/proto.h"
+#include "util/log.h"
+#include "util/tunables.h"
+
+wh_job_t wh_job;
+static pthread_t main_thread;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int fail(const char *what, int code)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    wh_error_text(code, msg, sizeof msg);
+    fprintf(stderr, "wharf: rank %d: MPI_Init: %s: %s\n", wh_job.rank, what, msg);
+    wh_job_abort(1, msg);
+}
+
+/* Group ranks into hosts: launcher host index, WHARF_HOST_ID, or hostname. */
+static int host_map(void)
+{
+    char key[64], mine[256], val[256];
+    const char *hidx = getenv("WHARF_HOST_INDEX");
+    if (wh_tun.host_id && *wh_tun.host_id)
+        snprintf(mine, sizeof mine, "id:%s", wh_tun.host_id);
+    else if (hidx && *hidx)
+        snprintf(mine, sizeof mine, "launcher:%s", hidx);
+    else
+        snprintf(mine, sizeof mine, "host:%s", wh_job.hostname);
+    snprintf(key, sizeof key, "host.%d", wh_job.rank);
+    if (wh_pmi_put(key, mine) != 0)
+        return wh_error(MPI_ERR_OTHER, "PMI put of %s failed", key);
+    if (wh_pmi_barrier() != 0)
+        return wh_error(MPI_ERR_OTHER, "PMI barrier failed");
+    int n = wh_job.size;
+    char **uniq = calloc((size_t)n, sizeof(char *));
+    wh_job.host_of = calloc((size_t)n, sizeof(int));
+    wh_job.local_ranks = calloc((size_t)n, sizeof(int));
+    wh_job.local_index = calloc((size_t)n, sizeof(int));
+    if (!uniq || !wh_job.host_of || !wh_job.local_ranks || !wh_job.local_index) {
+        free(uniq);
+        return wh_error(MPI_ERR_NO_MEM, "out of memory");
+    }
+    int nu = 0, rc = MPI_SUCCESS;
+    for (int r = 0; r < n && rc == MPI_SUCCESS; r++) {
+        if (r == wh_job.rank) {
+            snprintf(val, sizeof val, "%s", mine);
+        } else {
+            snprintf(key, sizeof key, "host.%d", r);
+            if (wh_pmi_get(key, val, sizeof val) != 0) {
+                rc = wh_error(MPI_ERR_OTHER, "PMI get of %s failed", key);
+                break;
+            }
+        }
+        int h = 0;
+        while (h < nu && strcmp(uniq[h], val))
+            h++;
+        if (h == nu && !(uniq[nu++] = strdup(val)))
+            rc = wh_error(MPI_ERR_NO_MEM, "out of memory");
+        wh_job.host_of[r] = h;
+    }
+    for (int h = 0; h < nu; h++)
+        free(uniq[h]);
+    free(uniq);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    wh_job.nhosts = nu;
+    wh_job.my_host = wh_job.host_of[wh_job.rank];
+    wh_job.local_size = 0;
+    for (int r = 0; r < n; r++) {
+        wh_job.local_index[r] = -1;
+        if (wh_job.host_of[r] == wh_job.my_host) {
+            if (r == wh_job.rank)
+                wh_job.local_rank = wh_job.local_size;
+            wh_job.local_index[r] = wh_job.local_size;
+            wh_job.local_ranks[wh_job.local_size++] = r;
+        }
+    }
+    cpu_set_t set;
+    int ncpu = 0;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        ncpu = CPU_COUNT(&set);
+    if (ncpu <= 0)
+        ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    wh_job.oversubscribed = wh_job.local_size > ncpu;
+    WH_DEBUG("init", "host %d of %d (%s), local rank %d of %d, %d cpus in cpuset", wh_job.my_host, nu, mine,
+             wh_job.local_rank, wh_job.local_size, ncpu);
+    return MPI_SUCCESS;
+}
+
+static int channels_init(void)
+{
+    for (int phase = 0; phase < 3; phase++) {
+        for (int c = 0; c < WH_CHAN_MAX; c++) {
+            if (!wh_chans[c] || (phase > 0 && !wh_chan_usable[c]))
+                continue;
+            int usable = 1;
+            int rc = wh_chans[c]->init(phase, &usable);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            if (!usable)
+                wh_chan_usable[c] = 0;
+        }
+        if (phase < 2 && wh_pmi_barrier() != 0)
+            return wh_error(MPI_ERR_OTHER, "PMI barrier failed");
+    }
+    return MPI_SUCCESS;
+}
+
+static int do_init(int required, int *provided)
+{
+    char err[256] = "";
+    if (wh_job.initialized || wh_job.finalized) {
+        fprintf(stderr, "wharf: MPI_Init called %s\n", wh_job.finalized ? "after MPI_Finalize" : "twice");
+        exit(1);
+    }
+    wh_job.t0 = now();
+    main_thread = pthread_self();
+    if (wh_tunables_load(err, sizeof err) != 0)
+        fprintf(stderr, "wharf: warning: %s; using the default\n", err);
+    wh_log_init();
+    gethostname(wh_job.hostname, sizeof wh_job.hostname - 1);
+    if (wh_pmi_init(&wh_job.rank, &wh_job.size, err, sizeof err) != 0) {
+        fprintf(stderr, "wharf: MPI_Init: cannot start the process-management interface: %s\n", err);
+        exit(1);
+    }
+    wh_log_rank = wh_job.rank;
+    for (int i = 0; i < wh_tunable_count; i++) {
+        char v[128];
+        wh_tunable_format(&wh_tunable_descs[i], v, sizeof v);
+        if (strcmp(v, wh_tunable_descs[i].def))
+            WH_INFO("tunables", "WHARF_%s=%s (default %s)", wh_tunable_descs[i].name, v, wh_tunable_descs[i].def);
+    }
+    int rc;
+    if ((rc = host_map()) != MPI_SUCCESS)
+        fail("host map", rc);
+    if ((rc = wh_dtype_init()) != MPI_SUCCESS)
+        fail("datatypes", rc);
+    if ((rc = wh_op_init()) != MPI_SUCCESS)
+        fail("operations", rc);
+    if ((rc = channels_init()) != MPI_SUCCESS)
+        fail("channel setup", rc);
+    if ((rc = wh_coord_init()) != MPI_SUCCESS)
+        fail("coordinator", rc);
+    wh_progress_init();
+    if ((rc = wh_comm_init_world()) != MPI_SUCCESS)
+        fail("communicators", rc);
+    wh_job.thread_level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
+    if (wh_job.thread_level < MPI_THREAD_SINGLE)
+        wh_job.thread_level = MPI_THREAD_SINGLE;
+    if (provided)
+        *provided = wh_job.thread_level;
+    wh_job.initialized = 1;
+    return MPI_SUCCESS;
+}
+
+WH_API int PMPI_Init(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    return do_init(MPI_THREAD_SINGLE, NULL);
+}
+WH_ALIAS(MPI_Init, PMPI_Init)
+
+WH_API int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    (void)argc;
+    (void)argv;
+    if (!provided) {
+        fprintf(stderr, "wharf: MPI_Init_thread: provided is NULL\n");
+        exit(1);
+    }
+    return do_init(required, provided);
+}
+WH_ALIAS(MPI_Init_thread, PMPI_Init_thread)
+
+static void report_channels(void)
+{
+    if (!wh_tun.report || !strstr(wh_tun.report, "channels"))
+        return;
+    static const char *proto[3] = {"eager", "rndv", "single-copy"};
+    char line[1024];
+    int off = snprintf(line, sizeof line, "wharf: rank %d channels:", wh_job.rank);
+    for (int c = 0; c < WH_CHAN_MAX; c++)
+        for (int p = 0; p < 3; p++)
+            if (wh_stats.msgs[c][p] && off < (int)sizeof line)
+                off += snprintf(line + off, sizeof line - (size_t)off, " %s/%s %llu msgs %llu bytes;", wh_chans[c]->name,
+                                proto[p], (unsigned long long)wh_stats.msgs[c][p],
+                                (unsigned long long)wh_stats.bytes[c][p]);
+    printf("%s\n", line);
+    fflush(stdout);
+}
+
+WH_API int PMPI_Finalize(void)
+{
+    WH_CHECK_INIT("MPI_Finalize");
+    /* flush queued control traffic (e.g. rendezvous FINs) before leaving */
+    unsigned idle = 0;
+    for (long i = 0; wh_pending_count() && i < 100000000L; i++)
+        if (!wh_progress())
+            wh_progress_idle(&idle);
+    wh_comm_t *world = wh_comm_get(MPI_COMM_WORLD);
+    int rc = wh_barrier(world);
+    report_channels();
+    wh_comm_finalize();
+    for (int c = WH_CHAN_MAX - 1; c >= 0; c--)
+        if (wh_chans[c] && wh_chan_usable[c])
+            wh_chans[c]->finalize();
+    wh_coord_finalize();
+    wh_match_finalize();
+    wh_op_finalize();
+    wh_dtype_finalize();
+    wh_pmi_finalize();
+    wh_job.finalized = 1;
+    return rc;
+}
+WH_ALIAS(MPI_Finalize, PMPI_Finalize)
+
+_Noreturn void wh_job_abort(int code, const char *msg)
+{
+    fflush(stdout);
+    if (wh_shm_abort_cleanup)
+        wh_shm_abort_cleanup();
+    if (wh_pmi_is_singleton())
+        exit(code ? code : 1);
+    wh_pmi_abort(code, msg);
+    _exit(code ? code : 1);
+}
+
+WH_API int PMPI_Abort(MPI_Comm comm, int errorcode)
+{
+    char msg[256];
+    snprintf(msg, sizeof msg, "MPI_Abort(comm 0x%x, errorcode %d) called by rank %d", (unsigned)comm, errorcode,
+             wh_job.rank);
+    fprintf(stderr, "wharf: rank %d: %s\n", wh_job.rank, msg);
+    wh_job_abort(errorcode, msg);
+}
+WH_ALIAS(MPI_Abort, PMPI_Abort)
+
+WH_API int PMPI_Initialized(int *flag)
+{
+    *flag = wh_job.initialized;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Initialized, PMPI_Initialized)
+
+WH_API int PMPI_Finalized(int *flag)
+{
+    *flag = wh_job.finalized;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Finalized, PMPI_Finalized)
+
+WH_API double PMPI_Wtime(void) { return now() - wh_job.t0; }
+WH_ALIAS(MPI_Wtime, PMPI_Wtime)
+
+WH_API double PMPI_Wtick(void)
+{
+    struct timespec ts;
+    clock_getres(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+WH_ALIAS(MPI_Wtick, PMPI_Wtick)
+
+WH_API int PMPI_Get_processor_name(char *name, int *resultlen)
+{
+    if (!name || !resultlen)
+        return wh_raise_comm(NULL, "MPI_Get_processor_name", wh_error(MPI_ERR_ARG, "name or resultlen is NULL"));
+    if (!wh_job.hostname[0])
+        gethostname(wh_job.hostname, sizeof wh_job.hostname - 1);
+    snprintf(name, MPI_MAX_PROCESSOR_NAME, "%s", wh_job.hostname);
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Get_processor_name, PMPI_Get_processor_name)
+
+WH_API int PMPI_Get_version(int *version, int *subversion)
+{
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Get_version, PMPI_Get_version)
+
+WH_API int PMPI_Get_library_version(char *version, int *resultlen)
+{
+    snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+             "wharf %s (MPI %d.%d; channels: self, shm with CMA, net over libfabric %u.%u)", WHARF_VERSION,
+             MPI_VERSION, MPI_SUBVERSION, FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
+    *resultlen = (int)strlen(version);
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Get_library_version, PMPI_Get_library_version)
+
+WH_API int PMPI_Query_thread(int *provided)
+{
+    WH_CHECK_INIT("MPI_Query_thread");
+    *provided = wh_job.thread_level;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Query_thread, PMPI_Query_thread)
+
+WH_API int PMPI_Is_thread_main(int *flag)
+{
+    WH_CHECK_INIT("MPI_Is_thread_main");
+    *flag = pthread_equal(pthread_self(), main_thread) != 0;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Is_thread_main, PMPI_Is_thread_main)
+
+WH_API int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+    (void)info;
+    WH_CHECK_INIT("MPI_Alloc_mem");
+    if (size < 0)
+        return wh_raise_comm(NULL, "MPI_Alloc_mem", wh_error(MPI_ERR_SIZE, "negative size %ld", (long)size));
+    void *p = NULL;
+    if (posix_memalign(&p, 64, size ? (size_t)size : 1) != 0)
+        return wh_raise_comm(NULL, "MPI_Alloc_mem", wh_error(MPI_ERR_NO_MEM, "cannot allocate %ld bytes", (long)size));
+    *(void **)baseptr = p;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Alloc_mem, PMPI_Alloc_mem)
+
+WH_API int PMPI_Free_mem(void *base)
+{
+    WH_CHECK_INIT("MPI_Free_mem");
+    free(base);
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Free_mem, PMPI_Free_mem)

@@ -1,0 +1,12 @@
+/* Job-level services implemented by src/mpi/init.c and used across layers. */
+#ifndef WH_MPI_INIT_H
+#define WH_MPI_INIT_H
+_Noreturn void wh_job_abort(int code, const char *msg);
+/* set by the shm channel: removes its region if this rank still owns it */
+extern void (*wh_shm_abort_cleanup)(void);
+/* implemented by src/core/comm.c */
+int wh_comm_init_world(void);
+void wh_comm_finalize(void);
+/* implemented by src/proto/send.c */
+int wh_pending_count(void);
+#endif

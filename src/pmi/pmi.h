@@ -1,0 +1,44 @@
+/* PMI-1 client ("simple" wire protocol, as MPICH's simple PMI speaks it).
+ * Works under wharfrun, MPICH's hydra (PMI_FD, or PMI_PORT[+PMI_ID]) and as a
+ * singleton (no PMI_FD/PMI_PORT in the environment: rank 0 of 1 with a local
+ * in-memory KVS).  Not thread-safe: call from one thread (init/finalize path).
+ *
+ * Every call that talks to the server fails (-1) instead of hanging or
+ * crashing when the connection closes or a reply is malformed; barrier and
+ * get block only as long as the server keeps the connection open.
+ * wh_pmi_error() returns the reason of the last failure. */
+#ifndef WH_PMI_PMI_H
+#define WH_PMI_PMI_H
+#include <stddef.h>
+
+/* Connect and handshake (init, get_maxes, get_appnum, get_my_kvsname).
+ * Fills rank/size.  Returns 0, or -1 with a message in err.  Calling it
+ * again after success returns the same rank/size. */
+int wh_pmi_init(int *rank, int *size, char *err, size_t errlen);
+int wh_pmi_is_singleton(void);
+const char *wh_pmi_kvsname(void); /* the job id ("" before init) */
+int wh_pmi_appnum(void);
+/* Publish key=val (visible to others after the next barrier).  Keys and
+ * values must be non-empty printable ASCII without spaces or backslashes
+ * (0x21-0x7e except '\\'), keys shorter than the server's keylen_max and
+ * values at most wh_pmi_max_vallen() bytes; anything else returns -1.  Values
+ * are text: hex- or base64-encode binary data. */
+int wh_pmi_put(const char *key, const char *val);
+/* Blocking get of a key put by any rank before the last barrier.  0, or -1
+ * if the key does not exist, the value does not fit in vallen bytes
+ * (including the NUL), or the connection failed. */
+int wh_pmi_get(const char *key, char *val, size_t vallen);
+int wh_pmi_barrier(void); /* commits puts and waits for all ranks */
+/* Tells the launcher (cmd=abort exitcode=code message=msg; msg may be NULL)
+ * and waits up to 10 s to be killed, then exits with code (1 if code is a
+ * multiple of 256).  Does not return. */
+_Noreturn void wh_pmi_abort(int code, const char *msg);
+int wh_pmi_finalize(void);
+/* File descriptor of the PMI connection (-1 for singleton), polled by the
+ * progress engine to notice a dead launcher (POLLIN with EOF, or POLLHUP). */
+int wh_pmi_fd(void);
+/* Longest value (bytes, without the NUL) wh_pmi_put accepts; 0 before init. */
+int wh_pmi_max_vallen(void);
+/* Reason of the last failed call ("" if none). */
+const char *wh_pmi_error(void);
+#endif

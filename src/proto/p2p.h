@@ -1,0 +1,67 @@
+/* Internal point-to-point API used by the MPI layer, collectives and
+ * communicator management.  Ranks are communicator ranks; ctxoff selects the
+ * context: WH_CTX_P2P for user traffic, WH_CTX_COLL for collectives (so
+ * internal traffic never matches user receives). */
+#ifndef WH_PROTO_P2P_H
+#define WH_PROTO_P2P_H
+#include <mpi.h>
+#include "core/core.h"
+#include "dtype/dtype.h"
+
+#define WH_CTX_P2P 0
+#define WH_CTX_COLL 1
+
+enum wh_send_mode { WH_MODE_STD = 0, WH_MODE_SYNC, WH_MODE_READY, WH_MODE_BUFFERED };
+
+typedef struct wh_req wh_req_t;
+
+/* Start operations.  count is in elements of dt.  dest/src may be
+ * MPI_PROC_NULL; src may be MPI_ANY_SOURCE, tag MPI_ANY_TAG (receives).
+ * Arguments are assumed valid (the MPI layer checks them). */
+int wh_isend(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c,
+             int ctxoff, int mode, wh_req_t **req);
+int wh_irecv(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, int ctxoff,
+             wh_req_t **req);
+
+/* Complete and release an internal request (status may be NULL). */
+int wh_wait(wh_req_t *r, MPI_Status *status);
+int wh_waitall(int n, wh_req_t **r, MPI_Status *statuses);
+/* Nonzero if complete (does not release). */
+int wh_test(wh_req_t *r);
+void wh_req_release(wh_req_t *r);
+
+/* Blocking conveniences (collectives use these with WH_CTX_COLL). */
+int wh_send(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c, int ctxoff);
+int wh_recv(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, int ctxoff,
+            MPI_Status *status);
+int wh_sendrecv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, int dest, int stag, void *rbuf,
+                MPI_Count rcount, wh_dtype_t *rdt, int src, int rtag, wh_comm_t *c, int ctxoff,
+                MPI_Status *status);
+
+/* Probe: look for a matching message without receiving it.  With msg != NULL
+ * (MPI_Mprobe/Improbe) a found message is removed from matching and returned
+ * as a request to hand to wh_imrecv. */
+int wh_iprobe(int src, int tag, wh_comm_t *c, int ctxoff, int *flag, MPI_Status *status, wh_req_t **msg);
+int wh_imrecv(void *buf, MPI_Count count, wh_dtype_t *dt, wh_req_t *msg, wh_req_t **req);
+/* Cancel a posted receive: returns 1 if it was cancelled (not yet matched). */
+int wh_cancel_recv(wh_req_t *r);
+
+/* Persistent requests: create inactive, then start/restart. */
+int wh_send_init(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c,
+                 int mode, wh_req_t **req);
+int wh_recv_init(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_comm_t *c,
+                 wh_req_t **req);
+int wh_req_start(wh_req_t *r);
+
+/* Drive all channels once; returns number of events handled. */
+int wh_progress(void);
+/* Call in every wait loop after a wh_progress() that returned 0: applies the
+ * waiting policy (spin, yield when oversubscribed, block on channel fds when
+ * idle for long).  *idle counts consecutive idle polls; reset it to 0 after
+ * progress was made. */
+void wh_progress_idle(unsigned *idle);
+
+/* Status helpers (MPICH layout: count_lo / count_hi_and_cancelled). */
+void wh_status_set(MPI_Status *st, int source, int tag, int error, MPI_Count bytes, int cancelled);
+MPI_Count wh_status_bytes(const MPI_Status *st);
+#endif

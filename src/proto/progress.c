@@ -1,0 +1,79 @@
+/* The progress engine: one loop polls every channel that serves a peer, and
+ * the waiting policy decides between spinning, yielding and blocking. */
+#include <poll.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto/proto.h"
+#include "pmi/pmi.h"
+#include "util/log.h"
+#include "util/tunables.h"
+
+static int spin_mode;   /* 1: spin; 0: yield after spin_count idle polls */
+static int net_on, shm_on, self_on;
+static unsigned poll_tick;
+
+void wh_progress_init(void)
+{
+    const char *w = wh_tun.wait;
+    if (!strcmp(w, "spin"))
+        spin_mode = 1;
+    else if (!strcmp(w, "yield"))
+        spin_mode = 0;
+    else
+        spin_mode = !wh_job.oversubscribed;
+    net_on = wh_chan_active[WH_CHAN_NET];
+    shm_on = wh_chan_active[WH_CHAN_SHM];
+    self_on = 1;
+    (void)self_on;
+    WH_DEBUG("progress", "wait policy %s (local ranks %d, oversubscribed %d); channels polled:%s%s",
+             spin_mode ? "spin" : "yield", wh_job.local_size, wh_job.oversubscribed, shm_on ? " shm" : "",
+             net_on ? " net" : "");
+}
+
+int wh_progress(void)
+{
+    int n = 0;
+    if (shm_on)
+        n += wh_chan_shm_ops.progress();
+    if (net_on)
+        n += wh_chan_net_ops.progress();
+    n += wh_pending_push();
+    return n;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+void wh_progress_idle(unsigned *idle)
+{
+    unsigned i = ++*idle;
+    if (spin_mode) {
+        cpu_relax();
+        /* after a long idle spell, let others run now and then */
+        if ((i & 0xffff) == 0)
+            sched_yield();
+    } else if (i >= (unsigned)wh_tun.spin_count || wh_job.oversubscribed) {
+        sched_yield();
+    } else {
+        cpu_relax();
+    }
+    /* Rarely: notice a launcher that went away, so an orphaned rank ends. */
+    if ((++poll_tick & 0xfffff) == 0) {
+        int fd = wh_pmi_fd();
+        if (fd >= 0) {
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR))) {
+                WH_ERRLOG("progress", "lost the connection to the launcher; exiting");
+                _exit(1);
+            }
+        }
+    }
+}

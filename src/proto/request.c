@@ -1,0 +1,115 @@
+/* Request objects, completion and status helpers. */
+#include <string.h>
+
+#include "proto/proto.h"
+
+wh_tab_t wh_req_tab;
+
+wh_req_t *wh_req_alloc(int kind)
+{
+    if (!wh_req_tab.objsize)
+        wh_tab_init(&wh_req_tab, WH_H_REQUEST, sizeof(wh_req_t));
+    wh_req_t *r = wh_tab_alloc(&wh_req_tab);
+    if (r)
+        r->kind = (uint8_t)kind;
+    return r;
+}
+
+wh_req_t *wh_req_from_id(uint64_t id)
+{
+    return wh_tab_get(&wh_req_tab, (int)(uint32_t)id);
+}
+
+wh_req_t *wh_req_get(MPI_Request h)
+{
+    return wh_tab_get(&wh_req_tab, h);
+}
+
+void wh_req_release(wh_req_t *r)
+{
+    if (r->dt)
+        wh_dtype_release(r->dt);
+    if (r->comm)
+        wh_comm_release(r->comm);
+    wh_tab_free(&wh_req_tab, r);
+}
+
+void wh_status_set(MPI_Status *st, int source, int tag, int error, MPI_Count bytes, int cancelled)
+{
+    st->MPI_SOURCE = source;
+    st->MPI_TAG = tag;
+    st->MPI_ERROR = error;
+    st->count_lo = (int)(bytes & 0xffffffff);
+    st->count_hi_and_cancelled = (int)(((uint64_t)bytes >> 32) << 1) | (cancelled ? 1 : 0);
+}
+
+MPI_Count wh_status_bytes(const MPI_Status *st)
+{
+    uint64_t hi = (uint32_t)st->count_hi_and_cancelled >> 1;
+    return (MPI_Count)((hi << 32) | (uint32_t)st->count_lo);
+}
+
+static void finish(wh_req_t *r)
+{
+    __atomic_store_n(&r->complete, 1, __ATOMIC_RELEASE);
+    if (r->user_freed && !r->persistent)
+        wh_req_release(r);
+}
+
+void wh_req_send_done(wh_req_t *r)
+{
+    r->data_pending = 0;
+    if (r->sync_pending)
+        return;
+    finish(r);
+}
+
+void wh_req_recv_done(wh_req_t *r)
+{
+    size_t got = r->msg_len < r->bytes ? r->msg_len : r->bytes;
+    int err = r->err;
+    if (!err && r->msg_len > r->bytes)
+        err = wh_error(MPI_ERR_TRUNCATE, "message of %zu bytes from rank %d (tag %d) truncated: receive buffer holds %zu bytes",
+                       r->msg_len, r->status.MPI_SOURCE, r->status.MPI_TAG, r->bytes);
+    r->err = err;
+    wh_status_set(&r->status, r->status.MPI_SOURCE, r->status.MPI_TAG, err, (MPI_Count)got, 0);
+    finish(r);
+}
+
+int wh_test(wh_req_t *r)
+{
+    if (__atomic_load_n(&r->complete, __ATOMIC_ACQUIRE))
+        return 1;
+    wh_progress();
+    return __atomic_load_n(&r->complete, __ATOMIC_ACQUIRE);
+}
+
+int wh_wait(wh_req_t *r, MPI_Status *status)
+{
+    unsigned idle = 0;
+    while (!__atomic_load_n(&r->complete, __ATOMIC_ACQUIRE)) {
+        if (wh_progress())
+            idle = 0;
+        else
+            wh_progress_idle(&idle);
+    }
+    int err = r->err;
+    if (status && status != MPI_STATUS_IGNORE)
+        *status = r->status;
+    wh_req_release(r);
+    return err;
+}
+
+int wh_waitall(int n, wh_req_t **rs, MPI_Status *statuses)
+{
+    int err = MPI_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        if (!rs[i])
+            continue;
+        int e = wh_wait(rs[i], statuses && statuses != MPI_STATUSES_IGNORE ? &statuses[i] : NULL);
+        rs[i] = NULL;
+        if (e && !err)
+            err = e;
+    }
+    return err;
+}

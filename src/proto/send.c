@@ -1,0 +1,277 @@
+/* Starting operations: sends pick a channel and protocol through the
+ * coordinator's per-peer table; receives go to matching.  Sends that find
+ * their channel busy wait in a per-peer FIFO so order is kept. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/proto.h"
+#include "mpi/init.h"
+#include "util/log.h"
+
+typedef struct wh_pend {
+    struct wh_pend *next;
+    int wpeer, chan;
+    wh_req_t *r;            /* EAGER or RTS of this send request; NULL for ctrl */
+    wh_hdr_t h;
+    size_t rawlen;
+    unsigned char raw[64];
+} wh_pend_t;
+
+static wh_pend_t *pend_head, *pend_tail;
+static int *pend_count; /* per world rank */
+
+static int pend_add(int chan, int wpeer, wh_req_t *r, const wh_hdr_t *h, const void *raw, size_t rawlen)
+{
+    if (!pend_count && !(pend_count = calloc((size_t)wh_job.size, sizeof(int))))
+        return wh_error(MPI_ERR_NO_MEM, "out of memory");
+    wh_pend_t *p = malloc(sizeof *p);
+    if (!p)
+        return wh_error(MPI_ERR_NO_MEM, "out of memory queueing a send");
+    p->next = NULL;
+    p->wpeer = wpeer;
+    p->chan = chan;
+    p->r = r;
+    p->h = *h;
+    p->rawlen = rawlen;
+    if (rawlen)
+        memcpy(p->raw, raw, rawlen);
+    if (pend_tail)
+        pend_tail->next = p;
+    else
+        pend_head = p;
+    pend_tail = p;
+    pend_count[wpeer]++;
+    return MPI_SUCCESS;
+}
+
+/* Try to hand one send to its channel: MPI_SUCCESS, WH_AGAIN, or an error. */
+static int try_send(int chan, int wpeer, wh_req_t *r, const wh_hdr_t *h, const void *raw, size_t rawlen)
+{
+    const wh_chan_ops_t *ops = wh_chans[chan];
+    if (!r)
+        return ops->send_ctrl(wpeer, h, raw, rawlen);
+    if (h->type == WH_MSG_RTS)
+        return ops->rndv_send(r, h);
+    int rc = ops->send_eager(wpeer, h, r->buf, r->count, r->dt);
+    if (rc == MPI_SUCCESS) {
+        wh_stats.msgs[chan][0]++;
+        wh_stats.bytes[chan][0] += h->len;
+        wh_req_send_done(r);
+    }
+    return rc;
+}
+
+int wh_send_ctrl(int chan, int wpeer, const wh_hdr_t *h, const void *raw, size_t len)
+{
+    if (!pend_count || !pend_count[wpeer]) {
+        int rc = try_send(chan, wpeer, NULL, h, raw, len);
+        if (rc != WH_AGAIN)
+            return rc;
+    }
+    return pend_add(chan, wpeer, NULL, h, raw, len);
+}
+
+int wh_pending_count(void)
+{
+    return pend_head != NULL;
+}
+
+int wh_pending_push(void)
+{
+    int n = 0;
+    wh_pend_t **pp = &pend_head, *last = NULL;
+    /* a peer whose head entry is blocked keeps all its later entries queued */
+    static unsigned char *blocked;
+    if (!pend_head)
+        return 0;
+    if (!blocked && !(blocked = calloc((size_t)wh_job.size, 1)))
+        return 0;
+    while (*pp) {
+        wh_pend_t *p = *pp;
+        int rc = WH_AGAIN;
+        if (!blocked[p->wpeer])
+            rc = try_send(p->chan, p->wpeer, p->r, &p->h, p->raw, p->rawlen);
+        if (rc == WH_AGAIN) {
+            blocked[p->wpeer] = 1;
+            last = p;
+            pp = &p->next;
+            continue;
+        }
+        if (rc != MPI_SUCCESS && p->r) {
+            p->r->err = rc;
+            wh_req_send_done(p->r);
+        }
+        *pp = p->next;
+        pend_count[p->wpeer]--;
+        free(p);
+        n++;
+    }
+    pend_tail = last;
+    for (wh_pend_t *p = pend_head; p; p = p->next)
+        blocked[p->wpeer] = 0;
+    return n;
+}
+
+static void req_fill(wh_req_t *r, void *buf, MPI_Count count, wh_dtype_t *dt, int rank, int tag, wh_comm_t *c,
+                     int ctxoff)
+{
+    r->buf = buf;
+    r->count = count;
+    r->dt = dt;
+    wh_dtype_addref(dt);
+    r->bytes = wh_dtype_bytes(dt, (size_t)count);
+    r->rank = rank;
+    r->tag = tag;
+    r->comm = c;
+    c->obj.refs++;
+    r->ctx = c->ctx | (uint32_t)ctxoff;
+}
+
+static int start_send(wh_req_t *r)
+{
+    r->complete = 0;
+    r->err = MPI_SUCCESS;
+    r->cancelled = 0;
+    if (r->rank == MPI_PROC_NULL) {
+        wh_status_set(&r->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+        r->complete = 1;
+        return MPI_SUCCESS;
+    }
+    wh_comm_t *c = r->comm;
+    int wpeer = wh_comm_wrank(c, r->rank);
+    int chan = wh_peer_chan[wpeer];
+    r->wpeer = wpeer;
+    r->chan = chan;
+    wh_hdr_t h = {.type = WH_MSG_EAGER, .ctx = r->ctx, .src = c->rank, .tag = r->tag, .len = r->bytes,
+                  .sreq = wh_req_id(r)};
+    r->data_pending = 1;
+    r->sync_pending = 0;
+    if (r->bytes > wh_eager_limit[chan]) {
+        h.type = WH_MSG_RTS; /* a rendezvous completes only after the match: synchronous by nature */
+    } else if (r->mode == WH_MODE_SYNC) {
+        h.flags = WH_HF_SYNC;
+        r->sync_pending = 1;
+    }
+    if (__builtin_expect(!pend_count || !pend_count[wpeer], 1)) {
+        int rc = try_send(chan, wpeer, r, &h, NULL, 0);
+        if (rc == MPI_SUCCESS)
+            return rc;
+        if (rc != WH_AGAIN) { /* reported by the wait on this request */
+            r->err = rc;
+            r->sync_pending = 0;
+            wh_req_send_done(r);
+            return MPI_SUCCESS;
+        }
+    }
+    return pend_add(chan, wpeer, r, &h, NULL, 0);
+}
+
+static int start_recv(wh_req_t *r)
+{
+    r->complete = 0;
+    r->err = MPI_SUCCESS;
+    r->cancelled = 0;
+    r->msg_len = 0;
+    r->xfer_off = 0;
+    if (r->rank == MPI_PROC_NULL) {
+        wh_status_set(&r->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+        r->complete = 1;
+        return MPI_SUCCESS;
+    }
+    wh_match_post(r);
+    return MPI_SUCCESS;
+}
+
+int wh_isend(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c, int ctxoff,
+             int mode, wh_req_t **req)
+{
+    wh_req_t *r = wh_req_alloc(WH_REQ_SEND);
+    if (!r)
+        return wh_error(MPI_ERR_NO_MEM, "out of memory allocating a send request");
+    req_fill(r, (void *)buf, count, dt, dest, tag, c, ctxoff);
+    r->mode = (uint8_t)mode;
+    *req = r;
+    return start_send(r);
+}
+
+int wh_irecv(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, int ctxoff,
+             wh_req_t **req)
+{
+    wh_req_t *r = wh_req_alloc(WH_REQ_RECV);
+    if (!r)
+        return wh_error(MPI_ERR_NO_MEM, "out of memory allocating a receive request");
+    req_fill(r, buf, count, dt, src, tag, c, ctxoff);
+    *req = r;
+    return start_recv(r);
+}
+
+int wh_send_init(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c, int mode,
+                 wh_req_t **req)
+{
+    wh_req_t *r = wh_req_alloc(WH_REQ_SEND);
+    if (!r)
+        return wh_error(MPI_ERR_NO_MEM, "out of memory allocating a persistent request");
+    req_fill(r, (void *)buf, count, dt, dest, tag, c, WH_CTX_P2P);
+    r->mode = (uint8_t)mode;
+    r->persistent = 1;
+    r->complete = 1; /* inactive */
+    wh_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    *req = r;
+    return MPI_SUCCESS;
+}
+
+int wh_recv_init(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, wh_req_t **req)
+{
+    wh_req_t *r = wh_req_alloc(WH_REQ_RECV);
+    if (!r)
+        return wh_error(MPI_ERR_NO_MEM, "out of memory allocating a persistent request");
+    req_fill(r, buf, count, dt, src, tag, c, WH_CTX_P2P);
+    r->persistent = 1;
+    r->complete = 1;
+    wh_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    *req = r;
+    return MPI_SUCCESS;
+}
+
+int wh_req_start(wh_req_t *r)
+{
+    r->active = 1;
+    return r->kind == WH_REQ_SEND ? start_send(r) : start_recv(r);
+}
+
+int wh_send(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c, int ctxoff)
+{
+    wh_req_t *r;
+    int rc = wh_isend(buf, count, dt, dest, tag, c, ctxoff, WH_MODE_STD, &r);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return wh_wait(r, NULL);
+}
+
+int wh_recv(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, int ctxoff,
+            MPI_Status *status)
+{
+    wh_req_t *r;
+    int rc = wh_irecv(buf, count, dt, src, tag, c, ctxoff, &r);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return wh_wait(r, status);
+}
+
+int wh_sendrecv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, int dest, int stag, void *rbuf,
+                MPI_Count rcount, wh_dtype_t *rdt, int src, int rtag, wh_comm_t *c, int ctxoff,
+                MPI_Status *status)
+{
+    wh_req_t *rr, *sr;
+    int rc = wh_irecv(rbuf, rcount, rdt, src, rtag, c, ctxoff, &rr);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = wh_isend(sbuf, scount, sdt, dest, stag, c, ctxoff, WH_MODE_STD, &sr);
+    if (rc != MPI_SUCCESS) {
+        wh_wait(rr, NULL);
+        return rc;
+    }
+    int e1 = wh_wait(sr, NULL);
+    int e2 = wh_wait(rr, status);
+    return e2 ? e2 : e1;
+}

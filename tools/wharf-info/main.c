@@ -1,0 +1,60 @@
+/* wharf-info: prints the version, every tunable with its current value, and
+ * (with --markdown) the tunable table for the docs. */
+#include <stdio.h>
+#include <string.h>
+
+#include <mpi.h>
+#include "util/tunables.h"
+
+static void usage(void)
+{
+    printf("usage: wharf-info [--tunables] [--markdown] [--version]\n"
+           "  prints wharf's version and every WHARF_* tunable with its type, current value, default and doc\n");
+}
+
+int main(int argc, char **argv)
+{
+    int markdown = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--markdown"))
+            markdown = 1;
+        else if (!strcmp(argv[i], "--version")) {
+            printf("wharf %s (MPI %d.%d)\n", WHARF_VERSION, MPI_VERSION, MPI_SUBVERSION);
+            return 0;
+        } else if (!strcmp(argv[i], "--tunables"))
+            ;
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage();
+            return 0;
+        } else {
+            fprintf(stderr, "wharf-info: error: unknown option '%s'\n", argv[i]);
+            usage();
+            return 2;
+        }
+    }
+    char err[256] = "";
+    int bad = wh_tunables_load(err, sizeof err) != 0;
+    if (markdown) {
+        printf("| variable | type | default | description |\n| --- | --- | --- | --- |\n");
+        for (int i = 0; i < wh_tunable_count; i++) {
+            const wh_tunable_desc_t *d = &wh_tunable_descs[i];
+            printf("| `WHARF_%s` | %s | `%s` | %s |\n", d->name, wh_tunable_type_name(d->type), d->def, d->doc);
+        }
+        return 0;
+    }
+    printf("wharf %s (MPI %d.%d)\n\n", WHARF_VERSION, MPI_VERSION, MPI_SUBVERSION);
+    printf("%-26s %-7s %-12s %-12s %s\n", "tunable", "type", "value", "default", "description");
+    for (int i = 0; i < wh_tunable_count; i++) {
+        const wh_tunable_desc_t *d = &wh_tunable_descs[i];
+        char v[128], name[64];
+        wh_tunable_format(d, v, sizeof v);
+        snprintf(name, sizeof name, "WHARF_%s", d->name);
+        printf("%-26s %-7s %-12s %-12s %s%s\n", name, wh_tunable_type_name(d->type), v, d->def, d->doc,
+               strcmp(v, d->def) ? "  [set]" : "");
+    }
+    if (bad) {
+        fprintf(stderr, "wharf-info: warning: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
