@@ -1,0 +1,2 @@
+add_test(NAME abi.constants COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/abi/check_constants.py --lib $<TARGET_FILE:mpi>)
+set_tests_properties(abi.constants PROPERTIES SKIP_RETURN_CODE 77 LABELS unit)

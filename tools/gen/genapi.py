@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""Generate wharf's MPI prototypes and weak fallback stubs from mpi_api.txt.
+
+Input format (tools/gen/mpi_api.txt), one C function per line:
+
+    RET MPI_Name(PARAMS)                 an MPI function
+    RET MPI_Name(PARAMS) = EXPR          same, with a trivially correct default
+                                         body `return EXPR;` instead of an
+                                         "unimplemented" error
+    # text                               comment; blank lines are ignored
+
+PARAMS is exactly the ISO C parameter list of the MPI-4.1 binding (named
+parameters, `void` for none).  Lines may not be continued.
+
+Outputs:
+  --proto-out FILE   wharf_mpi_proto.h: a prototype of MPI_Name and PMPI_Name
+                     for every function (included by mpi.h).
+  --stubs-out FILE   wharf_stubs.c: a weak, default-visibility definition of
+                     MPI_Name and PMPI_Name for every function.  The library's
+                     real implementations are strong definitions elsewhere in
+                     libmpi, so the linker keeps them; whatever is left weak is
+                     unimplemented and raises an MPI_ERR_OTHER-class error
+                     through wh_err_unimplemented() (see src/core/err.h).
+                     The file also holds weak default definitions of the data
+                     objects and callbacks mpi.h declares (MPI_UNWEIGHTED,
+                     MPIR_Dup_fn, ...), which the library may override.
+
+Usage:
+  genapi.py --api tools/gen/mpi_api.txt --proto-out DIR/wharf_mpi_proto.h \
+            --stubs-out DIR/wharf_stubs.c
+Either output may be omitted.  --list prints the function names and exits.
+"""
+import argparse
+import os
+import re
+import sys
+
+LINE_RE = re.compile(
+    r"^(?P<ret>[A-Za-z_][\w ]*?\s*\**)\s*(?P<name>MPI_\w+)\s*\((?P<params>.*)\)\s*$")
+PARAM_NAME_RE = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*$")
+NOT_NAMES = {"void", "char", "short", "int", "long", "float", "double", "signed", "unsigned",
+             "const", "volatile", "restrict", "_Bool", "struct"}
+
+
+class ApiError(Exception):
+    pass
+
+
+class Func:
+    def __init__(self, ret, name, params, expr, lineno):
+        self.ret = " ".join(ret.split())
+        self.name = name
+        self.params = params  # list of (text, name)
+        self.expr = expr
+        self.lineno = lineno
+
+    @property
+    def param_text(self):
+        if not self.params:
+            return "void"
+        return ", ".join(p for p, _ in self.params)
+
+    def decl(self, name):
+        sep = "" if self.ret.endswith("*") else " "
+        return "%s%s%s(%s)" % (self.ret, sep, name, self.param_text)
+
+
+def split_params(text):
+    """Split a parameter list at top-level commas."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return [" ".join(p.split()) for p in parts]
+
+
+def parse(path):
+    funcs, seen = [], {}
+    with open(path, encoding="utf-8") as f:
+        for lineno, raw in enumerate(f, 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            decl, eq, expr = line.partition(" = ")
+            m = LINE_RE.match(decl.strip())
+            if not m:
+                raise ApiError("%s:%d: cannot parse: %s" % (path, lineno, line))
+            name = m.group("name")
+            if name in seen:
+                raise ApiError("%s:%d: %s already declared on line %d"
+                               % (path, lineno, name, seen[name]))
+            seen[name] = lineno
+            params = []
+            ptext = m.group("params").strip()
+            if ptext != "void":
+                for p in split_params(ptext):
+                    if p == "...":
+                        params.append((p, None))
+                        continue
+                    if "(" in p:
+                        raise ApiError("%s:%d: use a typedef for function-pointer parameter %r"
+                                       % (path, lineno, p))
+                    pm = PARAM_NAME_RE.search(p)
+                    if (not pm or pm.group(1) == p.strip() or pm.group(1) in NOT_NAMES
+                            or pm.group(1).startswith("MPI_")):
+                        raise ApiError("%s:%d: parameter without a name: %r" % (path, lineno, p))
+                    params.append((p, pm.group(1)))
+            if eq and not expr.strip():
+                raise ApiError("%s:%d: empty default expression" % (path, lineno))
+            funcs.append(Func(m.group("ret"), name, params, expr.strip() if eq else None, lineno))
+    if not funcs:
+        raise ApiError("%s: no functions" % path)
+    return funcs
+
+
+HEADER_NOTE = "/* Generated by tools/gen/genapi.py from tools/gen/mpi_api.txt -- do not edit. */\n"
+
+
+def gen_proto(funcs):
+    out = [HEADER_NOTE,
+           "#ifndef WHARF_MPI_PROTO_H\n#define WHARF_MPI_PROTO_H\n",
+           "#ifndef WHARF_MPI_H\n#error \"include <mpi.h>, not wharf_mpi_proto.h\"\n#endif\n",
+           "/* %d functions; each has an MPI_ and a PMPI_ entry point. */\n" % len(funcs)]
+    for prefix in ("MPI_", "PMPI_"):
+        out.append("\n/* %s interface */\n" % prefix.rstrip("_"))
+        for fn in funcs:
+            out.append("%s WHARF_PUBLIC;\n" % fn.decl(prefix + fn.name[4:]))
+    out.append("\n#endif /* WHARF_MPI_PROTO_H */\n")
+    return "".join(out)
+
+
+STUBS_PREAMBLE = HEADER_NOTE + r"""/*
+ * Weak fallbacks for every MPI function.  A strong definition anywhere else
+ * in libmpi replaces the fallback at link time; the fallbacks that survive are
+ * the unimplemented functions (tools/gen/list-unimplemented lists them).
+ */
+#include <mpi.h>
+
+/* Raises an MPI_ERR_OTHER-class error naming fname through the error handler
+ * of MPI_COMM_WORLD and returns the code (src/core/err.h). */
+extern int wh_err_unimplemented(const char *fname) __attribute__((visibility("hidden")));
+
+#define WH_STUB __attribute__((weak, visibility("default")))
+
+/* ---- Data objects and callbacks declared by mpi.h (weak defaults) ---- */
+static int wh_anchor_unweighted_;
+static int wh_anchor_weights_empty_;
+static MPI_F08_status wh_anchor_f08_status_ignore_;
+static MPI_F08_status wh_anchor_f08_statuses_ignore_[1];
+static char wh_anchor_pvar_all_handles_;
+
+int *const MPI_UNWEIGHTED WH_STUB = &wh_anchor_unweighted_;
+int *const MPI_WEIGHTS_EMPTY WH_STUB = &wh_anchor_weights_empty_;
+MPI_Fint *MPI_F_STATUS_IGNORE WH_STUB = 0;
+MPI_Fint *MPI_F_STATUSES_IGNORE WH_STUB = 0;
+MPI_F08_status *MPI_F08_STATUS_IGNORE WH_STUB = &wh_anchor_f08_status_ignore_;
+MPI_F08_status *MPI_F08_STATUSES_IGNORE WH_STUB = wh_anchor_f08_statuses_ignore_;
+struct wharf_T_pvar_handle *const MPI_T_PVAR_ALL_HANDLES WH_STUB =
+    (struct wharf_T_pvar_handle *)&wh_anchor_pvar_all_handles_;
+
+/* MPI_DUP_FN, MPI_COMM_DUP_FN, MPI_TYPE_DUP_FN and MPI_WIN_DUP_FN all name
+ * this function (MPICH's symbol): copy the attribute value, flag = 1. */
+WH_STUB int MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute_val_in,
+                        void *attribute_val_out, int *flag)
+{
+    (void)oldcomm;
+    (void)keyval;
+    (void)extra_state;
+    *(void **)attribute_val_out = attribute_val_in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+/* ---- Functions ---- */
+"""
+
+
+def stub_body(fn):
+    used = fn.expr or ""
+    lines = ["    (void)%s;\n" % pname for _, pname in fn.params
+             if pname and not re.search(r"\b%s\b" % re.escape(pname), used)]
+    if fn.expr is not None:
+        lines.append("    return %s;\n" % fn.expr)
+    elif fn.ret == "int":
+        lines.append('    return wh_err_unimplemented("%s");\n' % fn.name)
+    else:
+        lines.append('    (void)wh_err_unimplemented("%s");\n' % fn.name)
+        lines.append("    return (%s)0;\n" % fn.ret)
+    return "".join(lines)
+
+
+def gen_stubs(funcs):
+    out = [STUBS_PREAMBLE]
+    for fn in funcs:
+        body = stub_body(fn)
+        for prefix in ("MPI_", "PMPI_"):
+            out.append("WH_STUB %s\n{\n%s}\n\n" % (fn.decl(prefix + fn.name[4:]), body))
+    return "".join(out)
+
+
+def write_if_changed(path, text):
+    """Write atomically; keep the old file (and its mtime) when unchanged."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    d = os.path.dirname(os.path.abspath(path))
+    os.makedirs(d, exist_ok=True)
+    tmp = path + ".tmp%d" % os.getpid()
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def resolve_out(path, default_name):
+    """Accept a directory (existing or ending in '/') as well as a file name."""
+    if path.endswith(os.sep) or os.path.isdir(path):
+        return os.path.join(path, default_name)
+    return path
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--api", required=True, help="tools/gen/mpi_api.txt")
+    ap.add_argument("--proto-out", help="where to write wharf_mpi_proto.h (file or directory)")
+    ap.add_argument("--stubs-out", help="where to write wharf_stubs.c (file or directory)")
+    ap.add_argument("--list", action="store_true", help="print the function names and exit")
+    args = ap.parse_args(argv)
+    try:
+        funcs = parse(args.api)
+    except (OSError, ApiError) as e:
+        print("genapi: %s" % e, file=sys.stderr)
+        return 1
+    if args.list:
+        for fn in funcs:
+            print(fn.name)
+        return 0
+    if args.proto_out:
+        write_if_changed(resolve_out(args.proto_out, "wharf_mpi_proto.h"), gen_proto(funcs))
+    if args.stubs_out:
+        write_if_changed(resolve_out(args.stubs_out, "wharf_stubs.c"), gen_stubs(funcs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
