@@ -34,9 +34,14 @@ int wh_pmi_barrier(void); /* commits puts and waits for all ranks */
  * multiple of 256).  Does not return. */
 _Noreturn void wh_pmi_abort(int code, const char *msg);
 int wh_pmi_finalize(void);
-/* File descriptor of the PMI connection (-1 for singleton), polled by the
- * progress engine to notice a dead launcher (POLLIN with EOF, or POLLHUP). */
+/* File descriptor of the PMI connection (-1 for singleton).  To notice a
+ * dead launcher use wh_pmi_lost(): over TCP (remote ranks) a closed
+ * connection shows as POLLIN with EOF, not as POLLHUP. */
 int wh_pmi_fd(void);
+/* Non-blocking check for a rare slow path: 1 if the launcher closed the PMI
+ * connection (or it failed), else 0 (always 0 for a singleton and outside a
+ * PMI call; nothing is consumed from the connection). */
+int wh_pmi_lost(void);
 /* Longest value (bytes, without the NUL) wh_pmi_put accepts; 0 before init. */
 int wh_pmi_max_vallen(void);
 /* Reason of the last failed call ("" if none). */

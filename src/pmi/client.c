@@ -1,0 +1,587 @@
+/* PMI-1 simple-protocol client.  One request line, one reply line (except the
+ * initack handshake, which gets four), blocking I/O on one socket.  See pmi.h
+ * for the contract and docs/LAUNCHER.md for the protocol as wharfrun serves
+ * it. */
+#include "pmi/pmi.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pmi/wire.h"
+#include "util/log.h"
+
+#define WH_PMI_KVSNAME_MAX 256
+#define WH_PMI_SINGLETON_VALLEN 2048 /* what wharfrun offers, too */
+#define WH_PMI_CONNECT_TIMEOUT_MS 30000
+#define WH_PMI_ABORT_WAIT_MS 10000
+
+enum wh_pmi_mode { WH_PMI_UNINIT, WH_PMI_SINGLETON, WH_PMI_WIRE, WH_PMI_DONE };
+
+typedef struct wh_pmi_kv {
+    struct wh_pmi_kv *next;
+    char *key;
+    char *val;
+} wh_pmi_kv_t;
+
+static struct {
+    enum wh_pmi_mode mode;
+    int fd;
+    int rank, size, appnum;
+    int keylen_max, vallen_max; /* as the server announced them */
+    char kvsname[WH_PMI_KVSNAME_MAX];
+    char rbuf[WH_PMI_MAXLINE + 1]; /* received bytes not consumed yet */
+    size_t rlen;
+    wh_pmi_kv_t *kvs; /* singleton KVS */
+    char err[256];
+} wh_pmi = {.fd = -1};
+
+static wh_pmi_msg_t wh_pmi_reply; /* last parsed reply (4 KB: kept off the stack) */
+
+__attribute__((format(printf, 1, 2))) static int wh_pmi_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(wh_pmi.err, sizeof wh_pmi.err, fmt, ap);
+    va_end(ap);
+    WH_DEBUG("pmi", "%s", wh_pmi.err);
+    return -1;
+}
+
+const char *wh_pmi_error(void)
+{
+    return wh_pmi.err;
+}
+
+/* ---- raw I/O ---- */
+
+static int wh_pmi_write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == ENOTSOCK)
+            n = write(fd, buf, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return wh_pmi_fail("PMI write failed: %s", strerror(errno));
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+__attribute__((format(printf, 1, 2))) static int wh_pmi_send(const char *fmt, ...)
+{
+    char line[WH_PMI_MAXLINE + 1];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof line)
+        return wh_pmi_fail("PMI request too long");
+    WH_TRACE("pmi", "-> %.*s", n > 0 ? n - 1 : 0, line);
+    return wh_pmi_write_all(wh_pmi.fd, line, (size_t)n);
+}
+
+/* Read one line into wh_pmi_reply.  Fails on EOF, error, overlong or
+ * malformed line. */
+static int wh_pmi_recv(void)
+{
+    for (;;) {
+        char *nl = memchr(wh_pmi.rbuf, '\n', wh_pmi.rlen);
+        if (nl) {
+            size_t len = (size_t)(nl - wh_pmi.rbuf) + 1;
+            int rc = wh_pmi_parse(wh_pmi.rbuf, len, &wh_pmi_reply);
+            WH_TRACE("pmi", "<- %.*s", (int)len - 1, wh_pmi.rbuf);
+            memmove(wh_pmi.rbuf, wh_pmi.rbuf + len, wh_pmi.rlen - len);
+            wh_pmi.rlen -= len;
+            if (rc != 0 || !wh_pmi_val(&wh_pmi_reply, "cmd"))
+                return wh_pmi_fail("malformed reply from the PMI server");
+            return 0;
+        }
+        if (wh_pmi.rlen >= WH_PMI_MAXLINE)
+            return wh_pmi_fail("PMI reply longer than %d bytes", WH_PMI_MAXLINE);
+        ssize_t n = read(wh_pmi.fd, wh_pmi.rbuf + wh_pmi.rlen, WH_PMI_MAXLINE - wh_pmi.rlen);
+        if (n == 0)
+            return wh_pmi_fail("PMI server closed the connection");
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return wh_pmi_fail("PMI read failed: %s", strerror(errno));
+        }
+        wh_pmi.rlen += (size_t)n;
+    }
+}
+
+/* Read a reply and check that it is cmd=expect (and rc=0 unless rc_out is
+ * given, in which case rc is stored there; a missing rc counts as 0). */
+static int wh_pmi_expect(const char *expect, int *rc_out)
+{
+    if (wh_pmi_recv() != 0)
+        return -1;
+    const char *cmd = wh_pmi_val(&wh_pmi_reply, "cmd");
+    if (strcmp(cmd, expect) != 0)
+        return wh_pmi_fail("PMI server replied cmd=%.64s, expected cmd=%s", cmd, expect);
+    int rc = 0;
+    if (wh_pmi_val(&wh_pmi_reply, "rc") && wh_pmi_int(&wh_pmi_reply, "rc", &rc) != 0)
+        return wh_pmi_fail("PMI reply %s has a malformed rc", expect);
+    if (rc_out) {
+        *rc_out = rc;
+        return 0;
+    }
+    if (rc != 0) {
+        const char *m = wh_pmi_val(&wh_pmi_reply, "msg");
+        return wh_pmi_fail("PMI %s failed: rc=%d %.128s", expect, rc, m ? m : "");
+    }
+    return 0;
+}
+
+/* ---- connecting ---- */
+
+static int wh_pmi_env_int(const char *name, int *out)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return -1;
+    char *e;
+    errno = 0;
+    long x = strtol(v, &e, 10);
+    if (*e || errno || x < 0 || x > 0x7fffffff)
+        return -1;
+    *out = (int)x;
+    return 0;
+}
+
+static int wh_pmi_connect_port(const char *hostport)
+{
+    char host[256];
+    const char *colon = strrchr(hostport, ':');
+    if (!colon || colon == hostport || (size_t)(colon - hostport) >= sizeof host || !colon[1])
+        return wh_pmi_fail("PMI_PORT '%.64s' is not host:port", hostport);
+    memcpy(host, hostport, (size_t)(colon - hostport));
+    host[colon - hostport] = '\0';
+
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    int gai = getaddrinfo(host, colon + 1, &hints, &res);
+    if (gai != 0)
+        return wh_pmi_fail("cannot resolve PMI_PORT '%.64s': %s", hostport, gai_strerror(gai));
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        freeaddrinfo(res);
+        return wh_pmi_fail("socket: %s", strerror(errno));
+    }
+    int rc = connect(fd, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
+    if (rc != 0 && errno == EINPROGRESS) {
+        struct pollfd p = {.fd = fd, .events = POLLOUT};
+        do
+            rc = poll(&p, 1, WH_PMI_CONNECT_TIMEOUT_MS);
+        while (rc < 0 && errno == EINTR);
+        int soerr = 0;
+        socklen_t sl = sizeof soerr;
+        if (rc == 0)
+            soerr = ETIMEDOUT;
+        else if (rc < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0)
+            soerr = errno;
+        rc = soerr ? -1 : 0;
+        errno = soerr;
+    }
+    if (rc != 0) {
+        int e = errno;
+        close(fd);
+        return wh_pmi_fail("cannot connect to PMI server %.64s: %s", hostport, strerror(e));
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        close(fd);
+        return wh_pmi_fail("fcntl: %s", strerror(errno));
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    wh_pmi.fd = fd;
+    return 0;
+}
+
+/* PMI_ID handshake: cmd=initack pmiid=N, then cmd=initack and three cmd=set
+ * lines (size, rank, debug; accepted in any order). */
+static int wh_pmi_initack(int id)
+{
+    if (wh_pmi_send("cmd=initack pmiid=%d\n", id) != 0 || wh_pmi_expect("initack", NULL) != 0)
+        return -1;
+    int got = 0;
+    for (int i = 0; i < 3; i++) {
+        if (wh_pmi_expect("set", NULL) != 0)
+            return -1;
+        int v;
+        if (wh_pmi_int(&wh_pmi_reply, "size", &v) == 0) {
+            wh_pmi.size = v;
+            got |= 1;
+        } else if (wh_pmi_int(&wh_pmi_reply, "rank", &v) == 0) {
+            wh_pmi.rank = v;
+            got |= 2;
+        } else if (wh_pmi_int(&wh_pmi_reply, "debug", &v) == 0) {
+            got |= 4;
+        } else {
+            return wh_pmi_fail("unexpected cmd=set in the PMI initack handshake");
+        }
+    }
+    return got == 7 ? 0 : wh_pmi_fail("incomplete PMI initack handshake");
+}
+
+static int wh_pmi_handshake(void)
+{
+    if (wh_pmi_send("cmd=init pmi_version=1 pmi_subversion=1\n") != 0 ||
+        wh_pmi_expect("response_to_init", NULL) != 0)
+        return -1;
+    int v;
+    if (wh_pmi_int(&wh_pmi_reply, "pmi_version", &v) == 0 && v != 1)
+        return wh_pmi_fail("PMI server speaks version %d, not 1", v);
+
+    if (wh_pmi_send("cmd=get_maxes\n") != 0 || wh_pmi_expect("maxes", NULL) != 0)
+        return -1;
+    if (wh_pmi_int(&wh_pmi_reply, "keylen_max", &wh_pmi.keylen_max) != 0 ||
+        wh_pmi_int(&wh_pmi_reply, "vallen_max", &wh_pmi.vallen_max) != 0 ||
+        wh_pmi.keylen_max < 2 || wh_pmi.vallen_max < 2)
+        return wh_pmi_fail("malformed cmd=maxes reply");
+
+    if (wh_pmi_send("cmd=get_appnum\n") != 0 || wh_pmi_expect("appnum", NULL) != 0)
+        return -1;
+    if (wh_pmi_int(&wh_pmi_reply, "appnum", &wh_pmi.appnum) != 0)
+        wh_pmi.appnum = 0;
+
+    if (wh_pmi_send("cmd=get_my_kvsname\n") != 0 || wh_pmi_expect("my_kvsname", NULL) != 0)
+        return -1;
+    const char *k = wh_pmi_val(&wh_pmi_reply, "kvsname");
+    if (!k || !*k || strlen(k) >= sizeof wh_pmi.kvsname)
+        return wh_pmi_fail("malformed cmd=my_kvsname reply");
+    for (const char *c = k; *c; c++)
+        if (*c <= ' ' || *c > '~' || *c == '\\')
+            return wh_pmi_fail("unusable kvsname from the PMI server");
+    strcpy(wh_pmi.kvsname, k);
+    return 0;
+}
+
+static void wh_pmi_close(void)
+{
+    if (wh_pmi.fd >= 0)
+        close(wh_pmi.fd);
+    wh_pmi.fd = -1;
+    wh_pmi.rlen = 0;
+}
+
+static void wh_pmi_singleton_name(void)
+{
+    unsigned int r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+        r = (unsigned int)time(NULL) ^ (unsigned int)clock();
+    snprintf(wh_pmi.kvsname, sizeof wh_pmi.kvsname, "wharf-%d-%08x", (int)getpid(), r);
+}
+
+int wh_pmi_init(int *rank, int *size, char *err, size_t errlen)
+{
+    if (wh_pmi.mode == WH_PMI_SINGLETON || wh_pmi.mode == WH_PMI_WIRE) {
+        *rank = wh_pmi.rank;
+        *size = wh_pmi.size;
+        return 0;
+    }
+    wh_pmi.err[0] = '\0';
+    if (wh_pmi.mode == WH_PMI_DONE) {
+        wh_pmi_fail("PMI already finalized");
+        goto fail;
+    }
+    const char *fdenv = getenv("PMI_FD");
+    const char *port = getenv("PMI_PORT");
+    if ((!fdenv || !*fdenv) && (!port || !*port)) {
+        wh_pmi.mode = WH_PMI_SINGLETON;
+        wh_pmi.rank = 0;
+        wh_pmi.size = 1;
+        wh_pmi.appnum = 0;
+        wh_pmi.keylen_max = 256;
+        wh_pmi.vallen_max = WH_PMI_SINGLETON_VALLEN;
+        wh_pmi_singleton_name();
+        WH_DEBUG("pmi", "no PMI environment: singleton, job %s", wh_pmi.kvsname);
+        *rank = 0;
+        *size = 1;
+        return 0;
+    }
+
+    int id = -1, have_id = 0;
+    if (fdenv && *fdenv) {
+        int fd;
+        if (wh_pmi_env_int("PMI_FD", &fd) != 0 || fcntl(fd, F_GETFD) < 0) {
+            wh_pmi_fail("PMI_FD='%.32s' is not an open file descriptor", fdenv);
+            goto fail;
+        }
+        fcntl(fd, F_SETFD, FD_CLOEXEC); /* children of the rank must not hold it */
+        wh_pmi.fd = fd;
+    } else {
+        if (wh_pmi_connect_port(port) != 0)
+            goto fail;
+        have_id = (wh_pmi_env_int("PMI_ID", &id) == 0);
+    }
+    wh_pmi.rank = wh_pmi.size = -1;
+    if (have_id) {
+        if (wh_pmi_initack(id) != 0)
+            goto fail_close;
+    } else if (wh_pmi_env_int("PMI_RANK", &wh_pmi.rank) != 0 ||
+               wh_pmi_env_int("PMI_SIZE", &wh_pmi.size) != 0) {
+        wh_pmi_fail("PMI_RANK/PMI_SIZE missing or malformed");
+        goto fail_close;
+    }
+    if (wh_pmi.size < 1 || wh_pmi.rank < 0 || wh_pmi.rank >= wh_pmi.size) {
+        wh_pmi_fail("bad PMI rank %d / size %d", wh_pmi.rank, wh_pmi.size);
+        goto fail_close;
+    }
+    if (wh_pmi_handshake() != 0)
+        goto fail_close;
+    wh_pmi.mode = WH_PMI_WIRE;
+    WH_DEBUG("pmi", "rank %d of %d, job %s, keylen_max %d, vallen_max %d", wh_pmi.rank,
+             wh_pmi.size, wh_pmi.kvsname, wh_pmi.keylen_max, wh_pmi.vallen_max);
+    *rank = wh_pmi.rank;
+    *size = wh_pmi.size;
+    return 0;
+
+fail_close:
+    wh_pmi_close();
+fail:
+    if (err && errlen)
+        snprintf(err, errlen, "%s", wh_pmi.err);
+    return -1;
+}
+
+int wh_pmi_is_singleton(void)
+{
+    return wh_pmi.mode == WH_PMI_SINGLETON;
+}
+
+const char *wh_pmi_kvsname(void)
+{
+    return wh_pmi.kvsname;
+}
+
+int wh_pmi_appnum(void)
+{
+    return wh_pmi.appnum;
+}
+
+int wh_pmi_fd(void)
+{
+    return wh_pmi.mode == WH_PMI_WIRE ? wh_pmi.fd : -1;
+}
+
+int wh_pmi_lost(void)
+{
+    if (wh_pmi.mode != WH_PMI_WIRE || wh_pmi.fd < 0)
+        return 0;
+    struct pollfd p = {.fd = wh_pmi.fd, .events = POLLIN | POLLRDHUP};
+    if (poll(&p, 1, 0) != 1)
+        return 0;
+    if (p.revents & (POLLHUP | POLLERR | POLLNVAL | POLLRDHUP))
+        return 1;
+    char c;
+    ssize_t n = recv(wh_pmi.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR && errno != ENOTSOCK))
+        return 1;
+    return 0; /* unexpected data: leave it for the next reply read */
+}
+
+int wh_pmi_max_vallen(void)
+{
+    if (wh_pmi.mode != WH_PMI_WIRE && wh_pmi.mode != WH_PMI_SINGLETON)
+        return 0;
+    /* The put line must fit in one wire line as well. */
+    int line = WH_PMI_MAXLINE - 1 - (int)sizeof("cmd=put kvsname= key= value=\n") -
+               (int)strlen(wh_pmi.kvsname) - wh_pmi.keylen_max;
+    int v = wh_pmi.vallen_max - 1;
+    return v < line ? v : line;
+}
+
+/* ---- KVS ---- */
+
+static int wh_pmi_text_ok(const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    for (; *s; s++)
+        if (*s <= ' ' || *s > '~' || *s == '\\')
+            return 0;
+    return 1;
+}
+
+static int wh_pmi_ready(void)
+{
+    if (wh_pmi.mode == WH_PMI_WIRE || wh_pmi.mode == WH_PMI_SINGLETON)
+        return 0;
+    return wh_pmi_fail("PMI not initialized");
+}
+
+static wh_pmi_kv_t *wh_pmi_local_find(const char *key)
+{
+    for (wh_pmi_kv_t *kv = wh_pmi.kvs; kv; kv = kv->next)
+        if (!strcmp(kv->key, key))
+            return kv;
+    return NULL;
+}
+
+static int wh_pmi_local_put(const char *key, const char *val)
+{
+    char *v = strdup(val);
+    if (!v)
+        return wh_pmi_fail("out of memory");
+    wh_pmi_kv_t *kv = wh_pmi_local_find(key);
+    if (kv) {
+        free(kv->val);
+        kv->val = v;
+        return 0;
+    }
+    kv = calloc(1, sizeof *kv);
+    if (!kv || !(kv->key = strdup(key))) {
+        free(kv);
+        free(v);
+        return wh_pmi_fail("out of memory");
+    }
+    kv->val = v;
+    kv->next = wh_pmi.kvs;
+    wh_pmi.kvs = kv;
+    return 0;
+}
+
+static void wh_pmi_local_free(void)
+{
+    while (wh_pmi.kvs) {
+        wh_pmi_kv_t *kv = wh_pmi.kvs;
+        wh_pmi.kvs = kv->next;
+        free(kv->key);
+        free(kv->val);
+        free(kv);
+    }
+}
+
+int wh_pmi_put(const char *key, const char *val)
+{
+    if (wh_pmi_ready() != 0)
+        return -1;
+    if (!wh_pmi_text_ok(key) || !wh_pmi_text_ok(val))
+        return wh_pmi_fail("PMI key/value must be non-empty printable text without spaces");
+    if ((int)strlen(key) >= wh_pmi.keylen_max)
+        return wh_pmi_fail("PMI key '%.64s' longer than %d bytes", key, wh_pmi.keylen_max - 1);
+    if (strlen(val) > (size_t)wh_pmi_max_vallen())
+        return wh_pmi_fail("PMI value for '%.64s' longer than %d bytes", key, wh_pmi_max_vallen());
+    if (wh_pmi.mode == WH_PMI_SINGLETON)
+        return wh_pmi_local_put(key, val);
+    if (wh_pmi_send("cmd=put kvsname=%s key=%s value=%s\n", wh_pmi.kvsname, key, val) != 0)
+        return -1;
+    return wh_pmi_expect("put_result", NULL);
+}
+
+int wh_pmi_get(const char *key, char *val, size_t vallen)
+{
+    if (wh_pmi_ready() != 0)
+        return -1;
+    if (!wh_pmi_text_ok(key) || (int)strlen(key) >= wh_pmi.keylen_max)
+        return wh_pmi_fail("bad PMI key");
+    const char *v;
+    if (wh_pmi.mode == WH_PMI_SINGLETON) {
+        wh_pmi_kv_t *kv = wh_pmi_local_find(key);
+        if (!kv)
+            return wh_pmi_fail("PMI key '%.64s' not found", key);
+        v = kv->val;
+    } else {
+        int rc;
+        if (wh_pmi_send("cmd=get kvsname=%s key=%s\n", wh_pmi.kvsname, key) != 0 ||
+            wh_pmi_expect("get_result", &rc) != 0)
+            return -1;
+        v = wh_pmi_val(&wh_pmi_reply, "value");
+        if (rc != 0 || !v)
+            return wh_pmi_fail("PMI key '%.64s' not found", key);
+    }
+    size_t n = strlen(v);
+    if (!val || n >= vallen)
+        return wh_pmi_fail("PMI value of '%.64s' (%zu bytes) does not fit", key, n);
+    memcpy(val, v, n + 1);
+    return 0;
+}
+
+int wh_pmi_barrier(void)
+{
+    if (wh_pmi_ready() != 0)
+        return -1;
+    if (wh_pmi.mode == WH_PMI_SINGLETON)
+        return 0;
+    if (wh_pmi_send("cmd=barrier_in\n") != 0)
+        return -1;
+    return wh_pmi_expect("barrier_out", NULL);
+}
+
+int wh_pmi_finalize(void)
+{
+    if (wh_pmi_ready() != 0)
+        return -1;
+    int rc = 0;
+    if (wh_pmi.mode == WH_PMI_WIRE) {
+        if (wh_pmi_send("cmd=finalize\n") != 0 || wh_pmi_expect("finalize_ack", NULL) != 0)
+            rc = -1;
+        wh_pmi_close();
+    }
+    wh_pmi_local_free();
+    wh_pmi.mode = WH_PMI_DONE;
+    return rc;
+}
+
+_Noreturn void wh_pmi_abort(int code, const char *msg)
+{
+    int status = (code & 0xff) ? (code & 0xff) : 1;
+    if (wh_pmi.mode != WH_PMI_WIRE)
+        _exit(status);
+    char esc[1024];
+    if (!msg || wh_pmi_escape(msg, esc, sizeof esc) < 0) {
+        /* too long: keep the first half, which always fits escaped */
+        esc[0] = '\0';
+        if (msg) {
+            char cut[sizeof esc / 2];
+            snprintf(cut, sizeof cut, "%s", msg);
+            if (wh_pmi_escape(cut, esc, sizeof esc) < 0)
+                esc[0] = '\0';
+        }
+    }
+    if (esc[0])
+        wh_pmi_send("cmd=abort exitcode=%d message=%s\n", code, esc);
+    else
+        wh_pmi_send("cmd=abort exitcode=%d\n", code);
+    /* The launcher now kills the job; wait for that (or for it to go away). */
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        long left = WH_PMI_ABORT_WAIT_MS - ((t.tv_sec - t0.tv_sec) * 1000 +
+                                           (t.tv_nsec - t0.tv_nsec) / 1000000);
+        if (left <= 0)
+            break;
+        struct pollfd p = {.fd = wh_pmi.fd, .events = POLLIN};
+        int n = poll(&p, 1, (int)left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        char sink[256];
+        ssize_t r = read(wh_pmi.fd, sink, sizeof sink);
+        if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN))
+            break;
+    }
+    _exit(status);
+}

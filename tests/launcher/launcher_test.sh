@@ -1,0 +1,439 @@
+#!/bin/sh
+# Launcher tests: sh launcher_test.sh CASE WHARFRUN PMI_TEST
+# One CASE per ctest test (see CMakeLists.part.cmake); exit 0 pass, 1 fail,
+# 77 skip.  Every command is bounded in time; scratch files live in a private
+# temporary directory; process markers are unique per run, so cases can run in
+# parallel (and as root).
+set -u
+CASE=$1
+W=$2
+P=$3
+HERE=$(cd "$(dirname "$0")" && pwd)
+T=$(mktemp -d "${TMPDIR:-/tmp}/wharf-launcher.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+cp "$HERE/fake_agent.sh" "$T/agent" && chmod +x "$T/agent"
+A="$T/agent"
+MARK=$((20000 + $$ % 30000)) # "pmi_test sleep $MARK" identifies this run's ranks
+RC=0
+ELAPSED=0
+
+fail() {
+    echo "FAIL [$CASE]: $*" >&2
+    for f in out err; do
+        if [ -s "$T/$f" ]; then
+            echo "--- std$f:" >&2
+            head -40 "$T/$f" >&2
+        fi
+    done
+    exit 1
+}
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# run LIMIT CMD...: run with a hard time limit (SIGKILL: status 137, never
+# mistaken for wharfrun's own 124), stdout/stderr to $T/out, $T/err.
+run() {
+    lim=$1
+    shift
+    s=$(now_ms)
+    timeout -s KILL "$lim" "$@" >"$T/out" 2>"$T/err" </dev/null
+    RC=$?
+    ELAPSED=$(($(now_ms) - s))
+}
+expect_rc() { [ "$RC" = "$1" ] || fail "exit status $RC, expected $1"; }
+# exactly one "wharfrun:" line on stderr, matching the extended regex $1
+expect_msg() {
+    n=$(grep -c '^wharfrun:' "$T/err")
+    [ "$n" = 1 ] || fail "$n 'wharfrun:' lines on stderr, expected 1"
+    grep -Eq "$1" "$T/err" || fail "stderr does not match /$1/"
+}
+expect_fast() { [ "$ELAPSED" -le "$1" ] || fail "took $ELAPSED ms, limit $1 ms"; }
+expect_out_lines() { # COUNT REGEX: COUNT stdout lines match REGEX
+    n=$(grep -Ec "$2" "$T/out")
+    [ "$n" = "$1" ] || fail "$n stdout lines match /$2/, expected $1"
+}
+no_survivors() { # PATTERN: no process matches it (within 3 s)
+    i=0
+    while pgrep -f "$1" >/dev/null; do
+        i=$((i + 1))
+        [ $i -ge 30 ] && fail "processes survived: $(pgrep -af "$1")"
+        sleep 0.1
+    done
+}
+# start_bg CMD...: start in the background with stdio to files; PID in BG
+start_bg() {
+    : >"$T/out"
+    : >"$T/err"
+    "$@" >"$T/out" 2>"$T/err" </dev/null &
+    BG=$!
+}
+wait_ready() { # COUNT: wait until COUNT "ready" lines are printed (10 s)
+    i=0
+    while :; do
+        n=$(grep -c ' ready$' "$T/out" 2>/dev/null)
+        [ "${n:-0}" -ge "$1" ] && break
+        i=$((i + 1))
+        if [ $i -ge 100 ]; then
+            kill -KILL "$BG" 2>/dev/null
+            fail "ranks not ready after 10 s"
+        fi
+        sleep 0.1
+    done
+}
+wait_bg() { # LIMIT_S: wait for $BG, kill it if it lasts longer; status in RC
+    i=0
+    # (a zombie still answers kill -0: look at its state)
+    while st=$(ps -o stat= -p "$BG" 2>/dev/null | tr -d " ") && [ -n "$st" ] && [ "${st#Z}" = "$st" ]; do
+        i=$((i + 1))
+        if [ $i -ge $(($1 * 10)) ]; then
+            kill -KILL "$BG"
+            wait "$BG"
+            fail "wharfrun still running after $1 s"
+        fi
+        sleep 0.1
+    done
+    wait "$BG"
+    RC=$?
+}
+
+case $CASE in
+basic)
+    run 60 "$W" -n 4 "$P" kvs
+    expect_rc 0
+    expect_out_lines 4 '^rank [0-3] of 4: kvs ok$'
+    for r in 0 1 2 3; do grep -q "^rank $r of 4: kvs ok$" "$T/out" || fail "rank $r missing"; done
+    [ -s "$T/err" ] && fail "unexpected stderr"
+    run 60 "$W" -np 1 "$P" kvs
+    expect_rc 0
+    expect_out_lines 1 '^rank 0 of 1: kvs ok$'
+    ;;
+singleton)
+    # no PMI environment at all: rank 0 of 1 with a local KVS
+    run 30 env -u PMI_FD -u PMI_PORT -u PMI_ID "$P" kvs
+    expect_rc 0
+    expect_out_lines 1 '^rank 0 of 1: kvs ok$'
+    ;;
+exitcode)
+    run 60 "$W" -n 3 "$P" exit 5 2
+    expect_rc 5
+    expect_msg '^wharfrun: rank 2 \(host [^,]+, pid [0-9]+\) exited with status 5$'
+    expect_fast 5000
+    run 60 "$W" -n 2 "$P" nofinalize
+    expect_rc 1
+    expect_msg '^wharfrun: rank [01] \(host [^,]+, pid [0-9]+\) exited with status 0 without calling PMI finalize'
+    run 60 "$W" -n 2 false
+    expect_rc 1
+    expect_msg '^wharfrun: rank [01] \(host [^,]+, pid [0-9]+\) exited with status 1$'
+    run 60 "$W" -n 3 sh -c 'exit 0'
+    expect_rc 0
+    [ -s "$T/err" ] && fail "stderr for a clean non-PMI job"
+    ;;
+abort)
+    run 60 "$W" -n 3 "$P" abort 7 1
+    expect_rc 7
+    expect_msg '^wharfrun: rank 1 \(host [^,]+, pid [0-9]+\) called MPI_Abort with code 7: test abort from rank 1$'
+    expect_fast 5000 # the aborting rank would wait 10 s if we did not kill it
+    run 60 "$W" -n 2 "$P" abort 0 0
+    expect_rc 1 # abort code 0 still fails the job
+    expect_msg 'called MPI_Abort with code 0: test abort from rank 0$'
+    run 60 "$W" -n 2 "$P" abort 256 1
+    expect_rc 1
+    expect_msg 'called MPI_Abort with code 256'
+    ;;
+signal)
+    run 60 "$W" -n 3 "$P" crash 1
+    expect_rc 137
+    expect_msg '^wharfrun: rank 1 \(host [^,]+, pid [0-9]+\) killed by signal 9 \(SIGKILL\)$'
+    expect_fast 5000
+    run 60 "$W" -n 2 sh -c 'kill -SEGV $$'
+    expect_rc 139
+    expect_msg 'killed by signal 11 \(SIGSEGV\)$'
+    ;;
+protocol)
+    # a rank that sends garbage (or breaks the protocol) fails the job, the
+    # server survives
+    for line in 'garbage\n' 'cmd=init\0x\n' 'cmd=init pmi_version=1\ncmd=put key=a\n' \
+        'cmd=frobnicate\n' 'cmd=initack pmiid=3\n' 'cmd=init pmi_version=1\ncmd=finalize\ncmd=get key=x\n'; do
+        run 60 "$W" -n 2 "$P" raw "$line"
+        expect_rc 1
+        expect_msg '^wharfrun: rank [01] \(host [^,]+, pid [0-9]+\) broke the PMI protocol: '
+        expect_fast 5000
+    done
+    # an overlong line without newline
+    long=$(head -c 5000 /dev/zero | tr '\0' x)
+    run 60 "$W" -n 1 "$P" raw "cmd=$long"
+    expect_rc 1
+    expect_msg 'broke the PMI protocol: line too long'
+    run 60 "$W" -n 3 "$P" skip 1
+    expect_rc 1
+    expect_msg '^wharfrun: rank 1 \(host [^,]+, pid [0-9]+\) exited while other ranks wait in a PMI barrier$'
+    run 60 "$W" -n 3 "$P" closefd 2
+    expect_rc 1
+    expect_msg '^wharfrun: rank 2 \(host [^,]+, pid [0-9]+\) closed its PMI connection before PMI finalize$'
+    expect_fast 5000
+    ;;
+tag_output)
+    run 60 "$W" -n 3 --tag-output "$P" kvs
+    expect_rc 0
+    for r in 0 1 2; do
+        grep -q "^\[$r\] rank $r of 3: kvs ok$" "$T/out" || fail "no tagged line of rank $r"
+    done
+    expect_out_lines 3 '^\[[0-2]\] rank [0-2] of 3: kvs ok$'
+    run 60 "$W" -n 2 --tag-output sh -c 'echo to-err >&2; printf "no newline"'
+    expect_rc 0
+    [ "$(grep -c '^\[[01]\] to-err$' "$T/err")" = 2 ] || fail "stderr not tagged"
+    expect_out_lines 2 '^\[[01]\] no newline$'
+    ;;
+output)
+    # every line of every rank arrives whole, on the right stream
+    run 120 "$W" -n 4 "$P" output 3000
+    expect_rc 0
+    expect_out_lines 12000 '^out rank [0-3] line [0-9]+ end$'
+    [ "$(wc -l <"$T/out")" = 12000 ] || fail "extra stdout lines"
+    [ "$(grep -Ec '^err rank [0-3] line [0-9]+ end$' "$T/err")" = 12000 ] || fail "stderr lines lost or mixed"
+    for r in 0 1 2 3; do
+        [ "$(grep -c "^out rank $r line " "$T/out")" = 3000 ] || fail "rank $r stdout incomplete"
+        grep "^out rank $r line " "$T/out" | awk -v r=$r '{ if ($5 != n++) { print "rank " r " out of order at " $5; exit 1 } }' ||
+            fail "rank $r lines out of order"
+    done
+    run 120 "$W" -n 3 --tag-output "$P" output 500
+    expect_rc 0
+    n=$(grep -Ec '^\[([0-2])\] out rank \1 line [0-9]+ end$' "$T/out")
+    [ "$n" = 1500 ] || fail "$n correctly tagged lines, expected 1500"
+    # stdin is /dev/null
+    echo data | timeout -s KILL 30 "$W" -n 2 cat >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 0
+    [ -s "$T/out" ] && fail "a rank read wharfrun's stdin"
+    ;;
+timeout)
+    run 60 "$W" -n 3 --timeout 1.5 "$P" sleep $MARK
+    expect_rc 124
+    expect_msg '^wharfrun: timeout after 1.5 s$'
+    [ "$ELAPSED" -ge 1400 ] || fail "timeout fired early ($ELAPSED ms)"
+    expect_fast 6000
+    no_survivors "pmi_test sleep $MARK"
+    ;;
+sigterm)
+    for sig in TERM HUP INT; do
+        case $sig in TERM) want=143 ;; HUP) want=129 ;; INT) want=130 ;; esac
+        # a background job of a non-interactive shell ignores SIGINT, and
+        # wharfrun keeps an inherited "ignore": start it with the default
+        start_bg env --default-signal=INT "$W" -n 3 "$P" sleep $MARK
+        wait_ready 3
+        kill -s $sig "$BG"
+        wait_bg 10
+        expect_rc $want
+        expect_msg "^wharfrun: caught SIG$sig, killing the job$"
+        no_survivors "pmi_test sleep $MARK"
+    done
+    # nohup-style: an ignored SIGHUP stays ignored
+    start_bg env --ignore-signal=HUP "$W" -n 2 --timeout 3 "$P" sleep $MARK
+    wait_ready 2
+    kill -s HUP "$BG"
+    wait_bg 10
+    expect_rc 124
+    no_survivors "pmi_test sleep $MARK"
+    ;;
+badinput)
+    printf 'a slots=2\nb slots=x\n' >"$T/hf_bad"
+    printf 'a:2 slots=3\n' >"$T/hf_bad2"
+    printf 'x' >"$T/noexec"
+    chmod -x "$T/noexec"
+    check_bad() { # STATUS ARGS...
+        want=$1
+        shift
+        run 20 "$W" "$@"
+        expect_rc "$want"
+        expect_msg '^wharfrun: error: '
+        [ -s "$T/out" ] && fail "stdout for: $*"
+        expect_fast 10000
+    }
+    check_bad 2 --bogus -n 1 true
+    check_bad 2 -n 1
+    check_bad 2 true
+    check_bad 2 -n 0 true
+    check_bad 2 -n -3 true
+    check_bad 2 -n abc true
+    check_bad 2 -n
+    check_bad 2 -n 2 --hosts a:x true
+    check_bad 2 -n 2 --hosts a:0 true
+    check_bad 2 -n 2 --hosts a:-1 true
+    check_bad 2 -n 2 --hosts a, true
+    check_bad 2 -n 2 --hosts -oProxyCommand=x true
+    check_bad 2 -n 2 --hostfile "$T/hf_bad" true
+    check_bad 2 -n 2 --hostfile "$T/hf_bad2" true
+    check_bad 2 -n 2 --hostfile "$T/missing" true
+    check_bad 2 -n 2 --hosts a --hostfile "$T/hf_bad" true
+    check_bad 2 -n 2 --hosts no-such-host.invalid --rsh "$A" true
+    check_bad 2 -n 2 --hosts 127.0.0.2 --rsh "$T/no-such-agent" true
+    check_bad 2 -n 2 --timeout 0 true
+    check_bad 2 -n 2 --timeout abc true
+    check_bad 2 -n 1 -x 9BAD=1 true
+    check_bad 2 -n 1 -x WHARF_SURELY_UNSET_VAR true
+    check_bad 2 -n 1 --iface no-such-if0 --hosts 127.0.0.2 --rsh "$A" true
+    check_bad 127 -n 2 "$T/no-such-program"
+    check_bad 127 -n 2 no-such-program-in-path-xyz
+    check_bad 126 -n 2 "$T/noexec"
+    check_bad 126 -n 2 "$T"
+    run 10 "$W" --version
+    expect_rc 0
+    grep -q '^wharfrun (wharf) ' "$T/out" || fail "--version"
+    run 10 "$W" --help
+    expect_rc 0
+    grep -q '^usage: wharfrun' "$T/out" || fail "--help"
+    ;;
+placement)
+    # not every host has a slot count: ceil(5/2) = 3 per host, in order
+    run 60 "$W" -n 5 --hosts localhost,127.0.0.1 "$P" env
+    expect_rc 0
+    for spec in 0:0:0:3 1:0:1:3 2:0:2:3 3:1:0:2 4:1:1:2; do
+        IFS=: read -r r h l s <<EOF
+$spec
+EOF
+        grep -q "^rank $r WHARF_HOST_INDEX=$h$" "$T/out" || fail "rank $r host index (want $h)"
+        grep -q "^rank $r WHARF_LOCAL_RANK=$l$" "$T/out" || fail "rank $r local rank (want $l)"
+        grep -q "^rank $r WHARF_LOCAL_SIZE=$s$" "$T/out" || fail "rank $r local size (want $s)"
+    done
+    grep -q '^rank 4 WHARF_HOST_NAME=127.0.0.1$' "$T/out" || fail "host name"
+    expect_out_lines 5 'remote=no$'
+    # all counts, sum 3 < 5: wrap around -> 2 and 3 ranks
+    run 60 "$W" -n 5 --hosts localhost:1,127.0.0.1:2 "$P" env
+    expect_rc 0
+    for spec in 1:0:1:2 2:1:0:3 4:1:2:3; do
+        IFS=: read -r r h l s <<EOF
+$spec
+EOF
+        grep -q "^rank $r WHARF_HOST_INDEX=$h$" "$T/out" || fail "wrap: rank $r host index"
+        grep -q "^rank $r WHARF_LOCAL_RANK=$l$" "$T/out" || fail "wrap: rank $r local rank"
+        grep -q "^rank $r WHARF_LOCAL_SIZE=$s$" "$T/out" || fail "wrap: rank $r local size"
+    done
+    # hostfile: comments, both syntaxes, duplicates merged
+    printf '# hosts\n\nlocalhost slots=1  # first\n127.0.0.1:2\nlocalhost:1\n' >"$T/hf"
+    run 60 "$W" -n 4 --hostfile "$T/hf" "$P" env
+    expect_rc 0
+    expect_out_lines 2 '^rank [01] WHARF_HOST_INDEX=0$'
+    expect_out_lines 2 '^rank [23] WHARF_HOST_INDEX=1$'
+    # local ranks inherit the environment, -x adds and overrides
+    WHARF_TEST_VAR=inherited XTEST_B=old run 60 "$W" -n 2 -x XTEST_A="a b" -x XTEST_B=new "$P" env
+    expect_rc 0
+    expect_out_lines 2 'WHARF_TEST_VAR=inherited$'
+    expect_out_lines 2 'XTEST_A=a b$'
+    expect_out_lines 2 'XTEST_B=new$'
+    ;;
+parent_pmi)
+    # PMI_* variables of a parent launcher are ignored
+    PMI_FD=77 PMI_PORT=192.0.2.1:9 PMI_ID=5 PMI_RANK=9 PMI_SIZE=12 run 60 "$W" -n 3 "$P" kvs
+    expect_rc 0
+    expect_out_lines 3 '^rank [0-2] of 3: kvs ok$'
+    if command -v mpiexec.hydra >/dev/null 2>&1; then
+        # wharfrun as a rank of hydra
+        run 60 mpiexec.hydra -n 1 "$W" -n 2 "$P" kvs
+        expect_rc 0
+        expect_out_lines 2 '^rank [01] of 2: kvs ok$'
+    fi
+    ;;
+shm_cleanup)
+    # leftovers /dev/shm/wharf.<jobid>.* of the job are removed
+    run 60 "$W" -n 2 sh -c 'touch /dev/shm/wharf.$WHARF_JOB_ID.$PMI_RANK; echo $WHARF_JOB_ID'
+    expect_rc 0
+    job=$(head -1 "$T/out")
+    case $job in wharf-*) ;; *) fail "bad WHARF_JOB_ID '$job'" ;; esac
+    [ "$(sort -u "$T/out" | wc -l)" = 1 ] || fail "ranks disagree on WHARF_JOB_ID"
+    ls /dev/shm/wharf."$job".* >/dev/null 2>&1 && fail "leftover /dev/shm/wharf.$job.*"
+    # abnormal end with remote ranks: the agent is asked to clean each host
+    FAKE_AGENT_LOG="$T/agent.log" run 60 "$W" -n 2 --hosts 127.0.0.2 --rsh "$A" \
+        sh -c 'touch /dev/shm/wharf.$WHARF_JOB_ID.r$PMI_RANK; echo $WHARF_JOB_ID; exit 3'
+    expect_rc 3
+    job=$(head -1 "$T/out")
+    grep -q "^127.0.0.2 rm -f /dev/shm/wharf.$job.\*$" "$T/agent.log" || fail "no remote cleanup"
+    ls /dev/shm/wharf."$job".* >/dev/null 2>&1 && fail "leftover /dev/shm/wharf.$job.*"
+    ;;
+remote)
+    # the agent path over TCP (PMI_PORT + PMI_ID), with a fake ssh
+    FAKE_AGENT_LOG="$T/agent.log" run 60 "$W" -n 4 --hosts 127.0.0.2:2,127.0.0.3:2 --rsh "$A" "$P" kvs
+    expect_rc 0
+    expect_out_lines 4 '^rank [0-3] of 4: kvs ok$'
+    [ "$(grep -c '^127.0.0.2 cd ' "$T/agent.log")" = 2 ] || fail "agent not used for 127.0.0.2"
+    grep -q "PMI_PORT=[0-9.]*:[0-9]*' 'PMI_ID=[0-9]*'" "$T/agent.log" || fail "no PMI_PORT/PMI_ID"
+    # mixed local and remote, environment forwarding
+    WHARF_TEST_VAR=fwd LD_LIBRARY_PATH=/opt/x XTEST_B=notsent run 60 "$W" -n 4 \
+        --hosts 127.0.0.2,localhost --rsh "$A" -x "XTEST_A=it's \"q\" \$HOME *" "$P" env
+    expect_rc 0
+    expect_out_lines 2 '^rank [01] remote=yes$'
+    expect_out_lines 2 '^rank [23] remote=no$'
+    expect_out_lines 4 'WHARF_TEST_VAR=fwd$'
+    expect_out_lines 4 'LD_LIBRARY_PATH=/opt/x$'
+    expect_out_lines 4 "XTEST_A=it's \"q\" [$]HOME [*]$"
+    expect_out_lines 2 '^rank [01] XTEST_B=\(unset\)$'
+    expect_out_lines 2 '^rank [23] XTEST_B=notsent$'
+    expect_out_lines 2 '^rank [01] WHARF_HOST_NAME=127.0.0.2$'
+    # quoting of arguments: spaces, quotes, shell metacharacters, empty
+    run 60 "$W" -n 1 --hosts 127.0.0.3 --rsh "$A" "$P" args "a b" "it's" 'say "hi"' '$HOME' '*' '' 'x;y|z&' '\n'
+    expect_rc 0
+    cat >"$T/want" <<'EOF'
+arg[0]=<a b>
+arg[1]=<it's>
+arg[2]=<say "hi">
+arg[3]=<$HOME>
+arg[4]=<*>
+arg[5]=<>
+arg[6]=<x;y|z&>
+arg[7]=<\n>
+EOF
+    cmp -s "$T/want" "$T/out" || fail "arguments mangled: $(cat "$T/out")"
+    # failures of remote ranks
+    run 60 "$W" -n 3 --hosts 127.0.0.2 --rsh "$A" "$P" abort 3 2
+    expect_rc 3
+    expect_msg '^wharfrun: rank 2 \(host 127.0.0.2, pid [0-9]+\) called MPI_Abort with code 3: test abort from rank 2$'
+    expect_fast 5000
+    run 60 "$W" -n 3 --hosts 127.0.0.2,localhost --rsh "$A" "$P" crash 1
+    expect_rc 137
+    expect_msg '^wharfrun: rank 1 \(host 127.0.0.2, pid [0-9]+\) killed by signal 9 \(SIGKILL\)$'
+    # a failing agent
+    FAKE_AGENT_FAIL=1 run 60 "$W" -n 2 --hosts 127.0.0.2,localhost --rsh "$A" "$P" kvs
+    expect_rc 255
+    expect_msg '^wharfrun: rank 0 \(host 127.0.0.2, pid [0-9]+\) exited with status 255 \(before contacting the PMI server'
+    # an agent that hangs: the local rank connects, the remote one never does
+    FAKE_AGENT_HANG=fake-agent-hang-$$ WHARF_CONNECT_TIMEOUT=2 run 60 "$W" -n 2 --hosts 127.0.0.2,localhost --rsh "$A" "$P" kvs
+    expect_rc 1
+    expect_msg '^wharfrun: rank 0 \(host 127.0.0.2, pid [0-9]+\) did not contact the PMI server within 2 s'
+    # 2 s to notice, <= 1 s to kill, <= 5 s for the (hanging) remote cleanup
+    expect_fast 15000
+    no_survivors "fake-agent-hang-$$"
+    # an agent whose death does not end the remote command (like ssh without
+    # a tty): the ranks still end, because wharfrun closes their PMI connection
+    FAKE_AGENT_DETACH=1 run 60 "$W" -n 3 --hosts 127.0.0.2 --rsh "$A" "$P" watch 1 "$T/noticed"
+    expect_rc 3
+    expect_msg '^wharfrun: rank 1 \(host 127.0.0.2, pid [0-9]+\) exited with status 3$'
+    i=0
+    while [ ! -e "$T/noticed.0" ] || [ ! -e "$T/noticed.2" ]; do
+        i=$((i + 1))
+        [ $i -ge 50 ] && fail "detached ranks did not notice the closed PMI connection"
+        sleep 0.1
+    done
+    no_survivors "pmi_test watch 1 $T/noticed"
+    # --iface: the address handed to remote ranks
+    FAKE_AGENT_LOG="$T/agent2.log" run 60 "$W" -n 2 --hosts 127.0.0.2 --iface 127.0.0.1 --rsh "$A" "$P" kvs
+    expect_rc 0
+    grep -q "PMI_PORT=127.0.0.1:" "$T/agent2.log" || fail "--iface not used"
+    ;;
+hydra)
+    command -v mpiexec.hydra >/dev/null 2>&1 || {
+        echo "SKIP: mpiexec.hydra not installed"
+        exit 77
+    }
+    run 60 mpiexec.hydra -n 3 "$P" kvs
+    expect_rc 0
+    expect_out_lines 3 '^rank [0-2] of 3: kvs ok$'
+    # hydra's PMI_PORT + PMI_ID (initack) mode
+    run 60 mpiexec.hydra -pmi-port -n 3 "$P" kvs
+    expect_rc 0
+    expect_out_lines 3 '^rank [0-2] of 3: kvs ok$'
+    run 60 mpiexec.hydra -n 2 "$P" abort 6 1
+    expect_rc 6
+    ;;
+*)
+    echo "unknown case '$CASE'" >&2
+    exit 1
+    ;;
+esac
+exit 0

@@ -1,0 +1,208 @@
+/* wharfrun: start N ranks (locally, or through an ssh-like agent), serve them
+ * PMI-1, forward their output, and take the whole job down on the first
+ * failure.  See docs/LAUNCHER.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pmisrv.h"
+#include "wharfrun.h"
+
+#define WR_CONNECT_TIMEOUT_DEFAULT 30.0
+#define WR_REMOTE_CLEANUP_TIMEOUT 5.0
+
+static unsigned int wr_random32(void)
+{
+    unsigned int r;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) == (ssize_t)sizeof r)
+        return r;
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (unsigned int)t.tv_nsec ^ ((unsigned int)getpid() << 16);
+}
+
+/* Descriptors 0-2 must exist, or a socketpair could land on them. */
+static void wr_std_fds(void)
+{
+    for (int fd = 0; fd < 3; fd++) {
+        if (fcntl(fd, F_GETFD) < 0) {
+            int n = open("/dev/null", O_RDWR);
+            if (n >= 0 && n != fd) {
+                dup2(n, fd);
+                close(n);
+            }
+        }
+    }
+}
+
+static void wr_raise_nofile(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+static double wr_connect_timeout(void)
+{
+    const char *v = getenv("WHARF_CONNECT_TIMEOUT");
+    if (!v || !*v)
+        return WR_CONNECT_TIMEOUT_DEFAULT;
+    char *e;
+    double t = strtod(v, &e);
+    if (*e || t < 0 || t != t) {
+        wr_msg("warning: ignoring WHARF_CONNECT_TIMEOUT='%s' (seconds >= 0 expected)", v);
+        return WR_CONNECT_TIMEOUT_DEFAULT;
+    }
+    return t;
+}
+
+/* Listening socket on all interfaces, ephemeral port. */
+static int wr_listen(wr_job_t *job)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
+    socklen_t al = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 1024) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &al) != 0) {
+        wr_error("PMI listening socket: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    job->listen_fd = fd;
+    job->port = ntohs(a.sin_port);
+    return 0;
+}
+
+static int wr_make_ranks(wr_job_t *job)
+{
+    wr_opts_t *o = job->o;
+    job->ranks = calloc((size_t)job->n, sizeof *job->ranks);
+    int *ids = calloc((size_t)job->n, sizeof *ids);
+    if (!job->ranks || !ids) {
+        free(ids);
+        wr_error("out of memory");
+        return -1;
+    }
+    /* PMI_IDs of remote ranks: consecutive from a random base, so a stray
+     * process of another job cannot claim one by accident */
+    unsigned int base = wr_random32() & 0x3fffffff;
+    for (int h = 0; h < o->nhosts; h++) {
+        for (int k = 0; k < o->hosts[h].nranks; k++) {
+            int i = o->hosts[h].first_rank + k;
+            wr_rank_t *r = &job->ranks[i];
+            r->rank = i;
+            r->host = h;
+            r->local_rank = k;
+            r->remote = !o->hosts[h].local;
+            r->pmiid = (int)((base + (unsigned int)i) & 0x7fffffff);
+            r->pmi_fd = r->out.fd = r->err.fd = -1;
+            r->out.to = 1;
+            r->err.to = 2;
+            ids[i] = r->pmiid;
+        }
+    }
+    job->srv = wr_pmisrv_new(job->n, job->jobid, ids);
+    free(ids);
+    if (!job->srv) {
+        wr_error("out of memory");
+        return -1;
+    }
+    for (int i = 0; i < job->n; i++)
+        job->srv->r[i].bound = !job->ranks[i].remote; /* local ones come on a socketpair */
+    return 0;
+}
+
+static int wr_setup_signals(wr_job_t *job)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    /* A signal we inherited as ignored stays ignored (nohup, background
+     * jobs of a shell without job control). */
+    static const int stop[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof stop / sizeof stop[0]; i++) {
+        struct sigaction sa;
+        if (sigaction(stop[i], NULL, &sa) == 0 && sa.sa_handler != SIG_IGN)
+            sigaddset(&set, stop[i]);
+    }
+    if (sigprocmask(SIG_BLOCK, &set, NULL) != 0 ||
+        (job->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
+        wr_error("signalfd: %s", strerror(errno));
+        return -1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+static void wr_cleanup_local_shm(const wr_job_t *job)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, "/dev/shm/wharf.%s.*", job->jobid);
+    glob_t g;
+    if (glob(pat, GLOB_NOSORT, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            unlink(g.gl_pathv[i]);
+        globfree(&g);
+    }
+}
+
+/* Options and job live in static storage: what they point to stays
+ * reachable until exit (wharfrun exits from several places). */
+static wr_opts_t o;
+static wr_job_t job;
+
+int main(int argc, char **argv)
+{
+    wr_std_fds();
+    wr_parse_options(argc, argv, &o); /* exits on bad input */
+    if (wr_hosts_place(&o) != 0)
+        return WR_EXIT_USAGE;
+    int rc = wr_check_program(&o);
+    if (rc)
+        return rc;
+    wr_raise_nofile();
+
+    job = (wr_job_t){.o = &o, .n = o.np, .listen_fd = -1, .sigfd = -1};
+    snprintf(job.jobid, sizeof job.jobid, "wharf-%d-%08x", (int)getpid(), wr_random32());
+    job.connect_timeout = wr_connect_timeout();
+    if (wr_make_ranks(&job) != 0)
+        return 1;
+    int any_remote = 0;
+    for (int i = 0; i < job.n; i++)
+        any_remote |= job.ranks[i].remote;
+    if ((any_remote && wr_listen(&job) != 0) || wr_setup_signals(&job) != 0)
+        return 1;
+
+    job.start = wr_now();
+    if (wr_spawn_all(&job) != 0) {
+        /* message printed; take down what was started */
+        wr_kill_all(&job, SIGKILL);
+        for (int i = 0; i < job.n; i++)
+            if (job.ranks[i].pid > 0)
+                waitpid(job.ranks[i].pid, NULL, 0);
+        job.abnormal = 1;
+        rc = 1;
+    } else {
+        rc = wr_loop(&job);
+    }
+    wr_cleanup_local_shm(&job);
+    if (job.abnormal && any_remote)
+        wr_remote_cleanup(&job, WR_REMOTE_CLEANUP_TIMEOUT);
+    wr_pmisrv_free(job.srv);
+    return rc;
+}

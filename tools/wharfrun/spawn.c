@@ -1,0 +1,418 @@
+/* Starting ranks: local ones by fork/exec with an inherited PMI socketpair,
+ * remote ones as "AGENT HOST 'cd CWD && exec env VAR=VAL... PROGRAM ARGS'"
+ * reaching the PMI server over TCP. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wharfrun.h"
+
+extern char **environ;
+
+/* ---- finding executables ---- */
+
+/* 0 and the path in out; or WR_EXIT_NOTFOUND / WR_EXIT_NOEXEC. */
+static int wr_find_exec(const char *prog, char *out, size_t outlen)
+{
+    struct stat st;
+    if (strchr(prog, '/')) {
+        if (stat(prog, &st) != 0)
+            return WR_EXIT_NOTFOUND;
+        if (!S_ISREG(st.st_mode) || access(prog, X_OK) != 0)
+            return WR_EXIT_NOEXEC;
+        snprintf(out, outlen, "%s", prog);
+        return 0;
+    }
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    int found_noexec = 0;
+    while (*prog) {
+        const char *colon = strchr(path, ':');
+        size_t dl = colon ? (size_t)(colon - path) : strlen(path);
+        char cand[PATH_MAX];
+        if (dl == 0)
+            snprintf(cand, sizeof cand, "%s", prog);
+        else
+            snprintf(cand, sizeof cand, "%.*s/%s", (int)dl, path, prog);
+        if (stat(cand, &st) == 0) {
+            if (S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
+                snprintf(out, outlen, "%s", cand);
+                return 0;
+            }
+            found_noexec = 1;
+        }
+        if (!colon)
+            break;
+        path = colon + 1;
+    }
+    return found_noexec ? WR_EXIT_NOEXEC : WR_EXIT_NOTFOUND;
+}
+
+static char wr_prog_path[PATH_MAX];
+static char wr_agent_path[PATH_MAX];
+
+int wr_check_program(const wr_opts_t *o)
+{
+    int any_local = 0, any_remote = 0;
+    for (int h = 0; h < o->nhosts; h++) {
+        if (o->hosts[h].nranks > 0 && o->hosts[h].local)
+            any_local = 1;
+        if (o->hosts[h].nranks > 0 && !o->hosts[h].local)
+            any_remote = 1;
+    }
+    if (any_remote && wr_find_exec(o->agent[0], wr_agent_path, sizeof wr_agent_path) != 0) {
+        wr_error("remote agent '%s' not found or not executable", o->agent[0]);
+        return WR_EXIT_USAGE;
+    }
+    if (any_local) {
+        int rc = wr_find_exec(o->prog[0], wr_prog_path, sizeof wr_prog_path);
+        if (rc == WR_EXIT_NOTFOUND)
+            wr_error("program '%s' not found", o->prog[0]);
+        else if (rc == WR_EXIT_NOEXEC)
+            wr_error("program '%s' is not an executable file", o->prog[0]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- environments ---- */
+
+static const char *const wr_rank_vars[] = {"WHARF_HOST_INDEX", "WHARF_HOST_NAME",
+                                           "WHARF_LOCAL_RANK", "WHARF_LOCAL_SIZE",
+                                           "WHARF_JOB_ID"};
+
+static int wr_name_is(const char *entry, const char *name)
+{
+    size_t l = strlen(name);
+    return !strncmp(entry, name, l) && entry[l] == '=';
+}
+
+/* Variables set per rank by us: never copied from the launcher. */
+static int wr_ours(const char *entry, const wr_opts_t *o)
+{
+    if (!strncmp(entry, "PMI_", 4))
+        return 1; /* a parent launcher's PMI_* are not for our ranks */
+    for (size_t i = 0; i < sizeof wr_rank_vars / sizeof wr_rank_vars[0]; i++)
+        if (wr_name_is(entry, wr_rank_vars[i]))
+            return 1;
+    for (int i = 0; i < o->nx; i++) {
+        size_t nl = strcspn(o->xvars[i], "=");
+        if (!strncmp(entry, o->xvars[i], nl) && entry[nl] == '=')
+            return 1;
+    }
+    return 0;
+}
+
+typedef struct wr_env {
+    char **v;
+    int n, cap;
+} wr_env_t;
+
+__attribute__((format(printf, 2, 3))) static int wr_env_add(wr_env_t *e, const char *fmt, ...)
+{
+    if (e->n + 2 > e->cap) {
+        int cap = e->cap ? e->cap * 2 : 64;
+        char **v = realloc(e->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return -1;
+        e->v = v;
+        e->cap = cap;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vasprintf(&e->v[e->n], fmt, ap);
+    va_end(ap);
+    if (rc < 0)
+        return -1;
+    e->v[++e->n] = NULL;
+    return 0;
+}
+
+static void wr_env_free(wr_env_t *e)
+{
+    for (int i = 0; i < e->n; i++)
+        free(e->v[i]);
+    free(e->v);
+    e->v = NULL;
+    e->n = e->cap = 0;
+}
+
+/* The per-rank variables, common to local and remote ranks. */
+static int wr_env_rank(wr_env_t *e, const wr_job_t *job, const wr_rank_t *r)
+{
+    const wr_host_t *h = &job->o->hosts[r->host];
+    return wr_env_add(e, "PMI_RANK=%d", r->rank) | wr_env_add(e, "PMI_SIZE=%d", job->n) |
+           wr_env_add(e, "WHARF_HOST_INDEX=%d", r->host) |
+           wr_env_add(e, "WHARF_HOST_NAME=%s", h->name) |
+           wr_env_add(e, "WHARF_LOCAL_RANK=%d", r->local_rank) |
+           wr_env_add(e, "WHARF_LOCAL_SIZE=%d", h->nranks) |
+           wr_env_add(e, "WHARF_JOB_ID=%s", job->jobid);
+}
+
+/* Local rank: the launcher's environment (minus ours), -x, per-rank vars. */
+static int wr_env_local(wr_env_t *e, const wr_job_t *job, const wr_rank_t *r, int pmi_fd)
+{
+    int rc = 0;
+    for (char **p = environ; *p; p++)
+        if (!wr_ours(*p, job->o))
+            rc |= wr_env_add(e, "%s", *p);
+    for (int i = 0; i < job->o->nx; i++)
+        rc |= wr_env_add(e, "%s", job->o->xvars[i]);
+    rc |= wr_env_add(e, "PMI_FD=%d", pmi_fd);
+    return rc | wr_env_rank(e, job, r);
+}
+
+/* Remote rank: WHARF_* of the launcher, LD_LIBRARY_PATH, -x, per-rank vars. */
+static int wr_env_remote(wr_env_t *e, const wr_job_t *job, const wr_rank_t *r)
+{
+    const wr_host_t *h = &job->o->hosts[r->host];
+    int rc = 0;
+    for (char **p = environ; *p; p++)
+        if ((!strncmp(*p, "WHARF_", 6) || wr_name_is(*p, "LD_LIBRARY_PATH")) &&
+            !wr_ours(*p, job->o))
+            rc |= wr_env_add(e, "%s", *p);
+    for (int i = 0; i < job->o->nx; i++)
+        rc |= wr_env_add(e, "%s", job->o->xvars[i]);
+    rc |= wr_env_add(e, "PMI_PORT=%s:%d", h->addr, job->port);
+    rc |= wr_env_add(e, "PMI_ID=%d", r->pmiid);
+    return rc | wr_env_rank(e, job, r);
+}
+
+int wr_shell_quote(wr_buf_t *b, const char *word)
+{
+    int rc = wr_buf_append(b, "'", 1);
+    for (const char *c = word; *c; c++) {
+        if (*c == '\'')
+            rc |= wr_buf_append(b, "'\\''", 4);
+        else
+            rc |= wr_buf_append(b, c, 1);
+    }
+    return rc | wr_buf_append(b, "'", 1);
+}
+
+/* ---- fork/exec ---- */
+
+/* In the child, before exec: own session and process group (no controlling
+ * terminal: an agent asking for a password fails at once instead of being
+ * stopped by SIGTTIN), die with the launcher, default signal state, stdin
+ * from /dev/null. */
+static void wr_child_setup(pid_t parent, int out, int err)
+{
+    setsid();
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(127); /* the launcher died before we could ask */
+    for (int sig = 1; sig < NSIG; sig++) /* pristine signal state, whatever ours is */
+        signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    int nul = open("/dev/null", O_RDONLY);
+    if (nul < 0 || dup2(nul, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+        _exit(127);
+    if (nul > 2)
+        close(nul);
+}
+
+/* Fork and exec path with argv/envp; output pipes into r->out/r->err.
+ * keep_fd (>= 0) is inherited by the child.  exec errors come back through
+ * a close-on-exec pipe.  0 or -1 (message printed). */
+static int wr_fork_exec(wr_rank_t *r, const char *path, char **argv, char **envp, int keep_fd,
+                        const char *what)
+{
+    int out[2] = {-1, -1}, err[2] = {-1, -1}, ex[2] = {-1, -1};
+    if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(ex, O_CLOEXEC)) {
+        wr_error("pipe: %s", strerror(errno));
+        goto fail;
+    }
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        wr_error("fork: %s", strerror(errno));
+        goto fail;
+    }
+    if (pid == 0) {
+        wr_child_setup(parent, out[1], err[1]);
+        if (keep_fd >= 0)
+            fcntl(keep_fd, F_SETFD, 0);
+        execve(path, argv, envp);
+        int e = errno;
+        ssize_t wn = write(ex[1], &e, sizeof e);
+        (void)wn;
+        _exit(127);
+    }
+    /* (no setpgid here: the child's setsid would fail on a group leader;
+     * the exec-status read below waits until the child has its session) */
+    close(out[1]);
+    close(err[1]);
+    close(ex[1]);
+    int e = 0;
+    ssize_t n;
+    do
+        n = read(ex[0], &e, sizeof e);
+    while (n < 0 && errno == EINTR);
+    close(ex[0]);
+    if (n == (ssize_t)sizeof e) {
+        waitpid(pid, NULL, 0);
+        wr_error("cannot execute %s '%s': %s", what, path, strerror(e));
+        close(out[0]);
+        close(err[0]);
+        return -1;
+    }
+    r->pid = pid;
+    r->out.fd = out[0];
+    r->err.fd = err[0];
+    return 0;
+fail:
+    for (int i = 0; i < 2; i++) {
+        if (out[i] >= 0)
+            close(out[i]);
+        if (err[i] >= 0)
+            close(err[i]);
+        if (ex[i] >= 0)
+            close(ex[i]);
+    }
+    return -1;
+}
+
+static int wr_spawn_local(wr_job_t *job, wr_rank_t *r)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        wr_error("socketpair: %s", strerror(errno));
+        return -1;
+    }
+    wr_env_t env = {0};
+    int rc = -1;
+    if (wr_env_local(&env, job, r, sv[1]) != 0)
+        wr_error("out of memory");
+    else
+        rc = wr_fork_exec(r, wr_prog_path, job->o->prog, env.v, sv[1], "program");
+    wr_env_free(&env);
+    close(sv[1]);
+    if (rc != 0) {
+        close(sv[0]);
+        return -1;
+    }
+    fcntl(sv[0], F_SETFL, O_NONBLOCK);
+    r->pmi_fd = sv[0];
+    return 0;
+}
+
+static int wr_spawn_remote(wr_job_t *job, wr_rank_t *r, const char *cwd)
+{
+    wr_env_t env = {0};
+    wr_buf_t cmd = {0};
+    int rc = wr_env_remote(&env, job, r);
+    rc |= wr_buf_append(&cmd, "cd ", 3) | wr_shell_quote(&cmd, cwd) |
+          wr_buf_append(&cmd, " && exec env", 12);
+    for (int i = 0; i < env.n; i++)
+        rc |= wr_buf_append(&cmd, " ", 1) | wr_shell_quote(&cmd, env.v[i]);
+    for (char **a = job->o->prog; *a; a++)
+        rc |= wr_buf_append(&cmd, " ", 1) | wr_shell_quote(&cmd, *a);
+    int na = 0;
+    while (job->o->agent[na])
+        na++;
+    char **argv = calloc((size_t)na + 3, sizeof *argv);
+    if (rc != 0 || !argv) {
+        wr_error("out of memory");
+        rc = -1;
+    } else {
+        for (int i = 0; i < na; i++)
+            argv[i] = job->o->agent[i];
+        argv[na] = job->o->hosts[r->host].name;
+        argv[na + 1] = cmd.data;
+        /* the agent gets the launcher's environment unchanged */
+        rc = wr_fork_exec(r, wr_agent_path, argv, environ, -1, "agent");
+    }
+    free(argv);
+    wr_buf_free(&cmd);
+    wr_env_free(&env);
+    return rc;
+}
+
+int wr_spawn_all(wr_job_t *job)
+{
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        snprintf(cwd, sizeof cwd, "/");
+    for (int i = 0; i < job->n; i++) {
+        wr_rank_t *r = &job->ranks[i];
+        if ((r->remote ? wr_spawn_remote(job, r, cwd) : wr_spawn_local(job, r)) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+void wr_remote_cleanup(const wr_job_t *job, double timeout)
+{
+    const wr_opts_t *o = job->o;
+    pid_t *pids = calloc((size_t)o->nhosts, sizeof *pids);
+    int na = 0;
+    while (o->agent[na])
+        na++;
+    char **argv = calloc((size_t)na + 3, sizeof *argv);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -f /dev/shm/wharf.%s.*", job->jobid);
+    if (!pids || !argv) {
+        free(pids);
+        free(argv);
+        return;
+    }
+    for (int i = 0; i < na; i++)
+        argv[i] = o->agent[i];
+    argv[na + 1] = cmd;
+    pid_t parent = getpid();
+    for (int h = 0; h < o->nhosts; h++) {
+        if (o->hosts[h].local || o->hosts[h].nranks == 0)
+            continue;
+        argv[na] = o->hosts[h].name;
+        pid_t pid = fork();
+        if (pid == 0) {
+            int nul = open("/dev/null", O_RDWR);
+            wr_child_setup(parent, nul, nul);
+            execve(wr_agent_path, argv, environ);
+            _exit(127);
+        }
+        if (pid > 0)
+            pids[h] = pid;
+    }
+    double end = wr_now() + timeout;
+    for (;;) {
+        int left = 0;
+        for (int h = 0; h < o->nhosts; h++) {
+            if (pids[h] > 0 && waitpid(pids[h], NULL, WNOHANG) == 0)
+                left++;
+            else
+                pids[h] = 0;
+        }
+        if (!left)
+            break;
+        if (wr_now() >= end) {
+            for (int h = 0; h < o->nhosts; h++) {
+                if (pids[h] > 0) {
+                    kill(-pids[h], SIGKILL);
+                    waitpid(pids[h], NULL, 0);
+                }
+            }
+            break;
+        }
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    free(pids);
+    free(argv);
+}
