@@ -1,0 +1,136 @@
+/* Private to src/coll: the algorithms (one file per family) that the
+ * selectors in select.c choose from, and the helpers they share.
+ *
+ * Every message travels on the collective context (WH_CTX_COLL) with a tag
+ * per collective; sources are always explicit (never MPI_ANY_SOURCE), so
+ * two collectives in a row cannot cross (messages between two ranks on one
+ * context and tag arrive in order).
+ *
+ * Reductions apply `inout = in op inout` with `in` the contribution of the
+ * lower ranks, so non-commutative ops see their operands in rank order. */
+#ifndef WH_COLL_ALGO_H
+#define WH_COLL_ALGO_H
+#include "coll/coll.h"
+#include "proto/p2p.h"
+
+enum wh_coll_tag {
+    WH_TAG_BARRIER = 1,
+    WH_TAG_BCAST,
+    WH_TAG_BCAST_RING,
+    WH_TAG_REDUCE,
+    WH_TAG_ALLREDUCE,
+    WH_TAG_ALLREDUCE_AG, /* allgather phase of Rabenseifner */
+    WH_TAG_GATHER,
+    WH_TAG_SCATTER,
+    WH_TAG_ALLGATHER,
+    WH_TAG_ALLTOALL,
+    WH_TAG_REDSCAT,
+    WH_TAG_SCAN,
+    WH_TAG_EXSCAN,
+};
+
+/* ---------- helpers (util.c) ---------- */
+/* A temporary able to hold count elements of dt in dt's own layout (sized by
+ * the true extent, so it works for any lower bound or negative extent).
+ * Returns the typed buffer pointer (use it with (count, dt)); *raw is what
+ * to free().  NULL (and *raw NULL) when out of memory; count 0 gives a valid
+ * non-NULL pointer. */
+void *wh_coll_tmp(MPI_Count count, const wh_dtype_t *dt, void **raw);
+/* Same, but uses `stack` (of `room` bytes, 16-byte aligned) when the data
+ * fits, so small reductions do not allocate; *raw is then NULL. */
+void *wh_coll_tmp_in(MPI_Count count, const wh_dtype_t *dt, void *stack, size_t room, void **raw);
+#define WH_COLL_STACK 512
+/* Address of element i of a typed buffer. */
+static inline char *wh_coll_elt(const void *buf, MPI_Aint i, const wh_dtype_t *dt)
+{
+    return (char *)buf + i * dt->extent;
+}
+/* the MPI_BYTE type object, for moving packed data */
+wh_dtype_t *wh_coll_byte(void);
+/* Local copy between typed buffers (a no-op when both are the same). */
+int wh_coll_copy(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount, wh_dtype_t *rdt);
+/* Largest power of two <= n (n >= 1). */
+static inline int wh_coll_pof2(int n)
+{
+    int p = 1;
+    while (p * 2 <= n)
+        p *= 2;
+    return p;
+}
+/* Split count elements into n nearly equal blocks: block i is elements
+ * [disp[i], disp[i+1]); disp has n+1 entries (disp[n] == count). */
+void wh_coll_split(MPI_Count count, int n, MPI_Aint *disp);
+/* out-of-memory error code */
+int wh_coll_nomem(const char *what, size_t bytes);
+
+#define WH_COLL_SEND(buf, n, dt, dst, tag, c) wh_send((buf), (n), (dt), (dst), (tag), (c), WH_CTX_COLL)
+#define WH_COLL_RECV(buf, n, dt, src, tag, c) wh_recv((buf), (n), (dt), (src), (tag), (c), WH_CTX_COLL, NULL)
+#define WH_COLL_SENDRECV(sb, sn, sdt, dst, rb, rn, rdt, src, tag, c)                                       \
+    wh_sendrecv((sb), (sn), (sdt), (dst), (tag), (rb), (rn), (rdt), (src), (tag), (c), WH_CTX_COLL, NULL)
+
+/* ---------- dissem.c ---------- */
+int wh_barrier_dissem(wh_comm_t *c);
+
+/* ---------- binomial.c: binomial trees ---------- */
+int wh_bcast_binomial(void *buf, MPI_Count count, wh_dtype_t *dt, int root, wh_comm_t *c);
+/* commutative ops: tree rooted at root */
+int wh_reduce_binomial(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
+                       wh_op_t *op, int root, wh_comm_t *c);
+/* any op: tree rooted at rank 0 combining in rank order, then moved to root */
+int wh_reduce_ordered(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
+                      wh_op_t *op, int root, wh_comm_t *c);
+int wh_gather_binomial(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                       wh_dtype_t *rdt, int root, wh_comm_t *c);
+int wh_scatter_binomial(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                        wh_dtype_t *rdt, int root, wh_comm_t *c);
+
+/* ---------- linear.c: root talks to every rank ---------- */
+int wh_gather_linear(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                     wh_dtype_t *rdt, int root, wh_comm_t *c);
+int wh_scatter_linear(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                      wh_dtype_t *rdt, int root, wh_comm_t *c);
+int wh_gatherv_linear(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, const MPI_Count *rcounts,
+                      const MPI_Aint *displs, wh_dtype_t *rdt, int root, wh_comm_t *c);
+int wh_scatterv_linear(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *displs, wh_dtype_t *sdt,
+                       void *rbuf, MPI_Count rcount, wh_dtype_t *rdt, int root, wh_comm_t *c);
+/* reduce (ordered) to rank 0, then scatterv: any op, any counts */
+int wh_reduce_scatter_ordered(const void *sbuf, void *rbuf, const MPI_Count *rcounts, MPI_Datatype dth,
+                              wh_dtype_t *dt, wh_op_t *op, wh_comm_t *c);
+
+/* ---------- recdbl.c: recursive doubling ---------- */
+int wh_allreduce_recdbl(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
+                        wh_op_t *op, wh_comm_t *c);
+/* power-of-two communicators only */
+int wh_allgather_recdbl(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                        wh_dtype_t *rdt, wh_comm_t *c);
+int wh_scan_recdbl(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
+                   wh_comm_t *c);
+int wh_exscan_recdbl(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
+                     wh_op_t *op, wh_comm_t *c);
+
+/* ---------- rabenseifner.c: reduce-scatter by recursive halving + allgather ---------- */
+/* commutative ops, count >= largest power of two <= size */
+int wh_allreduce_rabenseifner(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
+                              wh_op_t *op, wh_comm_t *c);
+
+/* ---------- ring.c ---------- */
+int wh_allgather_ring(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                      wh_dtype_t *rdt, wh_comm_t *c);
+int wh_allgatherv_ring(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, const MPI_Count *rcounts,
+                       const MPI_Aint *displs, wh_dtype_t *rdt, wh_comm_t *c);
+/* binomial scatter of the packed bytes, then ring allgather (large messages) */
+int wh_bcast_scatter_ring(void *buf, MPI_Count count, wh_dtype_t *dt, int root, wh_comm_t *c);
+
+/* ---------- pairwise.c: pairwise exchange ---------- */
+int wh_alltoall_pairwise(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                         wh_dtype_t *rdt, wh_comm_t *c);
+int wh_alltoallv_pairwise(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls, wh_dtype_t *sdt,
+                          void *rbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls, wh_dtype_t *rdt,
+                          wh_comm_t *c);
+int wh_alltoallw_pairwise(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                          wh_dtype_t *const *sdts, void *rbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls,
+                          wh_dtype_t *const *rdts, wh_comm_t *c);
+/* commutative ops */
+int wh_reduce_scatter_pairwise(const void *sbuf, void *rbuf, const MPI_Count *rcounts, MPI_Datatype dth,
+                               wh_dtype_t *dt, wh_op_t *op, wh_comm_t *c);
+#endif

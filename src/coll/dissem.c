@@ -1,0 +1,13 @@
+/* Dissemination barrier: in round k every rank signals rank + 2^k and waits
+ * for rank - 2^k; after ceil(log2 n) rounds every rank has heard, directly
+ * or transitively, from all others.  Works for any communicator size. */
+#include "coll/algo.h"
+
+int wh_barrier_dissem(wh_comm_t *c)
+{
+    int n = c->size, r = c->rank;
+    wh_dtype_t *b = wh_coll_byte();
+    for (int k = 1; k < n; k <<= 1)
+        WH_CHECK(WH_COLL_SENDRECV(NULL, 0, b, (r + k) % n, NULL, 0, b, (r - k + n) % n, WH_TAG_BARRIER, c));
+    return MPI_SUCCESS;
+}

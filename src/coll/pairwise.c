@@ -1,0 +1,166 @@
+/* Pairwise exchange: n-1 steps; in step i rank r sends to r+i and receives
+ * from r-i (with a power-of-two size: exchanges with r^i, a perfect
+ * matching per step).  Alltoall(v,w) and reduce-scatter for commutative ops.
+ *
+ * In-place alltoall(v,w) first takes a snapshot of the receive buffer and
+ * sends from it (the standard: data sent is taken from, and replaced in,
+ * the receive buffer). */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "coll/algo.h"
+
+/* One side of an all-to-all: per-peer count, displacement and type.
+ * types == NULL: one type for all, displacements in its extents;
+ * otherwise displacements are bytes (alltoallw).  counts == NULL: `count`
+ * elements at j * count (alltoall). */
+typedef struct {
+    const MPI_Count *counts;
+    MPI_Count count;
+    const MPI_Aint *displs;
+    wh_dtype_t *type;
+    wh_dtype_t *const *types;
+} wh_a2a_side_t;
+
+static inline wh_dtype_t *side_type(const wh_a2a_side_t *s, int j)
+{
+    return s->types ? s->types[j] : s->type;
+}
+static inline MPI_Count side_count(const wh_a2a_side_t *s, int j)
+{
+    return s->counts ? s->counts[j] : s->count;
+}
+static inline char *side_addr(const wh_a2a_side_t *s, const void *buf, int j)
+{
+    if (s->types)
+        return (char *)buf + s->displs[j];
+    return wh_coll_elt(buf, s->displs ? s->displs[j] : (MPI_Aint)j * s->count, s->type);
+}
+
+/* Copy of the blocks of `s` in buf, at the same displacements relative to
+ * the returned base (*raw to free). */
+static char *snapshot(const wh_a2a_side_t *s, const void *buf, int n, void **raw, int *rc)
+{
+    MPI_Aint lo = 0, hi = 0;
+    int any = 0;
+    for (int j = 0; j < n; j++) {
+        MPI_Count k = side_count(s, j);
+        wh_dtype_t *t = side_type(s, j);
+        if (k == 0 || t->size == 0)
+            continue;
+        MPI_Aint a = (MPI_Aint)(side_addr(s, buf, j) - (char *)buf) + t->true_lb;
+        MPI_Aint span = (MPI_Aint)(k - 1) * t->extent;
+        MPI_Aint blo = a + (span < 0 ? span : 0), bhi = a + (span > 0 ? span : 0) + t->true_extent;
+        if (!any || blo < lo)
+            lo = blo;
+        if (!any || bhi > hi)
+            hi = bhi;
+        any = 1;
+    }
+    *raw = malloc((size_t)(hi - lo) + 1);
+    if (!*raw) {
+        *rc = wh_coll_nomem("in-place alltoall snapshot", (size_t)(hi - lo));
+        return NULL;
+    }
+    char *base = (char *)((uintptr_t)*raw - (uintptr_t)lo);
+    for (int j = 0; j < n && *rc == MPI_SUCCESS; j++) {
+        MPI_Count k = side_count(s, j);
+        wh_dtype_t *t = side_type(s, j);
+        if (k == 0 || t->size == 0)
+            continue;
+        *rc = wh_coll_copy(side_addr(s, buf, j), k, t, side_addr(s, base, j), k, t);
+    }
+    return base;
+}
+
+static int a2a_core(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, const wh_a2a_side_t *rs, wh_comm_t *c)
+{
+    int n = c->size, r = c->rank, rc = MPI_SUCCESS;
+    void *raw = NULL;
+    const wh_a2a_side_t *src = ss;
+    if (sbuf == MPI_IN_PLACE) {
+        src = rs;
+        if (!(sbuf = snapshot(rs, rbuf, n, &raw, &rc)) || rc != MPI_SUCCESS)
+            goto out;
+    }
+    if (!raw && (rc = wh_coll_copy(side_addr(src, sbuf, r), side_count(src, r), side_type(src, r),
+                                   side_addr(rs, rbuf, r), side_count(rs, r), side_type(rs, r))) != MPI_SUCCESS)
+        goto out; /* (in place, my own block is already where it belongs) */
+    int pof2 = (n & (n - 1)) == 0;
+    for (int i = 1; i < n; i++) {
+        int dst = pof2 ? r ^ i : (r + i) % n, from = pof2 ? r ^ i : (r - i + n) % n;
+        MPI_Count sk = side_count(src, dst), rk = side_count(rs, from);
+        wh_dtype_t *st = side_type(src, dst), *rt = side_type(rs, from);
+        /* empty blocks are empty on both sides (type signatures match) */
+        rc = WH_COLL_SENDRECV(side_addr(src, sbuf, dst), sk, st, sk && st->size ? dst : MPI_PROC_NULL,
+                              side_addr(rs, rbuf, from), rk, rt, rk && rt->size ? from : MPI_PROC_NULL,
+                              WH_TAG_ALLTOALL, c);
+        if (rc != MPI_SUCCESS)
+            goto out;
+    }
+out:
+    free(raw);
+    return rc;
+}
+
+int wh_alltoall_pairwise(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                         wh_dtype_t *rdt, wh_comm_t *c)
+{
+    wh_a2a_side_t ss = {.count = scount, .type = sdt}, rs = {.count = rcount, .type = rdt};
+    return a2a_core(sbuf, &ss, rbuf, &rs, c);
+}
+
+int wh_alltoallv_pairwise(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls, wh_dtype_t *sdt,
+                          void *rbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls, wh_dtype_t *rdt,
+                          wh_comm_t *c)
+{
+    wh_a2a_side_t ss = {.counts = scounts, .displs = sdispls, .type = sdt};
+    wh_a2a_side_t rs = {.counts = rcounts, .displs = rdispls, .type = rdt};
+    return a2a_core(sbuf, &ss, rbuf, &rs, c);
+}
+
+int wh_alltoallw_pairwise(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                          wh_dtype_t *const *sdts, void *rbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls,
+                          wh_dtype_t *const *rdts, wh_comm_t *c)
+{
+    wh_a2a_side_t ss = {.counts = scounts, .displs = sdispls, .types = sdts};
+    wh_a2a_side_t rs = {.counts = rcounts, .displs = rdispls, .types = rdts};
+    return a2a_core(sbuf, &ss, rbuf, &rs, c);
+}
+
+/* Commutative ops: in step i send the block rank r+i needs from my input and
+ * fold in the block rank r-i sent me for my piece. */
+int wh_reduce_scatter_pairwise(const void *sbuf, void *rbuf, const MPI_Count *rcounts, MPI_Datatype dth,
+                               wh_dtype_t *dt, wh_op_t *op, wh_comm_t *c)
+{
+    int n = c->size, r = c->rank, rc = MPI_SUCCESS;
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    MPI_Aint *displs = malloc((size_t)n * sizeof *displs);
+    void *raw_a = NULL, *raw_t = NULL;
+    MPI_Count mine = rcounts[r];
+    char *acc = wh_coll_tmp(mine, dt, &raw_a), *tmp = wh_coll_tmp(mine, dt, &raw_t);
+    if (!displs || !acc || !tmp) {
+        rc = wh_coll_nomem("reduce_scatter buffers", 2 * (size_t)mine * (size_t)dt->extent);
+        goto out;
+    }
+    MPI_Aint d = 0;
+    for (int i = 0; i < n; i++) {
+        displs[i] = d;
+        d += (MPI_Aint)rcounts[i];
+    }
+    if ((rc = wh_coll_copy(wh_coll_elt(in, displs[r], dt), mine, dt, acc, mine, dt)) != MPI_SUCCESS)
+        goto out;
+    for (int i = 1; i < n; i++) {
+        int dst = (r + i) % n, from = (r - i + n) % n;
+        rc = WH_COLL_SENDRECV(wh_coll_elt(in, displs[dst], dt), rcounts[dst], dt, dst, tmp, mine, dt, from,
+                              WH_TAG_REDSCAT, c);
+        if (rc != MPI_SUCCESS || (rc = wh_op_apply(op, tmp, acc, (size_t)mine, dth, dt)) != MPI_SUCCESS)
+            goto out;
+    }
+    rc = wh_coll_copy(acc, mine, dt, rbuf, mine, dt);
+out:
+    free(displs);
+    free(raw_a);
+    free(raw_t);
+    return rc;
+}

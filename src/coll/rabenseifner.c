@@ -1,0 +1,85 @@
+/* Rabenseifner's allreduce for large vectors and commutative ops:
+ * reduce-scatter by recursive halving (each round halves the range of
+ * blocks a rank is responsible for and exchanges the other half with its
+ * partner), then an allgather by recursive doubling of the reduced blocks.
+ * Moves 2 (p-1)/p of the vector per rank instead of log2 p times it.
+ *
+ * The vector is cut into pof2 blocks (element granularity, so derived types
+ * work unchanged); after the halving, participant i owns block i.  A size
+ * that is not a power of two is folded first as in recdbl.c.  Each block is
+ * reduced by exactly one rank and then copied, so all ranks get
+ * bit-identical results. */
+#include <stdlib.h>
+
+#include "coll/algo.h"
+
+static inline int unfold(int nr, int rem)
+{
+    return nr < rem ? nr * 2 + 1 : nr + rem;
+}
+
+int wh_allreduce_rabenseifner(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
+                              wh_op_t *op, wh_comm_t *c)
+{
+    int n = c->size, r = c->rank, rc;
+    int pof2 = wh_coll_pof2(n), rem = n - pof2, nr;
+    if (sbuf != MPI_IN_PLACE && (rc = wh_coll_copy(sbuf, count, dt, rbuf, count, dt)) != MPI_SUCCESS)
+        return rc;
+    void *raw;
+    char *a = rbuf, *tmp = wh_coll_tmp(count, dt, &raw);
+    MPI_Aint *disp = malloc((size_t)(pof2 + 1) * sizeof *disp);
+    if (!tmp || !disp) {
+        free(raw);
+        free(disp);
+        return wh_coll_nomem("allreduce buffers", (size_t)count * (size_t)dt->extent);
+    }
+    rc = MPI_SUCCESS;
+    if (r < 2 * rem) {
+        if (r % 2 == 0) {
+            rc = WH_COLL_SEND(a, count, dt, r + 1, WH_TAG_ALLREDUCE, c);
+            nr = -1;
+        } else {
+            rc = WH_COLL_RECV(tmp, count, dt, r - 1, WH_TAG_ALLREDUCE, c);
+            if (rc == MPI_SUCCESS)
+                rc = wh_op_apply(op, tmp, a, (size_t)count, dth, dt);
+            nr = r / 2;
+        }
+    } else {
+        nr = r - rem;
+    }
+    if (nr >= 0 && rc == MPI_SUCCESS) {
+        wh_coll_split(count, pof2, disp);
+        /* reduce-scatter: keep the half of [lo, hi) selected by my bit m */
+        int lo = 0, hi = pof2;
+        for (int m = pof2 >> 1; m > 0 && rc == MPI_SUCCESS; m >>= 1) {
+            int peer = unfold(nr ^ m, rem), mid = lo + m;
+            int klo = (nr & m) ? mid : lo, khi = (nr & m) ? hi : mid; /* keep */
+            int slo = (nr & m) ? lo : mid, shi = (nr & m) ? mid : hi; /* send */
+            MPI_Count kn = disp[khi] - disp[klo], sn = disp[shi] - disp[slo];
+            rc = WH_COLL_SENDRECV(wh_coll_elt(a, disp[slo], dt), sn, dt, peer, wh_coll_elt(tmp, disp[klo], dt), kn,
+                                  dt, peer, WH_TAG_ALLREDUCE, c);
+            if (rc == MPI_SUCCESS)
+                rc = wh_op_apply(op, wh_coll_elt(tmp, disp[klo], dt), wh_coll_elt(a, disp[klo], dt), (size_t)kn,
+                                 dth, dt);
+            lo = klo;
+            hi = khi;
+        }
+        /* allgather: my blocks [nr & ~(m-1), +m) for growing m */
+        for (int m = 1; m < pof2 && rc == MPI_SUCCESS; m <<= 1) {
+            int pn = nr ^ m, peer = unfold(pn, rem);
+            int mine = nr & ~(m - 1), theirs = pn & ~(m - 1);
+            rc = WH_COLL_SENDRECV(wh_coll_elt(a, disp[mine], dt), disp[mine + m] - disp[mine], dt, peer,
+                                  wh_coll_elt(a, disp[theirs], dt), disp[theirs + m] - disp[theirs], dt, peer,
+                                  WH_TAG_ALLREDUCE_AG, c);
+        }
+    }
+    if (rc == MPI_SUCCESS && r < 2 * rem) {
+        if (r % 2)
+            rc = WH_COLL_SEND(a, count, dt, r - 1, WH_TAG_ALLREDUCE, c);
+        else
+            rc = WH_COLL_RECV(a, count, dt, r + 1, WH_TAG_ALLREDUCE, c);
+    }
+    free(raw);
+    free(disp);
+    return rc;
+}

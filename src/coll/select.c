@@ -1,0 +1,163 @@
+/* The selectors: one function per collective (the coll.h API) that picks an
+ * algorithm by message size, op and communicator.  Every input of a choice
+ * must be the same on all ranks (sizes of significant arguments, the op,
+ * the communicator), or ranks would run different algorithms.
+ * Thresholds are tunables (WHARF_COLL_*). */
+#include <stdlib.h>
+
+#include "coll/algo.h"
+#include "util/tunables.h"
+
+int wh_barrier(wh_comm_t *c)
+{
+    if (c->size == 1)
+        return MPI_SUCCESS;
+    return wh_barrier_dissem(c);
+}
+
+int wh_bcast(void *buf, MPI_Count count, wh_dtype_t *dt, int root, wh_comm_t *c)
+{
+    size_t nbytes = (size_t)count * dt->size;
+    if (c->size == 1 || nbytes == 0)
+        return MPI_SUCCESS;
+    if (c->size > 2 && nbytes >= wh_tun.coll_bcast_long && nbytes >= (size_t)c->size)
+        return wh_bcast_scatter_ring(buf, count, dt, root, c);
+    return wh_bcast_binomial(buf, count, dt, root, c);
+}
+
+int wh_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
+              int root, wh_comm_t *c)
+{
+    if (count == 0 || dt->size == 0)
+        return MPI_SUCCESS;
+    if (c->size == 1)
+        return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : wh_coll_copy(sbuf, count, dt, rbuf, count, dt);
+    if (op->commute)
+        return wh_reduce_binomial(sbuf, rbuf, count, dth, dt, op, root, c);
+    return wh_reduce_ordered(sbuf, rbuf, count, dth, dt, op, root, c);
+}
+
+int wh_allreduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
+                 wh_comm_t *c)
+{
+    size_t nbytes = (size_t)count * dt->size;
+    if (nbytes == 0)
+        return MPI_SUCCESS;
+    if (c->size == 1)
+        return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : wh_coll_copy(sbuf, count, dt, rbuf, count, dt);
+    if (op->commute && nbytes >= wh_tun.coll_allreduce_long && count >= wh_coll_pof2(c->size))
+        return wh_allreduce_rabenseifner(sbuf, rbuf, count, dth, dt, op, c);
+    return wh_allreduce_recdbl(sbuf, rbuf, count, dth, dt, op, c);
+}
+
+int wh_gather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount, wh_dtype_t *rdt,
+              int root, wh_comm_t *c)
+{
+    size_t blk = c->rank == root ? (size_t)rcount * rdt->size : (size_t)scount * sdt->size;
+    if (c->size > 2 && blk * (size_t)c->size < wh_tun.coll_gather_long)
+        return wh_gather_binomial(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+    return wh_gather_linear(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+}
+
+int wh_gatherv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, const MPI_Count *rcounts,
+               const MPI_Aint *displs, wh_dtype_t *rdt, int root, wh_comm_t *c)
+{
+    return wh_gatherv_linear(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c);
+}
+
+int wh_scatter(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount, wh_dtype_t *rdt,
+               int root, wh_comm_t *c)
+{
+    size_t blk = c->rank == root ? (size_t)scount * sdt->size : (size_t)rcount * rdt->size;
+    if (c->size > 2 && blk * (size_t)c->size < wh_tun.coll_gather_long)
+        return wh_scatter_binomial(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+    return wh_scatter_linear(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+}
+
+int wh_scatterv(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *displs, wh_dtype_t *sdt, void *rbuf,
+                MPI_Count rcount, wh_dtype_t *rdt, int root, wh_comm_t *c)
+{
+    return wh_scatterv_linear(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c);
+}
+
+int wh_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount, wh_dtype_t *rdt,
+                 wh_comm_t *c)
+{
+    int n = c->size;
+    size_t total = (size_t)rcount * rdt->size * (size_t)n;
+    if (total == 0)
+        return MPI_SUCCESS;
+    if ((n & (n - 1)) == 0 && total < wh_tun.coll_allgather_long)
+        return wh_allgather_recdbl(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    return wh_allgather_ring(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+}
+
+int wh_allgatherv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, const MPI_Count *rcounts,
+                  const MPI_Aint *displs, wh_dtype_t *rdt, wh_comm_t *c)
+{
+    return wh_allgatherv_ring(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
+}
+
+int wh_alltoall(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount, wh_dtype_t *rdt,
+                wh_comm_t *c)
+{
+    if ((size_t)rcount * rdt->size == 0)
+        return MPI_SUCCESS;
+    return wh_alltoall_pairwise(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+}
+
+int wh_alltoallv(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls, wh_dtype_t *sdt, void *rbuf,
+                 const MPI_Count *rcounts, const MPI_Aint *rdispls, wh_dtype_t *rdt, wh_comm_t *c)
+{
+    return wh_alltoallv_pairwise(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c);
+}
+
+int wh_alltoallw(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls, wh_dtype_t *const *sdts,
+                 void *rbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls, wh_dtype_t *const *rdts, wh_comm_t *c)
+{
+    return wh_alltoallw_pairwise(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c);
+}
+
+int wh_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcounts, MPI_Datatype dth, wh_dtype_t *dt,
+                      wh_op_t *op, wh_comm_t *c)
+{
+    if (dt->size == 0)
+        return MPI_SUCCESS;
+    if (op->commute)
+        return wh_reduce_scatter_pairwise(sbuf, rbuf, rcounts, dth, dt, op, c);
+    return wh_reduce_scatter_ordered(sbuf, rbuf, rcounts, dth, dt, op, c);
+}
+
+int wh_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dth, wh_dtype_t *dt,
+                            wh_op_t *op, wh_comm_t *c)
+{
+    if (rcount == 0 || dt->size == 0)
+        return MPI_SUCCESS;
+    MPI_Count one[64], *counts = c->size <= 64 ? one : malloc((size_t)c->size * sizeof *counts);
+    if (!counts)
+        return wh_coll_nomem("reduce_scatter_block counts", (size_t)c->size * sizeof *counts);
+    for (int i = 0; i < c->size; i++)
+        counts[i] = rcount;
+    int rc = wh_reduce_scatter(sbuf, rbuf, counts, dth, dt, op, c);
+    if (counts != one)
+        free(counts);
+    return rc;
+}
+
+int wh_scan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
+            wh_comm_t *c)
+{
+    if (count == 0 || dt->size == 0)
+        return MPI_SUCCESS;
+    if (c->size == 1)
+        return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : wh_coll_copy(sbuf, count, dt, rbuf, count, dt);
+    return wh_scan_recdbl(sbuf, rbuf, count, dth, dt, op, c);
+}
+
+int wh_exscan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
+              wh_comm_t *c)
+{
+    if (count == 0 || dt->size == 0 || c->size == 1)
+        return MPI_SUCCESS;
+    return wh_exscan_recdbl(sbuf, rbuf, count, dth, dt, op, c);
+}

@@ -1,0 +1,475 @@
+/* MPI collective entry points (part 1): the argument checks shared by all
+ * collective calls, then barrier, broadcast, gather(v), scatter(v) and
+ * allgather(v) with their large-count (_c) variants.  Reductions and
+ * all-to-all are in coll2.c.
+ *
+ * Every call checks its arguments as the standard requires (only those
+ * significant on the calling rank), then calls the selector of src/coll;
+ * errors go to the communicator's error handler.  Intercommunicators are
+ * not supported yet (MPI_ERR_COMM). */
+#include <stdlib.h>
+
+#include "coll/coll.h"
+#include "mpi/api.h"
+
+/* ---------- argument checks ---------- */
+
+int wh_collchk_comm(const char *fname, MPI_Comm comm, wh_comm_t **cp)
+{
+    wh_comm_t *c = wh_comm_get(comm);
+    if (__builtin_expect(!c, 0)) {
+        if (comm == MPI_COMM_NULL)
+            return wh_raise_comm(NULL, fname, wh_error(MPI_ERR_COMM, "comm is MPI_COMM_NULL"));
+        return wh_raise_comm(NULL, fname,
+                             wh_error(MPI_ERR_COMM, "comm 0x%x is not a valid communicator (freed or never created)",
+                                      (unsigned)comm));
+    }
+    if (__builtin_expect(c->is_inter, 0))
+        return wh_raise_comm(c, fname,
+                             wh_error(MPI_ERR_COMM, "%s on an intercommunicator is not supported yet by wharf", fname));
+    *cp = c;
+    return MPI_SUCCESS;
+}
+
+int wh_collchk_root(const char *fname, wh_comm_t *c, int root)
+{
+    if (__builtin_expect((unsigned)root >= (unsigned)c->size, 0))
+        return wh_raise_comm(c, fname,
+                             wh_error(MPI_ERR_ROOT, "root %d is out of range: the communicator has %d ranks (0..%d)",
+                                      root, c->size, c->size - 1));
+    return MPI_SUCCESS;
+}
+
+int wh_collchk_buf(const char *fname, wh_comm_t *c, const void *buf, MPI_Count count, MPI_Datatype dth,
+                   wh_dtype_t **dtp, const char *cname, const char *bname)
+{
+    if (__builtin_expect(count < 0, 0))
+        return wh_raise_comm(c, fname, wh_error(MPI_ERR_COUNT, "%s is negative (%lld)", cname, (long long)count));
+    int rc = wh_dtype_check_comm(dth, dtp);
+    if (__builtin_expect(rc != MPI_SUCCESS, 0))
+        return wh_raise_comm(c, fname, rc);
+    const wh_dtype_t *dt = *dtp;
+    size_t bytes;
+    if (__builtin_expect((rc = wh_dtype_bytes_checked(dt, count, &bytes)) != MPI_SUCCESS, 0))
+        return wh_raise_comm(c, fname, rc);
+    if (__builtin_expect(buf == MPI_IN_PLACE, 0))
+        return wh_raise_comm(c, fname,
+                             wh_error(MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed as %s of %s on this rank", bname, fname));
+    /* MPI_BOTTOM (NULL) is legal with a derived type holding absolute addresses */
+    if (__builtin_expect(!buf && count > 0 && dt->size && (dt->predefined || dt->true_lb == 0), 0))
+        return wh_raise_comm(c, fname,
+                             wh_error(MPI_ERR_BUFFER, "%s is NULL but %s is %lld", bname, cname, (long long)count));
+    return MPI_SUCCESS;
+}
+
+int wh_collchk_ptr(const char *fname, wh_comm_t *c, const void *p, const char *name)
+{
+    if (__builtin_expect(!p, 0))
+        return wh_raise_comm(c, fname, wh_error(MPI_ERR_ARG, "%s is NULL", name));
+    return MPI_SUCCESS;
+}
+
+int wh_collchk_counts(const char *fname, wh_comm_t *c, const MPI_Count *counts, int n, const char *name)
+{
+    int rc = wh_collchk_ptr(fname, c, counts, name);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    for (int i = 0; i < n; i++)
+        if (__builtin_expect(counts[i] < 0, 0))
+            return wh_raise_comm(c, fname, wh_error(MPI_ERR_COUNT, "%s[%d] is negative (%lld)", name, i,
+                                                    (long long)counts[i]));
+    return MPI_SUCCESS;
+}
+
+int wh_collchk_op(const char *fname, wh_comm_t *c, MPI_Op oph, const wh_dtype_t *dt, wh_op_t **opp)
+{
+    wh_op_t *op = wh_op_get(oph);
+    if (__builtin_expect(!op, 0)) {
+        if (oph == MPI_OP_NULL)
+            return wh_raise_comm(c, fname, wh_error(MPI_ERR_OP, "op is MPI_OP_NULL"));
+        return wh_raise_comm(c, fname,
+                             wh_error(MPI_ERR_OP, "op 0x%x is not a valid operation (freed or never created)",
+                                      (unsigned)oph));
+    }
+    int rc = wh_op_check_reduce(op, dt);
+    if (__builtin_expect(rc != MPI_SUCCESS, 0))
+        return wh_raise_comm(c, fname, rc);
+    *opp = op;
+    return MPI_SUCCESS;
+}
+
+int wh_collchk_widen(const char *fname, wh_comm_t *c, int n, const int *ic, const int *id, MPI_Count **oc,
+                     MPI_Aint **od, void **mem)
+{
+    size_t bytes = ((ic ? sizeof(MPI_Count) : 0) + (id ? sizeof(MPI_Aint) : 0)) * (size_t)n;
+    *oc = NULL;
+    *od = NULL;
+    *mem = bytes ? malloc(bytes) : NULL;
+    if (bytes && !*mem)
+        return wh_raise_comm(c, fname, wh_error(MPI_ERR_NO_MEM, "out of memory converting %d counts", n));
+    char *p = *mem;
+    if (ic) {
+        *oc = (MPI_Count *)(void *)p;
+        for (int i = 0; i < n; i++)
+            (*oc)[i] = ic[i];
+        p += sizeof(MPI_Count) * (size_t)n;
+    }
+    if (id) {
+        *od = (MPI_Aint *)(void *)p;
+        for (int i = 0; i < n; i++)
+            (*od)[i] = id[i];
+    }
+    return MPI_SUCCESS;
+}
+
+int wh_collchk_buffer_error(const char *fname, wh_comm_t *c, const char *msg)
+{
+    return wh_raise_comm(c, fname, wh_error(MPI_ERR_BUFFER, "%s", msg));
+}
+
+static inline int done(const char *fname, wh_comm_t *c, int rc)
+{
+    return __builtin_expect(rc == MPI_SUCCESS, 1) ? rc : wh_raise_comm(c, fname, rc);
+}
+
+static inline char *elt(const void *buf, MPI_Aint i, const wh_dtype_t *dt)
+{
+    return (char *)buf + i * dt->extent;
+}
+
+#define WH_ALIAS_MSG "sendbuf and recvbuf overlap on this rank's block; use MPI_IN_PLACE instead"
+
+/* ---------- barrier ---------- */
+
+WH_API int PMPI_Barrier(MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Barrier");
+    wh_comm_t *c;
+    int rc = wh_collchk_comm("MPI_Barrier", comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return done("MPI_Barrier", c, wh_barrier(c));
+}
+WH_ALIAS(MPI_Barrier, PMPI_Barrier)
+
+/* ---------- broadcast ---------- */
+
+static int bcast_impl(const char *fname, void *buf, MPI_Count count, MPI_Datatype dth, int root, MPI_Comm comm)
+{
+    wh_comm_t *c;
+    wh_dtype_t *dt;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)) ||
+        (rc = wh_collchk_buf(fname, c, buf, count, dth, &dt, "count", "buffer")))
+        return rc;
+    return done(fname, c, wh_bcast(buf, count, dt, root, c));
+}
+
+WH_API int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Bcast");
+    return bcast_impl("MPI_Bcast", buffer, count, datatype, root, comm);
+}
+WH_ALIAS(MPI_Bcast, PMPI_Bcast)
+
+WH_API int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Bcast_c");
+    return bcast_impl("MPI_Bcast_c", buffer, count, datatype, root, comm);
+}
+WH_ALIAS(MPI_Bcast_c, PMPI_Bcast_c)
+
+/* ---------- gather ---------- */
+
+static int gather_impl(const char *fname, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                       MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    wh_comm_t *c;
+    wh_dtype_t *sdt = NULL, *rdt = NULL;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)))
+        return rc;
+    int am_root = c->rank == root;
+    if (sbuf == MPI_IN_PLACE) {
+        if (!am_root)
+            return wh_collchk_buffer_error(fname, c, "sendbuf is MPI_IN_PLACE on a rank that is not the root");
+    } else if ((rc = wh_collchk_buf(fname, c, sbuf, scount, stype, &sdt, "sendcount", "sendbuf"))) {
+        return rc;
+    }
+    if (am_root) {
+        if ((rc = wh_collchk_buf(fname, c, rbuf, rcount, rtype, &rdt, "recvcount", "recvbuf")))
+            return rc;
+        if (sbuf != MPI_IN_PLACE && rcount > 0 && rdt->size && sbuf == elt(rbuf, (MPI_Aint)root * rcount, rdt))
+            return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
+    }
+    return done(fname, c, wh_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, c));
+}
+
+WH_API int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Gather");
+    return gather_impl("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+WH_ALIAS(MPI_Gather, PMPI_Gather)
+
+WH_API int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Gather_c");
+    return gather_impl("MPI_Gather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+WH_ALIAS(MPI_Gather_c, PMPI_Gather_c)
+
+static int gatherv_impl(const char *fname, wh_comm_t *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                        void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs, MPI_Datatype rtype, int root)
+{
+    wh_dtype_t *sdt = NULL, *rdt = NULL;
+    int rc;
+    int am_root = c->rank == root;
+    if (sbuf == MPI_IN_PLACE) {
+        if (!am_root)
+            return wh_collchk_buffer_error(fname, c, "sendbuf is MPI_IN_PLACE on a rank that is not the root");
+    } else if ((rc = wh_collchk_buf(fname, c, sbuf, scount, stype, &sdt, "sendcount", "sendbuf"))) {
+        return rc;
+    }
+    if (am_root) {
+        if ((rc = wh_collchk_counts(fname, c, rcounts, c->size, "recvcounts")) ||
+            (rc = wh_collchk_ptr(fname, c, displs, "displs")))
+            return rc;
+        MPI_Count maxc = 0;
+        for (int i = 0; i < c->size; i++)
+            maxc = rcounts[i] > maxc ? rcounts[i] : maxc;
+        if ((rc = wh_collchk_buf(fname, c, rbuf, maxc, rtype, &rdt, "recvcounts", "recvbuf")))
+            return rc;
+        if (sbuf != MPI_IN_PLACE && rcounts[root] > 0 && rdt->size && sbuf == elt(rbuf, displs[root], rdt))
+            return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
+    }
+    return done(fname, c, wh_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c));
+}
+
+WH_API int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Gatherv");
+    const char *fname = "MPI_Gatherv";
+    wh_comm_t *c;
+    MPI_Count *rc64 = NULL;
+    MPI_Aint *d64 = NULL;
+    void *mem = NULL;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)))
+        return rc;
+    if (c->rank == root && (rc = wh_collchk_widen(fname, c, c->size, recvcounts, displs, &rc64, &d64, &mem)))
+        return rc;
+    rc = gatherv_impl(fname, c, sendbuf, sendcount, sendtype, recvbuf, rc64, d64, recvtype, root);
+    free(mem);
+    return rc;
+}
+WH_ALIAS(MPI_Gatherv, PMPI_Gatherv)
+
+WH_API int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+                          MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Gatherv_c");
+    wh_comm_t *c;
+    int rc;
+    if ((rc = wh_collchk_comm("MPI_Gatherv_c", comm, &c)) || (rc = wh_collchk_root("MPI_Gatherv_c", c, root)))
+        return rc;
+    return gatherv_impl("MPI_Gatherv_c", c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                        root);
+}
+WH_ALIAS(MPI_Gatherv_c, PMPI_Gatherv_c)
+
+/* ---------- scatter ---------- */
+
+static int scatter_impl(const char *fname, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                        MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    wh_comm_t *c;
+    wh_dtype_t *sdt = NULL, *rdt = NULL;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)))
+        return rc;
+    int am_root = c->rank == root;
+    if (rbuf == MPI_IN_PLACE) {
+        if (!am_root)
+            return wh_collchk_buffer_error(fname, c, "recvbuf is MPI_IN_PLACE on a rank that is not the root");
+    } else if ((rc = wh_collchk_buf(fname, c, rbuf, rcount, rtype, &rdt, "recvcount", "recvbuf"))) {
+        return rc;
+    }
+    if (am_root) {
+        if ((rc = wh_collchk_buf(fname, c, sbuf, scount, stype, &sdt, "sendcount", "sendbuf")))
+            return rc;
+        if (rbuf != MPI_IN_PLACE && scount > 0 && sdt->size && rbuf == elt(sbuf, (MPI_Aint)root * scount, sdt))
+            return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
+    }
+    return done(fname, c, wh_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, c));
+}
+
+WH_API int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Scatter");
+    return scatter_impl("MPI_Scatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+WH_ALIAS(MPI_Scatter, PMPI_Scatter)
+
+WH_API int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Scatter_c");
+    return scatter_impl("MPI_Scatter_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+WH_ALIAS(MPI_Scatter_c, PMPI_Scatter_c)
+
+static int scatterv_impl(const char *fname, wh_comm_t *c, const void *sbuf, const MPI_Count *scounts,
+                         const MPI_Aint *displs, MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+                         int root)
+{
+    wh_dtype_t *sdt = NULL, *rdt = NULL;
+    int rc;
+    int am_root = c->rank == root;
+    if (rbuf == MPI_IN_PLACE) {
+        if (!am_root)
+            return wh_collchk_buffer_error(fname, c, "recvbuf is MPI_IN_PLACE on a rank that is not the root");
+    } else if ((rc = wh_collchk_buf(fname, c, rbuf, rcount, rtype, &rdt, "recvcount", "recvbuf"))) {
+        return rc;
+    }
+    if (am_root) {
+        if ((rc = wh_collchk_counts(fname, c, scounts, c->size, "sendcounts")) ||
+            (rc = wh_collchk_ptr(fname, c, displs, "displs")))
+            return rc;
+        MPI_Count maxc = 0;
+        for (int i = 0; i < c->size; i++)
+            maxc = scounts[i] > maxc ? scounts[i] : maxc;
+        if ((rc = wh_collchk_buf(fname, c, sbuf, maxc, stype, &sdt, "sendcounts", "sendbuf")))
+            return rc;
+        if (rbuf != MPI_IN_PLACE && scounts[root] > 0 && sdt->size && rbuf == elt(sbuf, displs[root], sdt))
+            return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
+    }
+    return done(fname, c, wh_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c));
+}
+
+WH_API int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                         void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Scatterv");
+    const char *fname = "MPI_Scatterv";
+    wh_comm_t *c;
+    MPI_Count *sc64 = NULL;
+    MPI_Aint *d64 = NULL;
+    void *mem = NULL;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)))
+        return rc;
+    if (c->rank == root && (rc = wh_collchk_widen(fname, c, c->size, sendcounts, displs, &sc64, &d64, &mem)))
+        return rc;
+    rc = scatterv_impl(fname, c, sendbuf, sc64, d64, sendtype, recvbuf, recvcount, recvtype, root);
+    free(mem);
+    return rc;
+}
+WH_ALIAS(MPI_Scatterv, PMPI_Scatterv)
+
+WH_API int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                           MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                           MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Scatterv_c");
+    wh_comm_t *c;
+    int rc;
+    if ((rc = wh_collchk_comm("MPI_Scatterv_c", comm, &c)) || (rc = wh_collchk_root("MPI_Scatterv_c", c, root)))
+        return rc;
+    return scatterv_impl("MPI_Scatterv_c", c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                         root);
+}
+WH_ALIAS(MPI_Scatterv_c, PMPI_Scatterv_c)
+
+/* ---------- allgather ---------- */
+
+static int allgather_impl(const char *fname, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                          MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
+{
+    wh_comm_t *c;
+    wh_dtype_t *sdt = NULL, *rdt;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)))
+        return rc;
+    if (sbuf != MPI_IN_PLACE && (rc = wh_collchk_buf(fname, c, sbuf, scount, stype, &sdt, "sendcount", "sendbuf")))
+        return rc;
+    if ((rc = wh_collchk_buf(fname, c, rbuf, rcount, rtype, &rdt, "recvcount", "recvbuf")))
+        return rc;
+    if (sbuf != MPI_IN_PLACE && rcount > 0 && rdt->size && sbuf == elt(rbuf, (MPI_Aint)c->rank * rcount, rdt))
+        return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
+    return done(fname, c, wh_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c));
+}
+
+WH_API int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Allgather");
+    return allgather_impl("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+WH_ALIAS(MPI_Allgather, PMPI_Allgather)
+
+WH_API int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Allgather_c");
+    return allgather_impl("MPI_Allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+WH_ALIAS(MPI_Allgather_c, PMPI_Allgather_c)
+
+static int allgatherv_impl(const char *fname, wh_comm_t *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                           void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs, MPI_Datatype rtype)
+{
+    wh_dtype_t *sdt = NULL, *rdt;
+    int rc;
+    if (sbuf != MPI_IN_PLACE && (rc = wh_collchk_buf(fname, c, sbuf, scount, stype, &sdt, "sendcount", "sendbuf")))
+        return rc;
+    if ((rc = wh_collchk_counts(fname, c, rcounts, c->size, "recvcounts")) ||
+        (rc = wh_collchk_ptr(fname, c, displs, "displs")))
+        return rc;
+    MPI_Count maxc = 0;
+    for (int i = 0; i < c->size; i++)
+        maxc = rcounts[i] > maxc ? rcounts[i] : maxc;
+    if ((rc = wh_collchk_buf(fname, c, rbuf, maxc, rtype, &rdt, "recvcounts", "recvbuf")))
+        return rc;
+    if (sbuf != MPI_IN_PLACE && rcounts[c->rank] > 0 && rdt->size && sbuf == elt(rbuf, displs[c->rank], rdt))
+        return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
+    return done(fname, c, wh_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c));
+}
+
+WH_API int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Allgatherv");
+    const char *fname = "MPI_Allgatherv";
+    wh_comm_t *c;
+    MPI_Count *rc64;
+    MPI_Aint *d64;
+    void *mem;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)) ||
+        (rc = wh_collchk_widen(fname, c, c->size, recvcounts, displs, &rc64, &d64, &mem)))
+        return rc;
+    rc = allgatherv_impl(fname, c, sendbuf, sendcount, sendtype, recvbuf, rc64, d64, recvtype);
+    free(mem);
+    return rc;
+}
+WH_ALIAS(MPI_Allgatherv, PMPI_Allgatherv)
+
+WH_API int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                             MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Allgatherv_c");
+    wh_comm_t *c;
+    int rc;
+    if ((rc = wh_collchk_comm("MPI_Allgatherv_c", comm, &c)))
+        return rc;
+    return allgatherv_impl("MPI_Allgatherv_c", c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                           recvtype);
+}
+WH_ALIAS(MPI_Allgatherv_c, PMPI_Allgatherv_c)

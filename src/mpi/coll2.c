@@ -1,0 +1,425 @@
+/* MPI collective entry points (part 2): all-to-all (plain, v, w) and the
+ * reductions (reduce, allreduce, reduce-scatter, scan, exscan) with their
+ * large-count (_c) variants.  Argument checks come from coll.c. */
+#include <stdlib.h>
+
+#include "coll/coll.h"
+#include "mpi/api.h"
+
+#define WH_ALIAS_MSG "sendbuf and recvbuf are the same buffer; use MPI_IN_PLACE instead"
+
+static inline int done(const char *fname, wh_comm_t *c, int rc)
+{
+    return __builtin_expect(rc == MPI_SUCCESS, 1) ? rc : wh_raise_comm(c, fname, rc);
+}
+
+/* ---------- all-to-all ---------- */
+
+static int alltoall_impl(const char *fname, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                         MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
+{
+    wh_comm_t *c;
+    wh_dtype_t *sdt = NULL, *rdt;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)))
+        return rc;
+    if (sbuf != MPI_IN_PLACE && (rc = wh_collchk_buf(fname, c, sbuf, scount, stype, &sdt, "sendcount", "sendbuf")))
+        return rc;
+    if ((rc = wh_collchk_buf(fname, c, rbuf, rcount, rtype, &rdt, "recvcount", "recvbuf")))
+        return rc;
+    if (sbuf == rbuf && rcount > 0 && rdt->size)
+        return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
+    return done(fname, c, wh_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c));
+}
+
+WH_API int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Alltoall");
+    return alltoall_impl("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+WH_ALIAS(MPI_Alltoall, PMPI_Alltoall)
+
+WH_API int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Alltoall_c");
+    return alltoall_impl("MPI_Alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+WH_ALIAS(MPI_Alltoall_c, PMPI_Alltoall_c)
+
+static MPI_Count max_count(const MPI_Count *counts, int n)
+{
+    MPI_Count m = 0;
+    for (int i = 0; i < n; i++)
+        m = counts[i] > m ? counts[i] : m;
+    return m;
+}
+
+static int alltoallv_impl(const char *fname, wh_comm_t *c, const void *sbuf, const MPI_Count *scounts,
+                          const MPI_Aint *sdispls, MPI_Datatype stype, void *rbuf, const MPI_Count *rcounts,
+                          const MPI_Aint *rdispls, MPI_Datatype rtype)
+{
+    wh_dtype_t *sdt = NULL, *rdt;
+    int rc, n = c->size;
+    if (sbuf != MPI_IN_PLACE) {
+        if ((rc = wh_collchk_counts(fname, c, scounts, n, "sendcounts")) ||
+            (rc = wh_collchk_ptr(fname, c, sdispls, "sdispls")) ||
+            (rc = wh_collchk_buf(fname, c, sbuf, max_count(scounts, n), stype, &sdt, "sendcounts", "sendbuf")))
+            return rc;
+    }
+    if ((rc = wh_collchk_counts(fname, c, rcounts, n, "recvcounts")) ||
+        (rc = wh_collchk_ptr(fname, c, rdispls, "rdispls")))
+        return rc;
+    MPI_Count rmax = max_count(rcounts, n);
+    if ((rc = wh_collchk_buf(fname, c, rbuf, rmax, rtype, &rdt, "recvcounts", "recvbuf")))
+        return rc;
+    if (sbuf == rbuf && rmax > 0 && rdt->size)
+        return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
+    return done(fname, c, wh_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c));
+}
+
+WH_API int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                          void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                          MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Alltoallv");
+    const char *fname = "MPI_Alltoallv";
+    wh_comm_t *c;
+    MPI_Count *sc = NULL, *rcn;
+    MPI_Aint *sd = NULL, *rd;
+    void *smem = NULL, *rmem;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)))
+        return rc;
+    if (sendbuf != MPI_IN_PLACE && (rc = wh_collchk_widen(fname, c, c->size, sendcounts, sdispls, &sc, &sd, &smem)))
+        return rc;
+    if ((rc = wh_collchk_widen(fname, c, c->size, recvcounts, rdispls, &rcn, &rd, &rmem))) {
+        free(smem);
+        return rc;
+    }
+    rc = alltoallv_impl(fname, c, sendbuf, sc, sd, sendtype, recvbuf, rcn, rd, recvtype);
+    free(smem);
+    free(rmem);
+    return rc;
+}
+WH_ALIAS(MPI_Alltoallv, PMPI_Alltoallv)
+
+WH_API int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                            const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Alltoallv_c");
+    wh_comm_t *c;
+    int rc;
+    if ((rc = wh_collchk_comm("MPI_Alltoallv_c", comm, &c)))
+        return rc;
+    return alltoallv_impl("MPI_Alltoallv_c", c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype);
+}
+WH_ALIAS(MPI_Alltoallv_c, PMPI_Alltoallv_c)
+
+/* Resolve the n types of one side of alltoallw; a type is only required to
+ * be valid where its count is nonzero. */
+static int w_types(const char *fname, wh_comm_t *c, const MPI_Count *counts, const MPI_Datatype *types,
+                   wh_dtype_t **out, const char *name)
+{
+    int rc = wh_collchk_ptr(fname, c, types, name);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    wh_dtype_t *byte = wh_dtype_get(MPI_BYTE);
+    for (int i = 0; i < c->size; i++) {
+        rc = wh_dtype_check_comm(types[i], &out[i]);
+        if (rc != MPI_SUCCESS) {
+            if (counts[i] > 0)
+                return wh_raise_comm(c, fname, rc);
+            out[i] = byte;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+static int alltoallw_impl(const char *fname, wh_comm_t *c, const void *sbuf, const MPI_Count *scounts,
+                          const MPI_Aint *sdispls, const MPI_Datatype *stypes, void *rbuf, const MPI_Count *rcounts,
+                          const MPI_Aint *rdispls, const MPI_Datatype *rtypes)
+{
+    int rc, n = c->size;
+    wh_dtype_t **dts = malloc(2 * (size_t)n * sizeof *dts);
+    if (!dts)
+        return wh_raise_comm(c, fname, wh_error(MPI_ERR_NO_MEM, "out of memory for %d datatypes", 2 * n));
+    wh_dtype_t **sdts = NULL, **rdts = dts + n;
+    if (sbuf != MPI_IN_PLACE) {
+        sdts = dts;
+        if ((rc = wh_collchk_counts(fname, c, scounts, n, "sendcounts")) ||
+            (rc = wh_collchk_ptr(fname, c, sdispls, "sdispls")) ||
+            (rc = w_types(fname, c, scounts, stypes, sdts, "sendtypes")))
+            goto out;
+        if (!sbuf && max_count(scounts, n) > 0) {
+            rc = wh_collchk_buffer_error(fname, c, "sendbuf is NULL but sendcounts are not all zero");
+            goto out;
+        }
+    }
+    if ((rc = wh_collchk_counts(fname, c, rcounts, n, "recvcounts")) ||
+        (rc = wh_collchk_ptr(fname, c, rdispls, "rdispls")) ||
+        (rc = w_types(fname, c, rcounts, rtypes, rdts, "recvtypes")))
+        goto out;
+    if (rbuf == MPI_IN_PLACE) {
+        rc = wh_collchk_buffer_error(fname, c, "recvbuf cannot be MPI_IN_PLACE");
+        goto out;
+    }
+    if (sbuf == rbuf && max_count(rcounts, n) > 0) {
+        rc = wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
+        goto out;
+    }
+    rc = done(fname, c, wh_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c));
+out:
+    free(dts);
+    return rc;
+}
+
+WH_API int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                          const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+                          const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Alltoallw");
+    const char *fname = "MPI_Alltoallw";
+    wh_comm_t *c;
+    MPI_Count *sc = NULL, *rcn;
+    MPI_Aint *sd = NULL, *rd;
+    void *smem = NULL, *rmem;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)))
+        return rc;
+    if (sendbuf != MPI_IN_PLACE && (rc = wh_collchk_widen(fname, c, c->size, sendcounts, sdispls, &sc, &sd, &smem)))
+        return rc;
+    if ((rc = wh_collchk_widen(fname, c, c->size, recvcounts, rdispls, &rcn, &rd, &rmem))) {
+        free(smem);
+        return rc;
+    }
+    rc = alltoallw_impl(fname, c, sendbuf, sc, sd, sendtypes, recvbuf, rcn, rd, recvtypes);
+    free(smem);
+    free(rmem);
+    return rc;
+}
+WH_ALIAS(MPI_Alltoallw, PMPI_Alltoallw)
+
+WH_API int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Alltoallw_c");
+    wh_comm_t *c;
+    int rc;
+    if ((rc = wh_collchk_comm("MPI_Alltoallw_c", comm, &c)))
+        return rc;
+    return alltoallw_impl("MPI_Alltoallw_c", c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                          rdispls, recvtypes);
+}
+WH_ALIAS(MPI_Alltoallw_c, PMPI_Alltoallw_c)
+
+/* ---------- reductions ---------- */
+
+/* Shared checks: sendbuf holds scount elements (unless MPI_IN_PLACE, legal
+ * only if inplace_ok), recvbuf rcount elements when significant (rsig; with
+ * MPI_IN_PLACE it holds the input, scount elements); type committed; op
+ * defined on it; the buffers must not be the same. */
+static int red_check(const char *fname, wh_comm_t *c, const void *sbuf, MPI_Count scount, const void *rbuf,
+                     MPI_Count rcount, int rsig, int inplace_ok, MPI_Datatype dth, MPI_Op oph, wh_dtype_t **dtp,
+                     wh_op_t **opp)
+{
+    int rc;
+    if (sbuf == MPI_IN_PLACE) {
+        if (!inplace_ok)
+            return wh_collchk_buffer_error(fname, c, "sendbuf is MPI_IN_PLACE on a rank that is not the root");
+        if ((rc = wh_collchk_buf(fname, c, rbuf, scount > rcount ? scount : rcount, dth, dtp, "count", "recvbuf")))
+            return rc;
+    } else {
+        if ((rc = wh_collchk_buf(fname, c, sbuf, scount, dth, dtp, "count", "sendbuf")))
+            return rc;
+        if (rsig && (rc = wh_collchk_buf(fname, c, rbuf, rcount, dth, dtp, "count", "recvbuf")))
+            return rc;
+        if (rsig && sbuf == rbuf && rcount > 0 && (*dtp)->size)
+            return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
+    }
+    return wh_collchk_op(fname, c, oph, *dtp, opp);
+}
+
+static int reduce_impl(const char *fname, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth,
+                       MPI_Op oph, int root, MPI_Comm comm)
+{
+    wh_comm_t *c;
+    wh_dtype_t *dt;
+    wh_op_t *op;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)))
+        return rc;
+    int am_root = c->rank == root;
+    if ((rc = red_check(fname, c, sbuf, count, rbuf, count, am_root, am_root, dth, oph, &dt, &op)))
+        return rc;
+    return done(fname, c, wh_reduce(sbuf, rbuf, count, dth, dt, op, root, c));
+}
+
+WH_API int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                       MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Reduce");
+    return reduce_impl("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+WH_ALIAS(MPI_Reduce, PMPI_Reduce)
+
+WH_API int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                         int root, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Reduce_c");
+    return reduce_impl("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+WH_ALIAS(MPI_Reduce_c, PMPI_Reduce_c)
+
+/* allreduce, scan and exscan share their arguments */
+enum { WH_RED_ALL, WH_RED_SCAN, WH_RED_EXSCAN };
+
+static int allred_impl(const char *fname, int which, const void *sbuf, void *rbuf, MPI_Count count,
+                       MPI_Datatype dth, MPI_Op oph, MPI_Comm comm)
+{
+    wh_comm_t *c;
+    wh_dtype_t *dt;
+    wh_op_t *op;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)) ||
+        (rc = red_check(fname, c, sbuf, count, rbuf, count, 1, 1, dth, oph, &dt, &op)))
+        return rc;
+    switch (which) {
+    case WH_RED_ALL: rc = wh_allreduce(sbuf, rbuf, count, dth, dt, op, c); break;
+    case WH_RED_SCAN: rc = wh_scan(sbuf, rbuf, count, dth, dt, op, c); break;
+    default: rc = wh_exscan(sbuf, rbuf, count, dth, dt, op, c); break;
+    }
+    return done(fname, c, rc);
+}
+
+WH_API int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Allreduce");
+    return allred_impl("MPI_Allreduce", WH_RED_ALL, sendbuf, recvbuf, count, datatype, op, comm);
+}
+WH_ALIAS(MPI_Allreduce, PMPI_Allreduce)
+
+WH_API int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                            MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Allreduce_c");
+    return allred_impl("MPI_Allreduce_c", WH_RED_ALL, sendbuf, recvbuf, count, datatype, op, comm);
+}
+WH_ALIAS(MPI_Allreduce_c, PMPI_Allreduce_c)
+
+WH_API int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Scan");
+    return allred_impl("MPI_Scan", WH_RED_SCAN, sendbuf, recvbuf, count, datatype, op, comm);
+}
+WH_ALIAS(MPI_Scan, PMPI_Scan)
+
+WH_API int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Scan_c");
+    return allred_impl("MPI_Scan_c", WH_RED_SCAN, sendbuf, recvbuf, count, datatype, op, comm);
+}
+WH_ALIAS(MPI_Scan_c, PMPI_Scan_c)
+
+WH_API int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Exscan");
+    return allred_impl("MPI_Exscan", WH_RED_EXSCAN, sendbuf, recvbuf, count, datatype, op, comm);
+}
+WH_ALIAS(MPI_Exscan, PMPI_Exscan)
+
+WH_API int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                         MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Exscan_c");
+    return allred_impl("MPI_Exscan_c", WH_RED_EXSCAN, sendbuf, recvbuf, count, datatype, op, comm);
+}
+WH_ALIAS(MPI_Exscan_c, PMPI_Exscan_c)
+
+/* ---------- reduce-scatter ---------- */
+
+static int redscat_block_impl(const char *fname, const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dth,
+                              MPI_Op oph, MPI_Comm comm)
+{
+    wh_comm_t *c;
+    wh_dtype_t *dt;
+    wh_op_t *op;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)))
+        return rc;
+    if (rcount < 0)
+        return wh_raise_comm(c, fname, wh_error(MPI_ERR_COUNT, "recvcount is negative (%lld)", (long long)rcount));
+    if ((rc = red_check(fname, c, sbuf, rcount * c->size, rbuf, rcount, 1, 1, dth, oph, &dt, &op)))
+        return rc;
+    return done(fname, c, wh_reduce_scatter_block(sbuf, rbuf, rcount, dth, dt, op, c));
+}
+
+WH_API int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+                                     MPI_Op op, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Reduce_scatter_block");
+    return redscat_block_impl("MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+WH_ALIAS(MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block)
+
+WH_API int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Reduce_scatter_block_c");
+    return redscat_block_impl("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+WH_ALIAS(MPI_Reduce_scatter_block_c, PMPI_Reduce_scatter_block_c)
+
+static int redscat_impl(const char *fname, wh_comm_t *c, const void *sbuf, void *rbuf, const MPI_Count *rcounts,
+                        MPI_Datatype dth, MPI_Op oph)
+{
+    wh_dtype_t *dt;
+    wh_op_t *op;
+    int rc;
+    if ((rc = wh_collchk_counts(fname, c, rcounts, c->size, "recvcounts")))
+        return rc;
+    MPI_Count total = 0;
+    for (int i = 0; i < c->size; i++)
+        total += rcounts[i];
+    if ((rc = red_check(fname, c, sbuf, total, rbuf, rcounts[c->rank], 1, 1, dth, oph, &dt, &op)))
+        return rc;
+    return done(fname, c, wh_reduce_scatter(sbuf, rbuf, rcounts, dth, dt, op, c));
+}
+
+WH_API int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                               MPI_Op op, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Reduce_scatter");
+    const char *fname = "MPI_Reduce_scatter";
+    wh_comm_t *c;
+    MPI_Count *rc64;
+    MPI_Aint *unused;
+    void *mem;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)) ||
+        (rc = wh_collchk_widen(fname, c, c->size, recvcounts, NULL, &rc64, &unused, &mem)))
+        return rc;
+    rc = redscat_impl(fname, c, sendbuf, recvbuf, rc64, datatype, op);
+    free(mem);
+    return rc;
+}
+WH_ALIAS(MPI_Reduce_scatter, PMPI_Reduce_scatter)
+
+WH_API int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Reduce_scatter_c");
+    wh_comm_t *c;
+    int rc;
+    if ((rc = wh_collchk_comm("MPI_Reduce_scatter_c", comm, &c)))
+        return rc;
+    return redscat_impl("MPI_Reduce_scatter_c", c, sendbuf, recvbuf, recvcounts, datatype, op);
+}
+WH_ALIAS(MPI_Reduce_scatter_c, PMPI_Reduce_scatter_c)
