@@ -88,4 +88,55 @@ extern wh_tab_t wh_comm_tab, wh_group_tab, wh_errh_tab, wh_keyval_tab;
     } while (0)
 int wh_err_not_initialized(const char *fname);
 
+/* ---------- object management (src/core/comm.c) ---------- */
+/* Collective constructors over comm c (arguments checked by the caller).
+ * *out is NULL where the calling process gets MPI_COMM_NULL. */
+int wh_comm_dup(wh_comm_t *c, wh_comm_t **out);        /* copies attributes and error handler */
+/* strict: MPI_COMM_TYPE_HW_UNGUIDED rule, a split that would keep every rank yields NULL */
+int wh_comm_split(wh_comm_t *c, int color, int key, int strict, wh_comm_t **out);
+int wh_comm_create(wh_comm_t *c, wh_group_t *g, wh_comm_t **out);
+/* collective over the members of g only; tag separates concurrent calls */
+int wh_comm_create_group(wh_comm_t *c, wh_group_t *g, int tag, wh_comm_t **out);
+/* MPI_Comm_free: runs attribute delete callbacks, then drops the user reference */
+int wh_comm_free(wh_comm_t *c);
+wh_group_t *wh_comm_group(wh_comm_t *c);             /* new reference; NULL if out of memory */
+
+wh_group_t *wh_group_new(int n, const int *wranks);   /* copies wranks; NULL if out of memory */
+void wh_group_release(wh_group_t *g);                 /* drops one reference (builtins ignored) */
+
+wh_errh_t *wh_errh_new(int kind, int target, MPI_Comm_errhandler_function *fn);
+void wh_errh_release(wh_errh_t *e);                   /* drops one reference (builtins ignored) */
+void wh_comm_set_errh(wh_comm_t *c, MPI_Errhandler h); /* takes a reference on h */
+
+/* ---------- keyvals and attributes (src/core/comm.c) ---------- */
+typedef struct wh_keyval {
+    wh_obj_t obj;                              /* refs: user handle + attributes using it */
+    int kind;                                  /* WH_H_COMM, WH_H_DTYPE or WH_H_WIN */
+    MPI_Comm_copy_attr_function *copy_fn;      /* NULL: MPI_*_NULL_COPY_FN (not copied) */
+    MPI_Comm_delete_attr_function *delete_fn;  /* NULL: nothing to call */
+    void *extra_state;
+    int freed;                                 /* MPI_*_free_keyval was called */
+} wh_keyval_t;
+
+wh_keyval_t *wh_keyval_get(int keyval);      /* live, not freed, user-created; else NULL */
+int wh_keyval_create(int kind, MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn,
+                     void *extra_state, int *keyval);
+void wh_keyval_free(wh_keyval_t *kv);
+/* Attribute lists of any object kind (obj = its handle, passed to callbacks).
+ * Datatypes keep theirs in wh_dtype_t.attrs: MPI_Type_dup should call
+ *   wh_attr_t *a = NULL; rc = wh_attr_copy_all(old->attrs, oldh, &a); new->attrs = a;
+ * and MPI_Type_free  wh_attr_t *a = t->attrs; rc = wh_attr_delete_all(&a, h); t->attrs = a; */
+int wh_attr_set(wh_attr_t **list, int obj, wh_keyval_t *kv, void *val);
+int wh_attr_get(const wh_attr_t *list, const wh_keyval_t *kv, void **val); /* returns the flag */
+int wh_attr_delete(wh_attr_t **list, int obj, wh_keyval_t *kv);
+int wh_attr_copy_all(const wh_attr_t *from, int oldobj, wh_attr_t **to);
+int wh_attr_delete_all(wh_attr_t **list, int obj);
+
+/* ---------- info objects (src/mpi/info.c) ---------- */
+int wh_info_new(MPI_Info *out);
+int wh_info_valid(MPI_Info h);                         /* live info handle (not MPI_INFO_NULL) */
+/* value of key in info (MPI_INFO_NULL allowed: NULL), valid until the info changes */
+const char *wh_info_lookup(MPI_Info h, const char *key);
+int wh_info_put(MPI_Info h, const char *key, const char *val);
+
 #endif

@@ -34,6 +34,19 @@ _Noreturn void wh_fatal(const char *fname, int code);
             return wh_rc_;                                                                        \
     } while (0)
 
+/* Error classes and codes added at run time (MPI_Add_error_class/code/string,
+ * MPI_Remove_error_*; src/mpi/errhandler.c).  Their values lie above
+ * MPI_ERR_LASTCODE; the library's own codes lie below it and above every class. */
+int wh_err_valid(int code);              /* a class or code MPI_Error_class accepts */
+int wh_err_is_class(int v);              /* predefined or user-added class */
+const char *wh_err_class_name(int cls);  /* "MPI_ERR_RANK"; NULL for user classes */
+int wh_err_add_class(int *cls);
+int wh_err_add_code(int cls, int *code);
+int wh_err_add_string(int code, const char *s);
+enum { WH_ERR_RM_CLASS, WH_ERR_RM_CODE, WH_ERR_RM_STRING };
+int wh_err_remove(int v, int what);
+extern int wh_err_lastusedcode;          /* value of the MPI_LASTUSEDCODE attribute */
+
 /* Used by generated stubs for functions wharf does not implement yet. */
 int wh_err_unimplemented(const char *fname);
 #endif

@@ -1,0 +1,633 @@
+/* Communicators, groups, error handlers, keyvals and attribute lists: the
+ * object tables, the builtin objects, context-id agreement and the
+ * collective constructors (dup, split, create, create_group).
+ *
+ * Context ids: each process keeps a bitmap of free ids; a new communicator
+ * takes the lowest id free at every participant, found by an allreduce(BAND)
+ * of the bitmaps over the parent (or, for MPI_Comm_create_group, a tree
+ * reduction over the group members only).  ctx = id << 1, so ctx | 1 is the
+ * collective context.  id 0 is MPI_COMM_WORLD, id 1 MPI_COMM_SELF.  An id goes
+ * back to the pool when the last reference to its communicator is dropped, so
+ * requests still pending on a freed communicator keep their context. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "core/core.h"
+#include "mpi/init.h"
+#include "proto/p2p.h"
+#include "util/log.h"
+
+wh_tab_t wh_comm_tab, wh_group_tab, wh_errh_tab, wh_keyval_tab;
+
+#define WH_CTX_IDS 4096
+#define WH_CTX_WORDS (WH_CTX_IDS / 64)
+/* internal tags of MPI_Comm_create_group on the parent's collective context:
+ * negative (never a user or MPI_ANY_TAG value), one per user tag mod 2^29 */
+#define WH_TAG_CGROUP_BASE (-(1 << 30))
+#define WH_TAG_CGROUP(tag) (WH_TAG_CGROUP_BASE - ((tag) & ((1 << 29) - 1)))
+
+static uint64_t ctx_free[WH_CTX_WORDS]; /* bit set = id free here */
+
+static wh_comm_t builtin_comm[2]; /* MPI_COMM_WORLD, MPI_COMM_SELF */
+static int self_wrank;
+static int world_ready;
+
+static wh_group_t group_empty = {
+    .obj = {.handle = MPI_GROUP_EMPTY, .refs = 1},
+    .size = 0,
+    .rank = MPI_UNDEFINED,
+};
+
+static wh_errh_t builtin_errh[4] = {
+    [0] = {.obj = {.handle = MPI_ERRORS_ARE_FATAL, .refs = 1}, .kind = WH_ERRH_FATAL},
+    [1] = {.obj = {.handle = MPI_ERRORS_RETURN, .refs = 1}, .kind = WH_ERRH_RETURN},
+    [3] = {.obj = {.handle = MPI_ERRORS_ABORT, .refs = 1}, .kind = WH_ERRH_ABORT},
+};
+
+/* src/coll may cache per-communicator state in coll_data; it frees it here
+ * when it provides this hook (otherwise coll_data is a single allocation). */
+void wh_coll_comm_release(wh_comm_t *c) __attribute__((weak));
+
+static void ensure_tabs(void)
+{
+    if (!wh_comm_tab.objsize) {
+        wh_tab_init(&wh_comm_tab, WH_H_COMM, sizeof(wh_comm_t));
+        wh_tab_init(&wh_group_tab, WH_H_GROUP, sizeof(wh_group_t));
+        wh_tab_init(&wh_errh_tab, WH_H_ERRH, sizeof(wh_errh_t));
+        wh_tab_init(&wh_keyval_tab, WH_H_KEYVAL, sizeof(wh_keyval_t));
+    }
+}
+
+static inline int is_builtin(int h) { return WH_HKIND(h) != WH_HK_INDIRECT; }
+
+/* ---------- handle lookup ---------- */
+
+wh_comm_t *wh_comm_get(MPI_Comm h)
+{
+    if (WH_HKIND(h) == WH_HK_BUILTIN) {
+        uint32_t i = (uint32_t)h - (uint32_t)MPI_COMM_WORLD;
+        return i < 2 && world_ready ? &builtin_comm[i] : NULL;
+    }
+    return wh_tab_get(&wh_comm_tab, h);
+}
+
+wh_group_t *wh_group_get(MPI_Group h)
+{
+    if (h == MPI_GROUP_EMPTY)
+        return &group_empty;
+    return wh_tab_get(&wh_group_tab, h);
+}
+
+wh_errh_t *wh_errh_get(MPI_Errhandler h)
+{
+    if (WH_HKIND(h) == WH_HK_BUILTIN) {
+        uint32_t i = (uint32_t)h - (uint32_t)MPI_ERRORS_ARE_FATAL;
+        return i < 4 && builtin_errh[i].obj.handle == h ? &builtin_errh[i] : NULL;
+    }
+    return wh_tab_get(&wh_errh_tab, h);
+}
+
+wh_keyval_t *wh_keyval_get(int keyval)
+{
+    wh_keyval_t *kv = wh_tab_get(&wh_keyval_tab, keyval);
+    return kv && !kv->freed ? kv : NULL;
+}
+
+/* ---------- context ids ---------- */
+
+static void ctx_release(uint32_t ctx)
+{
+    uint32_t id = ctx >> 1;
+    if (id >= 2 && id < WH_CTX_IDS)
+        ctx_free[id / 64] |= 1ull << (id % 64);
+}
+
+/* lowest id free in mask; member: take it here */
+static int ctx_pick(const uint64_t *mask, int member, uint32_t *ctx)
+{
+    for (int w = 0; w < WH_CTX_WORDS; w++) {
+        if (!mask[w])
+            continue;
+        int b = __builtin_ctzll(mask[w]);
+        uint32_t id = (uint32_t)(w * 64 + b);
+        if (member)
+            ctx_free[w] &= ~(1ull << b);
+        *ctx = id << 1;
+        return MPI_SUCCESS;
+    }
+    return wh_error(MPI_ERR_OTHER, "out of communicator context ids: all %d are in use (free communicators you no longer need)",
+                    WH_CTX_IDS);
+}
+
+/* collective over c: agree on an id free at every process of c */
+static int ctx_agree(wh_comm_t *c, int member, uint32_t *ctx)
+{
+    uint64_t res[WH_CTX_WORDS];
+    int rc = wh_allreduce(ctx_free, res, WH_CTX_WORDS, MPI_UINT64_T, wh_dtype_get(MPI_UINT64_T), wh_op_get(MPI_BAND), c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return ctx_pick(res, member, ctx);
+}
+
+/* ---------- communicators ---------- */
+
+wh_comm_t *wh_comm_new(int n, const int *wranks, int myrank, uint32_t ctx)
+{
+    ensure_tabs();
+    wh_comm_t *c = wh_tab_alloc(&wh_comm_tab);
+    if (!c)
+        return NULL;
+    int ident = n == wh_job.size;
+    for (int i = 0; wranks && ident && i < n; i++)
+        ident = wranks[i] == i;
+    if (!ident) {
+        int *w = malloc((size_t)n * sizeof(int));
+        if (!w) {
+            wh_tab_free(&wh_comm_tab, c);
+            return NULL;
+        }
+        memcpy(w, wranks, (size_t)n * sizeof(int));
+        c->wranks = w;
+    }
+    c->rank = myrank;
+    c->size = n;
+    c->ctx = ctx;
+    c->errh = MPI_ERRORS_ARE_FATAL;
+    return c;
+}
+
+static void attr_list_drop(wh_attr_t **list);
+
+void wh_comm_release(wh_comm_t *c)
+{
+    if (!c || is_builtin(c->obj.handle) || --c->obj.refs > 0)
+        return;
+    attr_list_drop(&c->attrs);
+    if (c->coll_data) {
+        if (wh_coll_comm_release)
+            wh_coll_comm_release(c);
+        else
+            free(c->coll_data);
+        c->coll_data = NULL;
+    }
+    if (c->group)
+        wh_group_release(c->group);
+    wh_errh_release(wh_errh_get(c->errh));
+    free((void *)c->wranks);
+    ctx_release(c->ctx);
+    wh_tab_free(&wh_comm_tab, c);
+}
+
+void wh_comm_set_errh(wh_comm_t *c, MPI_Errhandler h)
+{
+    wh_errh_t *n = wh_errh_get(h), *old = wh_errh_get(c->errh);
+    if (n && !is_builtin(h))
+        n->obj.refs++;
+    c->errh = h;
+    wh_errh_release(old);
+}
+
+/* the new communicator for the members wranks[0..n) with my index me */
+static int comm_make(wh_comm_t *parent, int n, const int *wranks, int me, uint32_t ctx, wh_comm_t **out)
+{
+    wh_comm_t *c = wh_comm_new(n, wranks, me, ctx);
+    if (!c) {
+        ctx_release(ctx);
+        return wh_error(MPI_ERR_NO_MEM, "out of memory creating a communicator of %d ranks", n);
+    }
+    wh_comm_set_errh(c, parent->errh);
+    *out = c;
+    return MPI_SUCCESS;
+}
+
+int wh_comm_dup(wh_comm_t *c, wh_comm_t **out)
+{
+    uint32_t ctx;
+    *out = NULL;
+    int rc = ctx_agree(c, 1, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    wh_comm_t *n;
+    if ((rc = comm_make(c, c->size, c->wranks, c->rank, ctx, &n)) != MPI_SUCCESS)
+        return rc;
+    rc = wh_attr_copy_all(c->attrs, c->obj.handle, &n->attrs);
+    if (rc != MPI_SUCCESS) {
+        wh_attr_delete_all(&n->attrs, n->obj.handle);
+        wh_comm_release(n);
+        return rc;
+    }
+    *out = n;
+    return MPI_SUCCESS;
+}
+
+typedef struct {
+    int key, rank;
+} split_ent_t;
+
+static int split_cmp(const void *a, const void *b)
+{
+    const split_ent_t *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+int wh_comm_split(wh_comm_t *c, int color, int key, int strict, wh_comm_t **out)
+{
+    *out = NULL;
+    int n = c->size, mine[2] = {color, key};
+    int *all = malloc((size_t)n * 2 * sizeof(int));
+    split_ent_t *ent = malloc((size_t)n * sizeof *ent);
+    int *wr = malloc((size_t)n * sizeof(int));
+    if (!all || !ent || !wr) {
+        free(all);
+        free(ent);
+        free(wr);
+        return wh_error(MPI_ERR_NO_MEM, "out of memory splitting a communicator of %d ranks", n);
+    }
+    wh_dtype_t *idt = wh_dtype_get(MPI_INT);
+    int rc = wh_allgather(mine, 2, idt, all, 2, idt, c);
+    if (rc == MPI_SUCCESS && strict) {
+        /* HW_UNGUIDED: only subsets strictly smaller than c */
+        int same = 1;
+        for (int i = 1; i < n && same; i++)
+            same = all[2 * i] == all[0];
+        if (same)
+            color = MPI_UNDEFINED;
+    }
+    uint32_t ctx = 0;
+    if (rc == MPI_SUCCESS)
+        rc = ctx_agree(c, color != MPI_UNDEFINED, &ctx);
+    if (rc == MPI_SUCCESS && color != MPI_UNDEFINED) {
+        int m = 0, me = -1;
+        for (int i = 0; i < n; i++)
+            if (all[2 * i] == color)
+                ent[m++] = (split_ent_t){all[2 * i + 1], i};
+        qsort(ent, (size_t)m, sizeof *ent, split_cmp);
+        for (int i = 0; i < m; i++) {
+            wr[i] = wh_comm_wrank(c, ent[i].rank);
+            if (ent[i].rank == c->rank)
+                me = i;
+        }
+        rc = comm_make(c, m, wr, me, ctx, out);
+    }
+    free(all);
+    free(ent);
+    free(wr);
+    return rc;
+}
+
+int wh_comm_create(wh_comm_t *c, wh_group_t *g, wh_comm_t **out)
+{
+    uint32_t ctx;
+    *out = NULL;
+    int member = g->rank != MPI_UNDEFINED;
+    int rc = ctx_agree(c, member, &ctx);
+    if (rc != MPI_SUCCESS || !member)
+        return rc;
+    return comm_make(c, g->size, g->wranks, g->rank, ctx, out);
+}
+
+/* comm rank in c of world rank w, or -1 (O(size); only used when building) */
+static int comm_rank_of(const wh_comm_t *c, int w)
+{
+    if (!c->wranks)
+        return w < c->size ? w : -1;
+    for (int i = 0; i < c->size; i++)
+        if (c->wranks[i] == w)
+            return i;
+    return -1;
+}
+
+int wh_comm_create_group(wh_comm_t *c, wh_group_t *g, int tag, wh_comm_t **out)
+{
+    *out = NULL;
+    int n = g->size, r = g->rank, itag = WH_TAG_CGROUP(tag);
+    uint64_t mask[WH_CTX_WORDS], in[WH_CTX_WORDS];
+    wh_dtype_t *bdt = wh_dtype_get(MPI_BYTE);
+    int rc = MPI_SUCCESS;
+    memcpy(mask, ctx_free, sizeof mask);
+    /* binomial reduction (AND) to group rank 0, then binomial broadcast */
+    int m;
+    for (m = 1; m < n; m <<= 1) {
+        if (r & m) {
+            rc = wh_send(mask, sizeof mask, bdt, comm_rank_of(c, g->wranks[r - m]), itag, c, WH_CTX_COLL);
+            break;
+        }
+        if (r + m < n) {
+            rc = wh_recv(in, sizeof in, bdt, comm_rank_of(c, g->wranks[r + m]), itag, c, WH_CTX_COLL, NULL);
+            if (rc != MPI_SUCCESS)
+                break;
+            for (int w = 0; w < WH_CTX_WORDS; w++)
+                mask[w] &= in[w];
+        }
+    }
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* m is now my lowest set bit (or the first power of two >= n for rank 0) */
+    if (r)
+        rc = wh_recv(mask, sizeof mask, bdt, comm_rank_of(c, g->wranks[r - m]), itag, c, WH_CTX_COLL, NULL);
+    for (m >>= 1; m > 0 && rc == MPI_SUCCESS; m >>= 1)
+        if (r + m < n)
+            rc = wh_send(mask, sizeof mask, bdt, comm_rank_of(c, g->wranks[r + m]), itag, c, WH_CTX_COLL);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    uint32_t ctx;
+    if ((rc = ctx_pick(mask, 1, &ctx)) != MPI_SUCCESS)
+        return rc;
+    return comm_make(c, n, g->wranks, r, ctx, out);
+}
+
+int wh_comm_free(wh_comm_t *c)
+{
+    int rc = wh_attr_delete_all(&c->attrs, c->obj.handle);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    wh_comm_release(c);
+    return MPI_SUCCESS;
+}
+
+wh_group_t *wh_comm_group(wh_comm_t *c)
+{
+    if (!c->group) {
+        int *w = NULL;
+        if (!c->wranks) {
+            if (!(w = malloc((size_t)c->size * sizeof(int))))
+                return NULL;
+            for (int i = 0; i < c->size; i++)
+                w[i] = i;
+        }
+        c->group = wh_group_new(c->size, w ? w : c->wranks);
+        free(w);
+        if (!c->group)
+            return NULL;
+    }
+    if (!is_builtin(c->group->obj.handle))
+        c->group->obj.refs++;
+    return c->group;
+}
+
+/* ---------- groups ---------- */
+
+wh_group_t *wh_group_new(int n, const int *wranks)
+{
+    if (n == 0)
+        return &group_empty;
+    ensure_tabs();
+    wh_group_t *g = wh_tab_alloc(&wh_group_tab);
+    if (!g)
+        return NULL;
+    if (!(g->wranks = malloc((size_t)n * sizeof(int)))) {
+        wh_tab_free(&wh_group_tab, g);
+        return NULL;
+    }
+    memcpy(g->wranks, wranks, (size_t)n * sizeof(int));
+    g->size = n;
+    g->rank = MPI_UNDEFINED;
+    for (int i = 0; i < n; i++)
+        if (wranks[i] == wh_job.rank) {
+            g->rank = i;
+            break;
+        }
+    return g;
+}
+
+void wh_group_release(wh_group_t *g)
+{
+    if (!g || is_builtin(g->obj.handle) || --g->obj.refs > 0)
+        return;
+    free(g->wranks);
+    wh_tab_free(&wh_group_tab, g);
+}
+
+/* ---------- error handlers ---------- */
+
+wh_errh_t *wh_errh_new(int kind, int target, MPI_Comm_errhandler_function *fn)
+{
+    ensure_tabs();
+    wh_errh_t *e = wh_tab_alloc(&wh_errh_tab);
+    if (e) {
+        e->kind = kind;
+        e->target = target;
+        e->comm_fn = fn;
+    }
+    return e;
+}
+
+void wh_errh_release(wh_errh_t *e)
+{
+    if (!e || is_builtin(e->obj.handle) || --e->obj.refs > 0)
+        return;
+    wh_tab_free(&wh_errh_tab, e);
+}
+
+/* ---------- keyvals and attributes ---------- */
+
+int wh_keyval_create(int kind, MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn,
+                     void *extra_state, int *keyval)
+{
+    ensure_tabs();
+    wh_keyval_t *kv = wh_tab_alloc(&wh_keyval_tab);
+    if (!kv)
+        return wh_error(MPI_ERR_NO_MEM, "out of memory creating a keyval");
+    kv->kind = kind;
+    kv->copy_fn = copy_fn;
+    kv->delete_fn = delete_fn;
+    kv->extra_state = extra_state;
+    *keyval = kv->obj.handle;
+    return MPI_SUCCESS;
+}
+
+static void keyval_release(wh_keyval_t *kv)
+{
+    if (kv && --kv->obj.refs == 0)
+        wh_tab_free(&wh_keyval_tab, kv);
+}
+
+void wh_keyval_free(wh_keyval_t *kv)
+{
+    kv->freed = 1;
+    keyval_release(kv);
+}
+
+/* keyval object of an attribute (freed keyvals included: attributes keep them) */
+static wh_keyval_t *attr_kv(const wh_attr_t *a) { return wh_tab_get(&wh_keyval_tab, a->keyval); }
+
+static int cb_error(int rc, const char *what, int keyval)
+{
+    if (wh_err_valid(rc))
+        return rc;
+    return wh_error(MPI_ERR_OTHER, "attribute %s callback of keyval 0x%x returned %d", what, (unsigned)keyval, rc);
+}
+
+static int call_delete(int obj, const wh_attr_t *a)
+{
+    wh_keyval_t *kv = attr_kv(a);
+    if (!kv || !kv->delete_fn)
+        return MPI_SUCCESS;
+    int rc = kv->delete_fn(obj, a->keyval, a->value, kv->extra_state);
+    return rc == MPI_SUCCESS ? rc : cb_error(rc, "delete", a->keyval);
+}
+
+static int attr_append(wh_attr_t **list, wh_keyval_t *kv, void *val)
+{
+    wh_attr_t *a = malloc(sizeof *a);
+    if (!a)
+        return wh_error(MPI_ERR_NO_MEM, "out of memory storing an attribute");
+    a->next = NULL;
+    a->keyval = kv->obj.handle;
+    a->value = val;
+    while (*list)
+        list = &(*list)->next;
+    *list = a;
+    kv->obj.refs++;
+    return MPI_SUCCESS;
+}
+
+int wh_attr_set(wh_attr_t **list, int obj, wh_keyval_t *kv, void *val)
+{
+    for (wh_attr_t *a = *list; a; a = a->next) {
+        if (a->keyval == kv->obj.handle) {
+            int rc = call_delete(obj, a);
+            if (rc == MPI_SUCCESS)
+                a->value = val;
+            return rc;
+        }
+    }
+    return attr_append(list, kv, val);
+}
+
+int wh_attr_get(const wh_attr_t *list, const wh_keyval_t *kv, void **val)
+{
+    for (const wh_attr_t *a = list; a; a = a->next) {
+        if (a->keyval == kv->obj.handle) {
+            *val = a->value;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int wh_attr_delete(wh_attr_t **list, int obj, wh_keyval_t *kv)
+{
+    for (wh_attr_t **pp = list; *pp; pp = &(*pp)->next) {
+        wh_attr_t *a = *pp;
+        if (a->keyval != kv->obj.handle)
+            continue;
+        int rc = call_delete(obj, a);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        *pp = a->next;
+        free(a);
+        keyval_release(kv);
+        return MPI_SUCCESS;
+    }
+    return MPI_SUCCESS;
+}
+
+/* On error *to holds the attributes copied so far (the caller deletes them). */
+int wh_attr_copy_all(const wh_attr_t *from, int oldobj, wh_attr_t **to)
+{
+    for (const wh_attr_t *a = from; a; a = a->next) {
+        wh_keyval_t *kv = attr_kv(a);
+        if (!kv || !kv->copy_fn)
+            continue;
+        void *out = NULL;
+        int flag = 0;
+        int rc = kv->copy_fn(oldobj, a->keyval, kv->extra_state, a->value, &out, &flag);
+        if (rc != MPI_SUCCESS)
+            return cb_error(rc, "copy", a->keyval);
+        if (flag && (rc = attr_append(to, kv, out)) != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Delete callbacks run newest first; on error the attributes not yet deleted stay. */
+int wh_attr_delete_all(wh_attr_t **list, int obj)
+{
+    while (*list) {
+        wh_attr_t **pp = list;
+        while ((*pp)->next)
+            pp = &(*pp)->next;
+        wh_attr_t *a = *pp;
+        int rc = call_delete(obj, a);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        *pp = NULL;
+        keyval_release(attr_kv(a));
+        free(a);
+    }
+    return MPI_SUCCESS;
+}
+
+/* drop without callbacks (objects that never reached the user) */
+static void attr_list_drop(wh_attr_t **list)
+{
+    while (*list) {
+        wh_attr_t *a = *list;
+        *list = a->next;
+        keyval_release(attr_kv(a));
+        free(a);
+    }
+}
+
+/* ---------- MPI_Init / MPI_Finalize ---------- */
+
+static void builtin_init(wh_comm_t *c, MPI_Comm h, int rank, int size, uint32_t ctx, const int *wranks,
+                         const char *name)
+{
+    memset(c, 0, sizeof *c);
+    c->obj.handle = h;
+    c->obj.refs = INT_MAX / 2;
+    c->rank = rank;
+    c->size = size;
+    c->ctx = ctx;
+    c->wranks = wranks;
+    c->errh = MPI_ERRORS_ARE_FATAL;
+    snprintf(c->name, sizeof c->name, "%s", name);
+}
+
+int wh_comm_init_world(void)
+{
+    ensure_tabs();
+    memset(ctx_free, 0xff, sizeof ctx_free);
+    ctx_free[0] &= ~3ull; /* ids 0 and 1 */
+    self_wrank = wh_job.rank;
+    builtin_init(&builtin_comm[0], MPI_COMM_WORLD, wh_job.rank, wh_job.size, 0, NULL, "MPI_COMM_WORLD");
+    builtin_init(&builtin_comm[1], MPI_COMM_SELF, 0, 1, 2, wh_job.size == 1 ? NULL : &self_wrank, "MPI_COMM_SELF");
+    world_ready = 1;
+    return MPI_SUCCESS;
+}
+
+/* MPI_Finalize acts as if MPI_COMM_SELF were freed first: its attribute
+ * delete callbacks run (newest first) while communication still works
+ * (wh_comm_finalize_attrs, the first step of MPI_Finalize); those of
+ * MPI_COMM_WORLD run at the end (wh_comm_finalize). */
+static void builtin_drop_attrs(wh_comm_t *c)
+{
+    int rc = wh_attr_delete_all(&c->attrs, c->obj.handle);
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        WH_WARN("comm", "MPI_Finalize: deleting attributes of %s: %s", c->name, wh_error_text(rc, msg, sizeof msg));
+        attr_list_drop(&c->attrs);
+    }
+}
+
+void wh_comm_finalize_attrs(void)
+{
+    builtin_drop_attrs(&builtin_comm[1]);
+}
+
+void wh_comm_finalize(void)
+{
+    for (int i = 1; i >= 0; i--) {
+        wh_comm_t *c = &builtin_comm[i];
+        builtin_drop_attrs(c);
+        wh_group_release(c->group); /* the cached reference; user handles may still hold it */
+        c->group = NULL;
+    }
+}

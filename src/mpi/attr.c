@@ -1,0 +1,327 @@
+/* MPI attribute caching entry points: keyvals and attributes on
+ * communicators and datatypes (windows: keyvals only until windows exist),
+ * the deprecated MPI-1 names, and the predefined communicator attributes. */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "dtype/dtype.h"
+#include "mpi/api.h"
+#include "pmi/pmi.h"
+
+/* ---------- predefined attributes (values the C binding hands out by address) ---------- */
+
+static int attr_tag_ub = INT_MAX; /* the wire header's tag is an int32 */
+static int attr_host = MPI_PROC_NULL;
+static int attr_io = MPI_ANY_SOURCE; /* every process can do I/O */
+static int attr_wtime_is_global = 0;
+static int attr_universe_size, attr_appnum;
+
+static int predefined_comm_keyval(int k)
+{
+    return k == MPI_TAG_UB || k == MPI_HOST || k == MPI_IO || k == MPI_WTIME_IS_GLOBAL || k == MPI_UNIVERSE_SIZE ||
+           k == MPI_LASTUSEDCODE || k == MPI_APPNUM;
+}
+
+static int predefined_win_keyval(int k)
+{
+    return k == MPI_WIN_BASE || k == MPI_WIN_SIZE || k == MPI_WIN_DISP_UNIT || k == MPI_WIN_CREATE_FLAVOR ||
+           k == MPI_WIN_MODEL;
+}
+
+static int *predefined_value(int k)
+{
+    switch (k) {
+    case MPI_TAG_UB:
+        return &attr_tag_ub;
+    case MPI_HOST:
+        return &attr_host;
+    case MPI_IO:
+        return &attr_io;
+    case MPI_WTIME_IS_GLOBAL:
+        return &attr_wtime_is_global;
+    case MPI_UNIVERSE_SIZE:
+        attr_universe_size = wh_job.size;
+        return &attr_universe_size;
+    case MPI_APPNUM:
+        attr_appnum = wh_pmi_appnum();
+        return &attr_appnum;
+    case MPI_LASTUSEDCODE:
+        return &wh_err_lastusedcode;
+    default:
+        return NULL;
+    }
+}
+
+/* ---------- helpers ---------- */
+
+static const char *kind_name(int kind)
+{
+    return kind == WH_H_COMM ? "communicator" : kind == WH_H_DTYPE ? "datatype" : "window";
+}
+
+/* keyval handle -> object of the expected kind; raises MPI_ERR_KEYVAL on c */
+static int chk_keyval(wh_comm_t *c, const char *fname, int keyval, int kind, wh_keyval_t **out)
+{
+    wh_keyval_t *kv = wh_keyval_get(keyval);
+    if (!kv) {
+        if (keyval == MPI_KEYVAL_INVALID)
+            return wh_raise_comm(c, fname, wh_error(MPI_ERR_KEYVAL, "keyval is MPI_KEYVAL_INVALID"));
+        if (predefined_comm_keyval(keyval) || predefined_win_keyval(keyval))
+            return wh_raise_comm(c, fname, wh_error(MPI_ERR_KEYVAL, "keyval 0x%x is predefined: predefined "
+                                                                    "attributes cannot be set, deleted or freed",
+                                                                    (unsigned)keyval));
+        return wh_raise_comm(c, fname, wh_error(MPI_ERR_KEYVAL, "keyval 0x%x is not a valid keyval (freed or never "
+                                                                "created)", (unsigned)keyval));
+    }
+    if (kv->kind != kind)
+        return wh_raise_comm(c, fname, wh_error(MPI_ERR_KEYVAL, "keyval 0x%x was created for %s attributes, not %s ones",
+                                                (unsigned)keyval, kind_name(kv->kind), kind_name(kind)));
+    *out = kv;
+    return MPI_SUCCESS;
+}
+
+#define CHK_PTR(c, fname, p, name)                                                                \
+    do {                                                                                          \
+        if (!(p))                                                                                 \
+            return wh_raise_comm((c), (fname), wh_error(MPI_ERR_ARG, "%s is NULL", (name)));      \
+    } while (0)
+
+static int chk_comm(const char *fname, MPI_Comm h, wh_comm_t **c)
+{
+    if ((*c = wh_comm_get(h)))
+        return MPI_SUCCESS;
+    if (h == MPI_COMM_NULL)
+        return wh_raise_comm(NULL, fname, wh_error(MPI_ERR_COMM, "comm is MPI_COMM_NULL"));
+    return wh_raise_comm(NULL, fname, wh_error(MPI_ERR_COMM, "comm 0x%x is not a valid communicator (freed or never "
+                                                             "created)", (unsigned)h));
+}
+
+static int chk_type(const char *fname, MPI_Datatype h, wh_dtype_t **t)
+{
+    if ((*t = wh_dtype_get(h)))
+        return MPI_SUCCESS;
+    if (h == MPI_DATATYPE_NULL)
+        return wh_raise_comm(NULL, fname, wh_error(MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL"));
+    return wh_raise_comm(NULL, fname, wh_error(MPI_ERR_TYPE, "datatype 0x%x is not a valid datatype (freed or never "
+                                                             "created)", (unsigned)h));
+}
+
+static int create_keyval(const char *fname, int kind, MPI_Comm_copy_attr_function *copy_fn,
+                         MPI_Comm_delete_attr_function *delete_fn, int *keyval, void *extra_state)
+{
+    WH_CHECK_INIT(fname);
+    CHK_PTR(NULL, fname, keyval, "keyval");
+    int rc = wh_keyval_create(kind, copy_fn, delete_fn, extra_state, keyval);
+    return rc == MPI_SUCCESS ? rc : wh_raise_comm(NULL, fname, rc);
+}
+
+static int free_keyval(const char *fname, int kind, int *keyval)
+{
+    WH_CHECK_INIT(fname);
+    CHK_PTR(NULL, fname, keyval, "keyval");
+    wh_keyval_t *kv;
+    int rc = chk_keyval(NULL, fname, *keyval, kind, &kv);
+    if (rc)
+        return rc;
+    wh_keyval_free(kv); /* attributes still using it keep it alive */
+    *keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+/* ---------- communicators ---------- */
+
+static int comm_set(const char *fname, MPI_Comm comm, int keyval, void *val)
+{
+    WH_CHECK_INIT(fname);
+    wh_comm_t *c;
+    wh_keyval_t *kv;
+    int rc;
+    if ((rc = chk_comm(fname, comm, &c)) || (rc = chk_keyval(c, fname, keyval, WH_H_COMM, &kv)))
+        return rc;
+    if ((rc = wh_attr_set(&c->attrs, c->obj.handle, kv, val)) != MPI_SUCCESS)
+        return wh_raise_comm(c, fname, rc);
+    return MPI_SUCCESS;
+}
+
+static int comm_get(const char *fname, MPI_Comm comm, int keyval, void *val, int *flag)
+{
+    WH_CHECK_INIT(fname);
+    wh_comm_t *c;
+    wh_keyval_t *kv;
+    int rc;
+    if ((rc = chk_comm(fname, comm, &c)))
+        return rc;
+    CHK_PTR(c, fname, val, "attribute_val");
+    CHK_PTR(c, fname, flag, "flag");
+    int *pv = predefined_value(keyval);
+    if (pv) {
+        *(void **)val = pv;
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    if ((rc = chk_keyval(c, fname, keyval, WH_H_COMM, &kv)))
+        return rc;
+    *flag = wh_attr_get(c->attrs, kv, (void **)val);
+    return MPI_SUCCESS;
+}
+
+static int comm_delete(const char *fname, MPI_Comm comm, int keyval)
+{
+    WH_CHECK_INIT(fname);
+    wh_comm_t *c;
+    wh_keyval_t *kv;
+    int rc;
+    if ((rc = chk_comm(fname, comm, &c)) || (rc = chk_keyval(c, fname, keyval, WH_H_COMM, &kv)))
+        return rc;
+    if ((rc = wh_attr_delete(&c->attrs, c->obj.handle, kv)) != MPI_SUCCESS)
+        return wh_raise_comm(c, fname, rc);
+    return MPI_SUCCESS;
+}
+
+WH_API int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                                   MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                                   void *extra_state)
+{
+    return create_keyval("MPI_Comm_create_keyval", WH_H_COMM, comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval,
+                         extra_state);
+}
+WH_ALIAS(MPI_Comm_create_keyval, PMPI_Comm_create_keyval)
+
+WH_API int PMPI_Comm_free_keyval(int *comm_keyval)
+{
+    return free_keyval("MPI_Comm_free_keyval", WH_H_COMM, comm_keyval);
+}
+WH_ALIAS(MPI_Comm_free_keyval, PMPI_Comm_free_keyval)
+
+WH_API int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
+{
+    return comm_set("MPI_Comm_set_attr", comm, comm_keyval, attribute_val);
+}
+WH_ALIAS(MPI_Comm_set_attr, PMPI_Comm_set_attr)
+
+WH_API int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
+{
+    return comm_get("MPI_Comm_get_attr", comm, comm_keyval, attribute_val, flag);
+}
+WH_ALIAS(MPI_Comm_get_attr, PMPI_Comm_get_attr)
+
+WH_API int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
+{
+    return comm_delete("MPI_Comm_delete_attr", comm, comm_keyval);
+}
+WH_ALIAS(MPI_Comm_delete_attr, PMPI_Comm_delete_attr)
+
+/* MPI-1 names (deprecated): the same operations on communicators */
+WH_API int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
+                              void *extra_state)
+{
+    return create_keyval("MPI_Keyval_create", WH_H_COMM, copy_fn, delete_fn, keyval, extra_state);
+}
+WH_ALIAS(MPI_Keyval_create, PMPI_Keyval_create)
+
+WH_API int PMPI_Keyval_free(int *keyval)
+{
+    return free_keyval("MPI_Keyval_free", WH_H_COMM, keyval);
+}
+WH_ALIAS(MPI_Keyval_free, PMPI_Keyval_free)
+
+WH_API int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
+{
+    return comm_set("MPI_Attr_put", comm, keyval, attribute_val);
+}
+WH_ALIAS(MPI_Attr_put, PMPI_Attr_put)
+
+WH_API int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+{
+    return comm_get("MPI_Attr_get", comm, keyval, attribute_val, flag);
+}
+WH_ALIAS(MPI_Attr_get, PMPI_Attr_get)
+
+WH_API int PMPI_Attr_delete(MPI_Comm comm, int keyval)
+{
+    return comm_delete("MPI_Attr_delete", comm, keyval);
+}
+WH_ALIAS(MPI_Attr_delete, PMPI_Attr_delete)
+
+/* ---------- datatypes ---------- */
+
+WH_API int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                                   MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                                   void *extra_state)
+{
+    return create_keyval("MPI_Type_create_keyval", WH_H_DTYPE, type_copy_attr_fn, type_delete_attr_fn, type_keyval,
+                         extra_state);
+}
+WH_ALIAS(MPI_Type_create_keyval, PMPI_Type_create_keyval)
+
+WH_API int PMPI_Type_free_keyval(int *type_keyval)
+{
+    return free_keyval("MPI_Type_free_keyval", WH_H_DTYPE, type_keyval);
+}
+WH_ALIAS(MPI_Type_free_keyval, PMPI_Type_free_keyval)
+
+WH_API int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
+{
+    static const char fname[] = "MPI_Type_set_attr";
+    WH_CHECK_INIT(fname);
+    wh_dtype_t *t;
+    wh_keyval_t *kv;
+    int rc;
+    if ((rc = chk_type(fname, datatype, &t)) || (rc = chk_keyval(NULL, fname, type_keyval, WH_H_DTYPE, &kv)))
+        return rc;
+    wh_attr_t *list = t->attrs;
+    rc = wh_attr_set(&list, datatype, kv, attribute_val);
+    t->attrs = list;
+    return rc == MPI_SUCCESS ? rc : wh_raise_comm(NULL, fname, rc);
+}
+WH_ALIAS(MPI_Type_set_attr, PMPI_Type_set_attr)
+
+WH_API int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
+{
+    static const char fname[] = "MPI_Type_get_attr";
+    WH_CHECK_INIT(fname);
+    wh_dtype_t *t;
+    wh_keyval_t *kv;
+    int rc;
+    if ((rc = chk_type(fname, datatype, &t)))
+        return rc;
+    CHK_PTR(NULL, fname, attribute_val, "attribute_val");
+    CHK_PTR(NULL, fname, flag, "flag");
+    if ((rc = chk_keyval(NULL, fname, type_keyval, WH_H_DTYPE, &kv)))
+        return rc;
+    *flag = wh_attr_get(t->attrs, kv, (void **)attribute_val);
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Type_get_attr, PMPI_Type_get_attr)
+
+WH_API int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
+{
+    static const char fname[] = "MPI_Type_delete_attr";
+    WH_CHECK_INIT(fname);
+    wh_dtype_t *t;
+    wh_keyval_t *kv;
+    int rc;
+    if ((rc = chk_type(fname, datatype, &t)) || (rc = chk_keyval(NULL, fname, type_keyval, WH_H_DTYPE, &kv)))
+        return rc;
+    wh_attr_t *list = t->attrs;
+    rc = wh_attr_delete(&list, datatype, kv);
+    t->attrs = list;
+    return rc == MPI_SUCCESS ? rc : wh_raise_comm(NULL, fname, rc);
+}
+WH_ALIAS(MPI_Type_delete_attr, PMPI_Type_delete_attr)
+
+/* ---------- windows (attributes themselves come with the window code) ---------- */
+
+WH_API int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                                  MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
+{
+    return create_keyval("MPI_Win_create_keyval", WH_H_WIN, win_copy_attr_fn, win_delete_attr_fn, win_keyval,
+                         extra_state);
+}
+WH_ALIAS(MPI_Win_create_keyval, PMPI_Win_create_keyval)
+
+WH_API int PMPI_Win_free_keyval(int *win_keyval)
+{
+    return free_keyval("MPI_Win_free_keyval", WH_H_WIN, win_keyval);
+}
+WH_ALIAS(MPI_Win_free_keyval, PMPI_Win_free_keyval)

@@ -1,0 +1,418 @@
+/* MPI communicator entry points: queries, names, info, and the collective
+ * constructors (dup, split, split_type, create, create_group) and free.
+ * Intercommunicators are not supported yet: every communicator is an
+ * intracommunicator. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi/reqapi.h"
+
+static int bad(wh_comm_t *c, const char *fname, int cls, const char *msg)
+{
+    return wh_raise_comm(c, fname, wh_error(cls, "%s", msg));
+}
+
+static int chk_info(wh_comm_t *c, const char *fname, MPI_Info info)
+{
+    if (info != MPI_INFO_NULL && !wh_info_valid(info))
+        return wh_raise_comm(c, fname, wh_error(MPI_ERR_INFO, "info 0x%x is not a valid info object", (unsigned)info));
+    return MPI_SUCCESS;
+}
+
+/* group handle -> object, raising MPI_ERR_GROUP on c */
+static int chk_group(wh_comm_t *c, const char *fname, MPI_Group h, wh_group_t **g)
+{
+    if ((*g = wh_group_get(h)))
+        return MPI_SUCCESS;
+    if (h == MPI_GROUP_NULL)
+        return bad(c, fname, MPI_ERR_GROUP, "group is MPI_GROUP_NULL");
+    return wh_raise_comm(c, fname,
+                         wh_error(MPI_ERR_GROUP, "group 0x%x is not a valid group (freed or never created)", (unsigned)h));
+}
+
+/* every member of g must be in c */
+static int chk_subgroup(wh_comm_t *c, const char *fname, const wh_group_t *g)
+{
+    unsigned char *in = NULL;
+    if (c->wranks) {
+        if (!(in = calloc((size_t)wh_job.size, 1)))
+            return bad(c, fname, MPI_ERR_NO_MEM, "out of memory");
+        for (int i = 0; i < c->size; i++)
+            in[c->wranks[i]] = 1;
+    }
+    int bad_at = -1;
+    for (int i = 0; i < g->size && bad_at < 0; i++) {
+        int w = g->wranks[i];
+        if (in ? !in[w] : w >= c->size)
+            bad_at = i;
+    }
+    free(in);
+    if (bad_at >= 0)
+        return wh_raise_comm(c, fname,
+                             wh_error(MPI_ERR_GROUP, "group is not a subgroup of the communicator's group: its rank %d "
+                                                     "(MPI_COMM_WORLD rank %d) is not in the communicator",
+                                      bad_at, g->wranks[bad_at]));
+    return MPI_SUCCESS;
+}
+
+/* ---------- queries ---------- */
+
+WH_API int PMPI_Comm_size(MPI_Comm comm, int *size)
+{
+    WH_CHECK_INIT("MPI_Comm_size");
+    wh_comm_t *c;
+    int rc = wh_chk_comm("MPI_Comm_size", comm, &c);
+    if (rc)
+        return rc;
+    WH_CHK_PTR("MPI_Comm_size", c, size, "size");
+    *size = c->size;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Comm_size, PMPI_Comm_size)
+
+WH_API int PMPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+    WH_CHECK_INIT("MPI_Comm_rank");
+    wh_comm_t *c;
+    int rc = wh_chk_comm("MPI_Comm_rank", comm, &c);
+    if (rc)
+        return rc;
+    WH_CHK_PTR("MPI_Comm_rank", c, rank, "rank");
+    *rank = c->rank;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Comm_rank, PMPI_Comm_rank)
+
+WH_API int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+    WH_CHECK_INIT("MPI_Comm_test_inter");
+    wh_comm_t *c;
+    int rc = wh_chk_comm("MPI_Comm_test_inter", comm, &c);
+    if (rc)
+        return rc;
+    WH_CHK_PTR("MPI_Comm_test_inter", c, flag, "flag");
+    *flag = c->is_inter != 0;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Comm_test_inter, PMPI_Comm_test_inter)
+
+WH_API int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+    WH_CHECK_INIT("MPI_Comm_remote_size");
+    wh_comm_t *c;
+    int rc = wh_chk_comm("MPI_Comm_remote_size", comm, &c);
+    if (rc)
+        return rc;
+    WH_CHK_PTR("MPI_Comm_remote_size", c, size, "size");
+    (void)size;
+    return bad(c, "MPI_Comm_remote_size", MPI_ERR_COMM, "comm is an intracommunicator, not an intercommunicator");
+}
+WH_ALIAS(MPI_Comm_remote_size, PMPI_Comm_remote_size)
+
+WH_API int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+    WH_CHECK_INIT("MPI_Comm_remote_group");
+    wh_comm_t *c;
+    int rc = wh_chk_comm("MPI_Comm_remote_group", comm, &c);
+    if (rc)
+        return rc;
+    WH_CHK_PTR("MPI_Comm_remote_group", c, group, "group");
+    return bad(c, "MPI_Comm_remote_group", MPI_ERR_COMM, "comm is an intracommunicator, not an intercommunicator");
+}
+WH_ALIAS(MPI_Comm_remote_group, PMPI_Comm_remote_group)
+
+WH_API int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+{
+    WH_CHECK_INIT("MPI_Comm_compare");
+    wh_comm_t *a, *b;
+    int rc;
+    if ((rc = wh_chk_comm("MPI_Comm_compare", comm1, &a)) || (rc = wh_chk_comm("MPI_Comm_compare", comm2, &b)))
+        return rc;
+    WH_CHK_PTR("MPI_Comm_compare", a, result, "result");
+    if (a == b) {
+        *result = MPI_IDENT;
+        return MPI_SUCCESS;
+    }
+    if (a->size != b->size) {
+        *result = MPI_UNEQUAL;
+        return MPI_SUCCESS;
+    }
+    int same_order = 1;
+    for (int i = 0; i < a->size && same_order; i++)
+        same_order = wh_comm_wrank(a, i) == wh_comm_wrank(b, i);
+    if (same_order) {
+        *result = MPI_CONGRUENT;
+        return MPI_SUCCESS;
+    }
+    unsigned char *in = calloc((size_t)wh_job.size, 1);
+    if (!in)
+        return bad(a, "MPI_Comm_compare", MPI_ERR_NO_MEM, "out of memory");
+    for (int i = 0; i < a->size; i++)
+        in[wh_comm_wrank(a, i)] = 1;
+    int same_set = 1;
+    for (int i = 0; i < b->size && same_set; i++)
+        same_set = in[wh_comm_wrank(b, i)];
+    free(in);
+    *result = same_set ? MPI_SIMILAR : MPI_UNEQUAL;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Comm_compare, PMPI_Comm_compare)
+
+WH_API int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+{
+    WH_CHECK_INIT("MPI_Comm_group");
+    wh_comm_t *c;
+    int rc = wh_chk_comm("MPI_Comm_group", comm, &c);
+    if (rc)
+        return rc;
+    WH_CHK_PTR("MPI_Comm_group", c, group, "group");
+    wh_group_t *g = wh_comm_group(c);
+    if (!g)
+        return bad(c, "MPI_Comm_group", MPI_ERR_NO_MEM, "out of memory creating the group");
+    *group = g->obj.handle;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Comm_group, PMPI_Comm_group)
+
+/* ---------- names and info ---------- */
+
+WH_API int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+{
+    WH_CHECK_INIT("MPI_Comm_set_name");
+    wh_comm_t *c;
+    int rc = wh_chk_comm("MPI_Comm_set_name", comm, &c);
+    if (rc)
+        return rc;
+    WH_CHK_PTR("MPI_Comm_set_name", c, comm_name, "comm_name");
+    snprintf(c->name, sizeof c->name, "%s", comm_name); /* longer names are truncated */
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Comm_set_name, PMPI_Comm_set_name)
+
+WH_API int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+{
+    WH_CHECK_INIT("MPI_Comm_get_name");
+    wh_comm_t *c;
+    int rc = wh_chk_comm("MPI_Comm_get_name", comm, &c);
+    if (rc)
+        return rc;
+    WH_CHK_PTR("MPI_Comm_get_name", c, comm_name, "comm_name");
+    WH_CHK_PTR("MPI_Comm_get_name", c, resultlen, "resultlen");
+    snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", c->name);
+    *resultlen = (int)strlen(comm_name);
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Comm_get_name, PMPI_Comm_get_name)
+
+/* No communicator hints are used yet, so the info in use is always empty. */
+WH_API int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+{
+    WH_CHECK_INIT("MPI_Comm_get_info");
+    wh_comm_t *c;
+    int rc = wh_chk_comm("MPI_Comm_get_info", comm, &c);
+    if (rc)
+        return rc;
+    WH_CHK_PTR("MPI_Comm_get_info", c, info_used, "info_used");
+    if ((rc = wh_info_new(info_used)) != MPI_SUCCESS)
+        return wh_raise_comm(c, "MPI_Comm_get_info", rc);
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Comm_get_info, PMPI_Comm_get_info)
+
+WH_API int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    WH_CHECK_INIT("MPI_Comm_set_info");
+    wh_comm_t *c;
+    int rc = wh_chk_comm("MPI_Comm_set_info", comm, &c);
+    if (rc || (rc = chk_info(c, "MPI_Comm_set_info", info)))
+        return rc;
+    return MPI_SUCCESS; /* hints are optional; none is used yet */
+}
+WH_ALIAS(MPI_Comm_set_info, PMPI_Comm_set_info)
+
+/* ---------- constructors ---------- */
+
+/* nb: the nonblocking variants, which return a request in *request */
+static int dup_common(const char *fname, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, int nb,
+                      MPI_Request *request)
+{
+    WH_CHECK_INIT(fname);
+    wh_comm_t *c, *n;
+    int rc = wh_chk_comm(fname, comm, &c);
+    if (rc || (rc = chk_info(c, fname, info)))
+        return rc;
+    WH_CHK_PTR(fname, c, newcomm, "newcomm");
+    if (nb)
+        WH_CHK_PTR(fname, c, request, "request");
+    if ((rc = wh_comm_dup(c, &n)) != MPI_SUCCESS)
+        return wh_raise_comm(c, fname, rc);
+    if (nb) {
+        /* the duplicate is made at once; the request is already complete */
+        wh_req_t *r = wh_req_new_done(MPI_ANY_SOURCE);
+        if (!r) {
+            wh_comm_free(n);
+            return bad(c, fname, MPI_ERR_NO_MEM, "out of memory allocating the request");
+        }
+        *request = r->obj.handle;
+    }
+    *newcomm = n->obj.handle;
+    return MPI_SUCCESS;
+}
+
+WH_API int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    return dup_common("MPI_Comm_dup", comm, MPI_INFO_NULL, newcomm, 0, NULL);
+}
+WH_ALIAS(MPI_Comm_dup, PMPI_Comm_dup)
+
+WH_API int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    return dup_common("MPI_Comm_dup_with_info", comm, info, newcomm, 0, NULL);
+}
+WH_ALIAS(MPI_Comm_dup_with_info, PMPI_Comm_dup_with_info)
+
+WH_API int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return dup_common("MPI_Comm_idup", comm, MPI_INFO_NULL, newcomm, 1, request);
+}
+WH_ALIAS(MPI_Comm_idup, PMPI_Comm_idup)
+
+WH_API int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return dup_common("MPI_Comm_idup_with_info", comm, info, newcomm, 1, request);
+}
+WH_ALIAS(MPI_Comm_idup_with_info, PMPI_Comm_idup_with_info)
+
+static int split_common(const char *fname, wh_comm_t *c, int color, int key, int strict, MPI_Comm *newcomm)
+{
+    wh_comm_t *n;
+    int rc = wh_comm_split(c, color, key, strict, &n);
+    if (rc != MPI_SUCCESS)
+        return wh_raise_comm(c, fname, rc);
+    *newcomm = n ? n->obj.handle : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+WH_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    WH_CHECK_INIT("MPI_Comm_split");
+    wh_comm_t *c;
+    int rc = wh_chk_comm("MPI_Comm_split", comm, &c);
+    if (rc)
+        return rc;
+    WH_CHK_PTR("MPI_Comm_split", c, newcomm, "newcomm");
+    if (color < 0 && color != MPI_UNDEFINED)
+        return wh_raise_comm(c, "MPI_Comm_split",
+                             wh_error(MPI_ERR_ARG, "color %d is negative (must be >= 0 or MPI_UNDEFINED)", color));
+    return split_common("MPI_Comm_split", c, color, key, 0, newcomm);
+}
+WH_ALIAS(MPI_Comm_split, PMPI_Comm_split)
+
+WH_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+    static const char fname[] = "MPI_Comm_split_type";
+    WH_CHECK_INIT(fname);
+    wh_comm_t *c;
+    int rc = wh_chk_comm(fname, comm, &c);
+    if (rc || (rc = chk_info(c, fname, info)))
+        return rc;
+    WH_CHK_PTR(fname, c, newcomm, "newcomm");
+    int color = MPI_UNDEFINED, strict = 0;
+    const char *v;
+    switch (split_type) {
+    case MPI_UNDEFINED:
+        break;
+    case MPI_COMM_TYPE_SHARED:
+        color = wh_job.my_host;
+        break;
+    case MPI_COMM_TYPE_HW_GUIDED:
+        /* the one resource type wharf knows: ranks sharing memory */
+        v = wh_info_lookup(info, "mpi_hw_resource_type");
+        if (v && !strcmp(v, "mpi_shared_memory"))
+            color = wh_job.my_host;
+        break;
+    case MPI_COMM_TYPE_HW_UNGUIDED:
+        color = wh_job.my_host;
+        strict = 1;
+        break;
+    case MPI_COMM_TYPE_RESOURCE_GUIDED:
+        v = wh_info_lookup(info, "mpi_pset_name");
+        if (v && !strcmp(v, "mpi://WORLD"))
+            color = 0;
+        else if (v && !strcmp(v, "mpi://SELF"))
+            color = c->rank;
+        break;
+    default:
+        return wh_raise_comm(c, fname,
+                             wh_error(MPI_ERR_ARG,
+                                      "split_type %d is not MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_HW_GUIDED, "
+                                      "MPI_COMM_TYPE_HW_UNGUIDED, MPI_COMM_TYPE_RESOURCE_GUIDED or MPI_UNDEFINED",
+                                      split_type));
+    }
+    return split_common(fname, c, color, key, strict, newcomm);
+}
+WH_ALIAS(MPI_Comm_split_type, PMPI_Comm_split_type)
+
+WH_API int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    WH_CHECK_INIT("MPI_Comm_create");
+    wh_comm_t *c, *n;
+    wh_group_t *g;
+    int rc = wh_chk_comm("MPI_Comm_create", comm, &c);
+    if (rc || (rc = chk_group(c, "MPI_Comm_create", group, &g)))
+        return rc;
+    WH_CHK_PTR("MPI_Comm_create", c, newcomm, "newcomm");
+    if ((rc = chk_subgroup(c, "MPI_Comm_create", g)))
+        return rc;
+    if ((rc = wh_comm_create(c, g, &n)) != MPI_SUCCESS)
+        return wh_raise_comm(c, "MPI_Comm_create", rc);
+    *newcomm = n ? n->obj.handle : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Comm_create, PMPI_Comm_create)
+
+WH_API int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    static const char fname[] = "MPI_Comm_create_group";
+    WH_CHECK_INIT(fname);
+    wh_comm_t *c, *n;
+    wh_group_t *g;
+    int rc = wh_chk_comm(fname, comm, &c);
+    if (rc || (rc = chk_group(c, fname, group, &g)))
+        return rc;
+    WH_CHK_PTR(fname, c, newcomm, "newcomm");
+    if (tag < 0)
+        return wh_raise_comm(c, fname, wh_error(MPI_ERR_TAG, "invalid tag %d: tags must be in 0..MPI_TAG_UB (%d)", tag, INT_MAX));
+    if ((rc = chk_subgroup(c, fname, g)))
+        return rc;
+    if (g->rank == MPI_UNDEFINED) { /* not a member (e.g. MPI_GROUP_EMPTY): nothing to agree on */
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    if ((rc = wh_comm_create_group(c, g, tag, &n)) != MPI_SUCCESS)
+        return wh_raise_comm(c, fname, rc);
+    *newcomm = n->obj.handle;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Comm_create_group, PMPI_Comm_create_group)
+
+WH_API int PMPI_Comm_free(MPI_Comm *comm)
+{
+    WH_CHECK_INIT("MPI_Comm_free");
+    WH_CHK_PTR("MPI_Comm_free", NULL, comm, "comm");
+    if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+        return wh_raise_comm(wh_comm_get(*comm), "MPI_Comm_free",
+                             wh_error(MPI_ERR_COMM, "%s is predefined and cannot be freed",
+                                      *comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF"));
+    wh_comm_t *c;
+    int rc = wh_chk_comm("MPI_Comm_free", *comm, &c);
+    if (rc)
+        return rc;
+    if ((rc = wh_comm_free(c)) != MPI_SUCCESS)
+        return wh_raise_comm(c, "MPI_Comm_free", rc);
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Comm_free, PMPI_Comm_free)
