@@ -59,10 +59,17 @@ typedef struct wh_chan_ops {
     int blocking_fd;    /* fd that becomes readable on inbound traffic, or -1 */
     /* Optional: the eager limit known only after init (e.g. cell size); NULL = eager_max. */
     size_t (*eager_cap)(void);
+    /* Optional: call right before blocking in poll() on blocking_fd (after a
+     * progress() that returned 0).  Returns 0 if blocking is safe, nonzero if
+     * events are pending (poll progress() again).  A libfabric wait fd stays
+     * readable until re-armed this way (fi_trywait).  NULL = always safe. */
+    int (*wait_arm)(void);
 } wh_chan_ops_t;
 
 extern const wh_chan_ops_t *wh_chans[WH_CHAN_MAX];
-extern const wh_chan_ops_t wh_chan_self_ops, wh_chan_shm_ops, wh_chan_net_ops;
+extern const wh_chan_ops_t wh_chan_self_ops, wh_chan_shm_ops;
+/* not const: its init sets eager_max (WHARF_NET_EAGER_MAX) and blocking_fd (provider) */
+extern wh_chan_ops_t wh_chan_net_ops;
 
 /* Inbound entry point of the protocol layer: a channel received header h
  * (types EAGER, RTS, SACK) from world rank wpeer; payload points at plen bytes

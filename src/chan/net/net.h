@@ -1,0 +1,183 @@
+/* The network channel over libfabric (FI_EP_RDM, tagged messages): state
+ * shared by the files of src/chan/net.  See docs/NET.md for the wire format.
+ *
+ *   net_init.c   provider choice, endpoint setup, address exchange, finalize
+ *   net_io.c     control path: bounce pools, send queue, progress, inbound dispatch
+ *   net_rndv.c   rendezvous: RTS/CTS and the bulk data chunks
+ *
+ * Tags (B = usable tag bits of the provider, 64 for tcp;ofi_rxm):
+ *   control  0 (matched exactly: no ignore mask, which the 1.17 shm provider
+ *            mishandles for unexpected messages)
+ *   bulk     bit B-1 = 1, bits B-2..32 = sender's world rank, bits 31..0 = cookie + chunk
+ * A control message (EAGER, RTS, SACK, CTS) is a wh_net_pre_t (sender's world
+ * rank, per-pair sequence number) + wh_hdr_t + payload and lands in a
+ * pre-posted receive buffer; the sequence number hands inbound headers up in
+ * send order even when a provider completes receives out of order. */
+#ifndef WH_CHAN_NET_NET_H
+#define WH_CHAN_NET_NET_H
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "chan/chan.h"
+
+#define WH_NET_CTS (WH_MSG_CHAN + 0) /* receiver -> sender: post the bulk data now */
+
+/* Channel prefix of every control message. */
+typedef struct wh_net_pre {
+    uint32_t rank;   /* sender's world rank */
+    uint16_t seq;    /* per directed pair */
+    uint16_t zero;
+} wh_net_pre_t;
+#define WH_NET_HDR_OFF sizeof(wh_net_pre_t)                    /* wh_hdr_t */
+#define WH_NET_PL_OFF (sizeof(wh_net_pre_t) + sizeof(wh_hdr_t)) /* payload */
+#define WH_NET_WINDOW 4              /* bulk chunks in flight per transfer and side */
+#define WH_NET_MAXIOV 8              /* iovecs per bulk chunk before falling back to a bounce */
+#define WH_NET_CHUNK_MAX ((size_t)8 << 20)
+#define WH_NET_RTS_PLEN 16           /* RTS payload: cookie, flags, chunk size */
+#define WH_NET_CTS_PLEN 8            /* CTS payload: cookie, reserved */
+
+enum wh_net_op_kind {
+    WH_NET_OP_RX = 1,   /* pre-posted control receive buffer */
+    WH_NET_OP_TX,       /* control/eager send from a bounce buffer */
+    WH_NET_OP_BSEND,    /* one bulk chunk, sender side */
+    WH_NET_OP_BRECV,    /* one bulk chunk, receiver side */
+};
+
+struct wh_net_xfer;
+
+/* One posted libfabric operation.  fctx must stay first: the completion's
+ * op_context points at it. */
+typedef struct wh_net_op {
+    struct fi_context2 fctx;
+    struct wh_net_op *next;     /* free list or the send queue */
+    uint8_t kind;               /* wh_net_op_kind */
+    uint8_t posted;             /* handed to the provider, completion outstanding */
+    uint8_t staged;             /* BSEND/BRECV: this chunk goes through buf */
+    int peer;                   /* world rank */
+    size_t len;                 /* TX: bytes in buf; BSEND/BRECV: chunk bytes */
+    char *buf;                  /* RX/TX: bounce buffer; BSEND/BRECV: staging or NULL */
+    size_t bufcap;              /* BSEND/BRECV: staging capacity */
+    struct wh_net_xfer *x;      /* BSEND/BRECV */
+    size_t chunk;               /* BSEND/BRECV: chunk index */
+} wh_net_op_t;
+
+/* One rendezvous transfer, either side. */
+typedef struct wh_net_xfer {
+    wh_req_t *req;
+    int peer;                   /* world rank of the other side */
+    int is_send;
+    uint32_t cookie;            /* chunk k uses cookie + k */
+    uint64_t tagbase;           /* bulk bit | sender's rank field */
+    size_t total;               /* bytes to move (receiver: min(len, capacity)) */
+    size_t csize;               /* chunk size chosen by the sender */
+    size_t nchunks, next;       /* chunks in total, next chunk to start */
+    int inflight;               /* chunk operations posted or queued */
+    int starting;               /* inside the first window's posts: finish later */
+    int err;                    /* first libfabric error (negative), 0 if none */
+    const char *contig;         /* start of a contiguous user buffer, else NULL */
+    struct wh_net_xfer *lnext, *lprev; /* live transfers (freed at close) */
+    wh_net_op_t ops[WH_NET_WINDOW];
+} wh_net_xfer_t;
+
+/* An inbound control message that arrived ahead of its sequence number:
+ * either its receive buffer is held (op != NULL, data points into it) or,
+ * when too many buffers are held already, a copy follows the entry. */
+typedef struct wh_net_stash {
+    struct wh_net_stash *next;
+    uint16_t seq;
+    size_t len;
+    wh_net_op_t *op;
+    char *data;                 /* the whole message, prefix first */
+    char copy[];
+} wh_net_stash_t;
+
+typedef struct wh_net_peer {
+    fi_addr_t addr;             /* FI_ADDR_NOTAVAIL: no endpoint published */
+    uint16_t tx_seq, rx_seq;
+    wh_net_stash_t *stash;      /* sorted by seq */
+} wh_net_peer_t;
+
+typedef struct wh_net_state {
+    int open;                   /* endpoint enabled */
+    int rank, size;
+    char prov[64];
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_cq *cq;
+    struct fid_av *av;
+    struct fid_ep *ep;
+    int wait_fd;
+
+    wh_net_peer_t *peers;
+    uint64_t bulk_bit;          /* tag bit of the bulk space */
+    int rank_bits;              /* width of the sender field in bulk tags */
+    size_t ctrl_cap;            /* largest control payload (eager max or RTS payload) */
+    size_t inject_max;          /* provider inject size */
+    size_t csize;               /* bulk chunk size */
+    int maxiov;
+
+    wh_net_op_t *rx;            /* nrx control receive buffers */
+    int nrx;
+    char *rxmem;
+
+    wh_net_op_t *tx_free;       /* bounce buffers, grown in slabs up to tx_max */
+    void *tx_slabs;             /* list of slabs (first word = next) */
+    int tx_count, tx_max, tx_busy;
+    wh_net_op_t *q_head, *q_tail; /* operations waiting for the provider (FI_EAGAIN) */
+    int queued;
+    uint32_t next_cookie;
+    wh_net_xfer_t *xfers;       /* live rendezvous transfers */
+    int in_progress;
+    int rx_held;                /* receive buffers held by stashed messages */
+    unsigned idle;              /* consecutive progress calls without events */
+    int auto_progress;          /* provider progresses data on its own thread */
+    uint64_t n_reordered, n_eagain;
+} wh_net_state_t;
+
+extern wh_net_state_t wh_net;
+
+/* control path (net_io.c) */
+int wh_net_io_init(void);
+void wh_net_io_finalize(void);
+int wh_net_progress(void);
+int wh_net_send_eager(int wpeer, const wh_hdr_t *h, const void *buf, MPI_Count count, const wh_dtype_t *dt);
+int wh_net_send_ctrl(int wpeer, const wh_hdr_t *h, const void *raw, size_t rawlen);
+/* Send header h + rawlen bytes of raw.  internal = 1: never
+ * WH_AGAIN (the pool may exceed its limit). */
+int wh_net_ctrl_out(int wpeer, const wh_hdr_t *h, const void *raw, size_t rawlen, int internal);
+/* The same in two steps: take a send buffer (payload goes at buf +
+ * WH_NET_PL_OFF), later commit it with its header (never fails). */
+int wh_net_ctrl_take(int wpeer, size_t plen, int internal, wh_net_op_t **op);
+void wh_net_ctrl_commit(wh_net_op_t *op, const wh_hdr_t *h);
+/* Post op now, or queue it behind earlier queued operations. */
+void wh_net_submit(wh_net_op_t *op);
+int wh_net_drain(double seconds);
+int wh_net_wait_arm(void);    /* the ops' wait_arm: fi_trywait on the completion queue */
+
+/* rendezvous (net_rndv.c) */
+int wh_net_rndv_send(wh_req_t *sreq, const wh_hdr_t *h);
+int wh_net_rndv_recv(wh_req_t *rreq, const wh_hdr_t *h, const void *payload, size_t plen);
+void wh_net_on_cts(int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
+/* Post a bulk op (fi_tsendv/fi_trecvv); returns 0, -FI_EAGAIN or another error. */
+ssize_t wh_net_bulk_post(wh_net_op_t *op);
+void wh_net_bulk_done(wh_net_op_t *op, int err);
+void wh_net_rndv_finalize(void); /* frees transfers left at close */
+
+/* Entry points used by init() and by tests that exchange addresses without
+ * PMI.  wh_net_open: choose the provider, open the endpoint and return its
+ * name hex-encoded in name (cap bytes).  *usable = 0 (with a logged reason)
+ * if no provider works.  wh_net_connect: insert the peers' names (NULL or ""
+ * = peer without a network endpoint); names[r] is world rank r. */
+int wh_net_open(int rank, int size, char *name, size_t cap, int *usable);
+int wh_net_connect(const char *const *names);
+int wh_net_close(void);
+#endif

@@ -1,0 +1,461 @@
+/* Network channel: provider and interface choice, endpoint setup, address
+ * exchange through PMI, finalize.  The ops table lives here. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chan/net/net.h"
+#include "core/core.h"
+#include "pmi/pmi.h"
+#include "util/log.h"
+#include "util/tunables.h"
+
+wh_net_state_t wh_net = {.wait_fd = -1};
+
+static int net_init(int phase, int *usable);
+static int net_finalize(void);
+static size_t net_eager_cap(void);
+
+/* Not const: eager_max (tunable) and blocking_fd (provider) are set by init. */
+wh_chan_ops_t wh_chan_net_ops = {
+    .name = "net",
+    .id = WH_CHAN_NET,
+    .init = net_init,
+    .finalize = net_finalize,
+    .progress = wh_net_progress,
+    .send_eager = wh_net_send_eager,
+    .send_ctrl = wh_net_send_ctrl,
+    .rndv_send = wh_net_rndv_send,
+    .rndv_recv = wh_net_rndv_recv,
+    .eager_max = 16384,
+    .blocking_fd = -1,
+    .eager_cap = net_eager_cap,
+    .wait_arm = wh_net_wait_arm,
+};
+
+/* ---------- provider and interface choice ---------- */
+
+static struct fi_info *make_hints(const char *prov, int strict)
+{
+    struct fi_info *h = fi_allocinfo();
+    if (!h)
+        return NULL;
+    h->ep_attr->type = FI_EP_RDM;
+    h->caps = FI_TAGGED | FI_MSG;
+    h->mode = FI_CONTEXT | FI_CONTEXT2;
+    /* no FI_MR_LOCAL: we never register local buffers */
+    h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    h->domain_attr->threading = FI_THREAD_DOMAIN;
+    if (strict) {
+        /* manual progress: no provider thread to starve when ranks
+         * oversubscribe the cpus; ordered sends keep control FIFO cheap */
+        h->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+        h->tx_attr->msg_order = FI_ORDER_SAS;
+        h->rx_attr->msg_order = FI_ORDER_SAS;
+    }
+    if (prov && *prov && !(h->fabric_attr->prov_name = strdup(prov))) {
+        fi_freeinfo(h);
+        return NULL;
+    }
+    return h;
+}
+
+/* fi_getinfo for provider prov: strict hints first, then relaxed ones. */
+static int query(const char *prov, struct fi_info **out)
+{
+    int rc = -FI_ENOMEM;
+    for (int strict = 1; strict >= 0; strict--) {
+        struct fi_info *h = make_hints(prov, strict);
+        if (!h)
+            return -FI_ENOMEM;
+        rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, h, out);
+        fi_freeinfo(h);
+        if (rc == 0 && *out)
+            return 0;
+        WH_DEBUG("net", "provider \"%s\"%s: %s", prov, strict ? " (manual progress, ordered sends)" : "",
+                 fi_strerror(-rc));
+    }
+    return rc ? rc : -FI_ENODATA;
+}
+
+/* Preference of an entry: 0 IPv4, 1 IPv6 global, 2 non-IP address, 3 IPv6
+ * link-local, 4 loopback.  Loopback only works inside one network namespace;
+ * a local interface address reaches co-resident peers through the kernel's
+ * loopback path anyway, so it costs nothing when all ranks are local. */
+static int addr_rank(const struct fi_info *i, char *text, size_t len)
+{
+    snprintf(text, len, "%s", "-");
+    if (i->addr_format == FI_SOCKADDR_IN && i->src_addr) {
+        const struct sockaddr_in *s = i->src_addr;
+        inet_ntop(AF_INET, &s->sin_addr, text, (socklen_t)len);
+        return (ntohl(s->sin_addr.s_addr) >> 24) == 127 ? 4 : 0;
+    }
+    if (i->addr_format == FI_SOCKADDR_IN6 && i->src_addr) {
+        const struct sockaddr_in6 *s = i->src_addr;
+        inet_ntop(AF_INET6, &s->sin6_addr, text, (socklen_t)len);
+        if (IN6_IS_ADDR_LOOPBACK(&s->sin6_addr))
+            return 4;
+        return IN6_IS_ADDR_LINKLOCAL(&s->sin6_addr) ? 3 : 1;
+    }
+    return 2;
+}
+
+static const char *dom_name(const struct fi_info *i)
+{
+    return i->domain_attr && i->domain_attr->name ? i->domain_attr->name : "?";
+}
+
+/* Pick one entry of the list (interface choice); returns a private copy. */
+static struct fi_info *pick(struct fi_info *list, char *why, size_t whylen)
+{
+    const char *want = wh_tun.net_iface;
+    struct fi_info *best = NULL;
+    int best_rank = 99;
+    char text[INET6_ADDRSTRLEN];
+    for (struct fi_info *i = list; i; i = i->next) {
+        int r = addr_rank(i, text, sizeof text);
+        if (want && *want) {
+            int hit = !strcmp(dom_name(i), want) || (i->fabric_attr->name && !strcmp(i->fabric_attr->name, want));
+            if (!hit)
+                continue;
+        }
+        if (r < best_rank) {
+            best = i;
+            best_rank = r;
+        }
+    }
+    if (!best) {
+        size_t o = (size_t)snprintf(why, whylen, "no interface named \"%s\" (WHARF_NET_IFACE); available:", want);
+        for (struct fi_info *i = list; i && o < whylen; i = i->next)
+            o += (size_t)snprintf(why + o, whylen - o, " %s", dom_name(i));
+        return NULL;
+    }
+    if (best_rank == 4)
+        WH_INFO("net", "only a loopback interface is available: peers must share this network namespace");
+    struct fi_info *copy = fi_dupinfo(best);
+    if (!copy)
+        snprintf(why, whylen, "out of memory");
+    return copy;
+}
+
+static int choose_provider(char *why, size_t whylen)
+{
+    const char *prov = wh_tun.net_provider && *wh_tun.net_provider ? wh_tun.net_provider : "tcp";
+    struct fi_info *list = NULL;
+    int rc = query(prov, &list);
+    if (rc && !strcmp(prov, "tcp")) {
+        WH_WARN("net", "provider tcp (tcp;ofi_rxm) unavailable: %s; falling back to sockets", fi_strerror(-rc));
+        prov = "sockets";
+        rc = query(prov, &list);
+    }
+    if (rc) {
+        snprintf(why, whylen, "no libfabric provider \"%s\" with reliable tagged endpoints: %s", prov,
+                 fi_strerror(-rc));
+        return -1;
+    }
+    wh_net.info = pick(list, why, whylen);
+    fi_freeinfo(list);
+    if (!wh_net.info)
+        return -1;
+    snprintf(wh_net.prov, sizeof wh_net.prov, "%s", wh_net.info->fabric_attr->prov_name);
+    return 0;
+}
+
+/* Largest message ofi_rxm sends with its eager protocol (0: not rxm). */
+static size_t rxm_eager_limit(void)
+{
+    if (!strstr(wh_net.prov, "ofi_rxm"))
+        return 0;
+    size_t v = 16384; /* libfabric 1.17's default */
+    const char *e = getenv("FI_OFI_RXM_EAGER_LIMIT");
+    if (e && *e && wh_tunable_parse(WH_TT_SIZE, e, &v))
+        v = 16384;
+    return v;
+}
+
+/* ---------- endpoint ---------- */
+
+static void tag_layout(void)
+{
+    uint64_t fmt = wh_net.info->ep_attr->mem_tag_format;
+    int bits = 64;
+    if (fmt && fmt != ~0ULL) /* highest set bit of the format = width of the tag */
+        bits = 64 - __builtin_clzll(fmt);
+    wh_net.bulk_bit = 1ULL << (bits - 1);
+    wh_net.rank_bits = bits - 33;
+}
+
+static void close_all(void)
+{
+    if (wh_net.ep)
+        fi_close(&wh_net.ep->fid);
+    wh_net.ep = NULL;
+    wh_net_rndv_finalize();
+    wh_net_io_finalize();
+    if (wh_net.av)
+        fi_close(&wh_net.av->fid);
+    if (wh_net.cq)
+        fi_close(&wh_net.cq->fid);
+    if (wh_net.domain)
+        fi_close(&wh_net.domain->fid);
+    if (wh_net.fabric)
+        fi_close(&wh_net.fabric->fid);
+    if (wh_net.info)
+        fi_freeinfo(wh_net.info);
+    free(wh_net.peers);
+    memset(&wh_net, 0, sizeof wh_net);
+    wh_net.wait_fd = -1;
+    wh_chan_net_ops.blocking_fd = -1;
+}
+
+#define TRY(call, what)                                                                           \
+    do {                                                                                          \
+        int rc_ = (int)(call);                                                                    \
+        if (rc_) {                                                                                \
+            snprintf(why, sizeof why, "%s: %s", what, fi_strerror(-rc_));                         \
+            goto fail;                                                                            \
+        }                                                                                         \
+    } while (0)
+
+int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
+{
+    char why[512] = "";
+    *usable = 0;
+    if (wh_net.open)
+        close_all();
+    wh_net.rank = rank;
+    wh_net.size = size;
+    wh_net.wait_fd = -1;
+    if (choose_provider(why, sizeof why))
+        goto fail;
+    struct fi_info *info = wh_net.info;
+    tag_layout();
+    if (wh_net.rank_bits < 1 || (wh_net.rank_bits < 31 && size > (1 << wh_net.rank_bits))) {
+        snprintf(why, sizeof why, "provider %s has %d tag bits: too few for %d ranks", wh_net.prov,
+                 wh_net.rank_bits + 33, size);
+        goto fail;
+    }
+    size_t emax = wh_tun.net_eager_max;
+    wh_net.ctrl_cap = emax > 64 ? emax : 64;
+    if (WH_NET_PL_OFF + wh_net.ctrl_cap > info->ep_attr->max_msg_size)
+        wh_net.ctrl_cap = info->ep_attr->max_msg_size - WH_NET_PL_OFF;
+    size_t rxm = rxm_eager_limit();
+    if (rxm && WH_NET_PL_OFF + wh_net.ctrl_cap > rxm && rxm >= WH_NET_PL_OFF + 64 &&
+        !getenv("WHARF_NET_EAGER_MAX")) {
+        /* Beyond it ofi_rxm segments messages (SAR), which complete long
+         * after the messages behind them (held back for order): rendezvous
+         * is faster there.  An explicit WHARF_NET_EAGER_MAX is obeyed. */
+        wh_net.ctrl_cap = rxm - WH_NET_PL_OFF;
+        WH_DEBUG("net", "eager max capped at %zu: headers + payload must fit ofi_rxm's eager limit %zu "
+                 "(FI_OFI_RXM_EAGER_LIMIT)", wh_net.ctrl_cap, rxm);
+    }
+    wh_chan_net_ops.eager_max = emax < wh_net.ctrl_cap ? emax : wh_net.ctrl_cap;
+    wh_net.inject_max = info->tx_attr->inject_size;
+    wh_net.csize = info->ep_attr->max_msg_size < WH_NET_CHUNK_MAX ? info->ep_attr->max_msg_size : WH_NET_CHUNK_MAX;
+    wh_net.maxiov = info->tx_attr->iov_limit < WH_NET_MAXIOV ? (int)info->tx_attr->iov_limit : WH_NET_MAXIOV;
+    if (info->rx_attr->iov_limit < (size_t)wh_net.maxiov)
+        wh_net.maxiov = (int)info->rx_attr->iov_limit;
+    if (wh_net.maxiov < 1)
+        wh_net.maxiov = 1;
+
+    TRY(fi_fabric(info->fabric_attr, &wh_net.fabric, NULL), "fi_fabric");
+    TRY(fi_domain(wh_net.fabric, info, &wh_net.domain, NULL), "fi_domain");
+    int nrx = wh_tun.net_rx_bufs > 0 ? wh_tun.net_rx_bufs : 1;
+    int ntx = wh_tun.net_tx_bufs > 0 ? wh_tun.net_tx_bufs : 1;
+    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_FD,
+                             .size = (size_t)(2 * (nrx + ntx)) + 4096};
+    int rc = fi_cq_open(wh_net.domain, &cqa, &wh_net.cq, NULL);
+    if (rc) {
+        WH_DEBUG("net", "completion queue with a wait fd: %s; polling only", fi_strerror(-rc));
+        cqa.wait_obj = FI_WAIT_NONE;
+        TRY(fi_cq_open(wh_net.domain, &cqa, &wh_net.cq, NULL), "fi_cq_open");
+    } else if (fi_control(&wh_net.cq->fid, FI_GETWAIT, &wh_net.wait_fd) || wh_net.wait_fd < 0) {
+        wh_net.wait_fd = -1;
+    }
+    struct fi_av_attr ava = {.type = info->domain_attr->av_type == FI_AV_MAP ? FI_AV_MAP : FI_AV_TABLE,
+                             .count = (size_t)size};
+    TRY(fi_av_open(wh_net.domain, &ava, &wh_net.av, NULL), "fi_av_open");
+    TRY(fi_endpoint(wh_net.domain, info, &wh_net.ep, NULL), "fi_endpoint");
+    TRY(fi_ep_bind(wh_net.ep, &wh_net.av->fid, 0), "binding the address vector");
+    TRY(fi_ep_bind(wh_net.ep, &wh_net.cq->fid, FI_TRANSMIT | FI_RECV), "binding the completion queue");
+    TRY(fi_enable(wh_net.ep), "fi_enable");
+
+    unsigned char addr[256];
+    size_t alen = sizeof addr;
+    TRY(fi_getname(&wh_net.ep->fid, addr, &alen), "fi_getname");
+    if (2 * alen + 1 > cap) {
+        snprintf(why, sizeof why, "endpoint name of %zu bytes does not fit a PMI value", alen);
+        goto fail;
+    }
+    for (size_t i = 0; i < alen; i++)
+        snprintf(name + 2 * i, 3, "%02x", addr[i]);
+
+    if (!(wh_net.peers = calloc((size_t)size, sizeof *wh_net.peers))) {
+        snprintf(why, sizeof why, "out of memory");
+        goto fail;
+    }
+    for (int r = 0; r < size; r++)
+        wh_net.peers[r].addr = FI_ADDR_NOTAVAIL;
+    if ((rc = wh_net_io_init())) {
+        snprintf(why, sizeof why, "posting receive buffers: %s", fi_strerror(-rc));
+        goto fail;
+    }
+    wh_net.open = 1;
+    wh_net.auto_progress = info->domain_attr->data_progress == FI_PROGRESS_AUTO;
+    wh_chan_net_ops.blocking_fd = wh_net.wait_fd;
+    char text[INET6_ADDRSTRLEN];
+    addr_rank(info, text, sizeof text);
+    WH_DEBUG("net", "provider %s, fabric %s, domain %s, address %s (%s), eager max %zu, inject %zu, chunk %zu, "
+             "iov %d, wait fd %d, progress %s",
+             wh_net.prov, info->fabric_attr->name, dom_name(info), text, name, wh_chan_net_ops.eager_max,
+             wh_net.inject_max, wh_net.csize, wh_net.maxiov, wh_net.wait_fd,
+             info->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto");
+    *usable = 1;
+    return MPI_SUCCESS;
+fail:
+    WH_INFO("net", "network channel unusable: %s", why);
+    close_all();
+    return MPI_SUCCESS;
+}
+#undef TRY
+
+static int unhex(const char *s, unsigned char *out, size_t cap, size_t *len)
+{
+    size_t n = strlen(s);
+    if (n % 2 || n / 2 > cap)
+        return -1;
+    for (size_t i = 0; i < n / 2; i++) {
+        unsigned v;
+        if (sscanf(s + 2 * i, "%2x", &v) != 1)
+            return -1;
+        out[i] = (unsigned char)v;
+    }
+    *len = n / 2;
+    return 0;
+}
+
+/* 1: IP loopback address, 0: other IP address, -1: not an IP address */
+static int name_loopback(const unsigned char *a, size_t len)
+{
+    struct sockaddr_storage ss;
+    if (len < sizeof(sa_family_t) || len > sizeof ss)
+        return -1;
+    memcpy(&ss, a, len);
+    if (ss.ss_family == AF_INET && len >= sizeof(struct sockaddr_in))
+        return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+    if (ss.ss_family == AF_INET6 && len >= sizeof(struct sockaddr_in6))
+        return IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
+    return -1;
+}
+
+int wh_net_connect(const char *const *names)
+{
+    if (!wh_net.open)
+        return MPI_SUCCESS;
+    int missing = 0, warned = 0;
+    int mine = -1;
+    if (names[wh_net.rank] && *names[wh_net.rank]) {
+        unsigned char me[256];
+        size_t mlen;
+        if (!unhex(names[wh_net.rank], me, sizeof me, &mlen))
+            mine = name_loopback(me, mlen);
+    }
+    for (int r = 0; r < wh_net.size; r++) {
+        unsigned char addr[256];
+        size_t alen;
+        const char *n = names[r];
+        if (!n || !*n || !strcmp(n, "-")) {
+            missing++;
+            continue;
+        }
+        if (unhex(n, addr, sizeof addr, &alen))
+            return wh_error(MPI_ERR_OTHER, "network channel: malformed endpoint name \"%s\" of rank %d", n, r);
+        fi_addr_t fa = FI_ADDR_NOTAVAIL;
+        int rc = fi_av_insert(wh_net.av, addr, 1, &fa, 0, NULL);
+        if (rc != 1)
+            return wh_error(MPI_ERR_OTHER, "network channel: cannot add rank %d (%s) to the address vector: %s", r,
+                            n, fi_strerror(rc < 0 ? -rc : FI_EINVAL));
+        wh_net.peers[r].addr = fa;
+        int theirs = name_loopback(addr, alen);
+        if (!warned && mine >= 0 && theirs >= 0 && mine != theirs) {
+            /* e.g. a container whose interface came up after this rank chose one */
+            WH_WARN("net", "rank %d listens on a %s address but this rank on a %s one: they cannot reach each other "
+                    "(interface not up yet when the channel started? set WHARF_NET_IFACE)",
+                    r, theirs ? "loopback" : "non-loopback", mine ? "loopback" : "non-loopback");
+            warned = 1;
+        }
+    }
+    WH_DEBUG("net", "%d peer addresses inserted, %d ranks without a network endpoint", wh_net.size - missing,
+             missing);
+    return MPI_SUCCESS;
+}
+
+int wh_net_close(void)
+{
+    if (wh_net.open) {
+        wh_net_drain(10.0);
+        if (wh_net.n_reordered || wh_net.n_eagain)
+            WH_DEBUG("net", "%llu control messages arrived out of order, %llu sends waited for the provider",
+                     (unsigned long long)wh_net.n_reordered, (unsigned long long)wh_net.n_eagain);
+    }
+    close_all();
+    return MPI_SUCCESS;
+}
+
+/* ---------- the init/finalize ops ---------- */
+
+static int net_init(int phase, int *usable)
+{
+    char key[32];
+    if (phase == 0) {
+        int vallen = wh_pmi_max_vallen();
+        char name[600];
+        size_t cap = vallen > 0 && (size_t)vallen < sizeof name ? (size_t)vallen : sizeof name;
+        wh_net_open(wh_job.rank, wh_job.size, name, cap, usable);
+        snprintf(key, sizeof key, "net.%d", wh_job.rank);
+        if (wh_pmi_put(key, *usable ? name : "-"))
+            return wh_error(MPI_ERR_OTHER, "network channel: cannot publish key %s through PMI", key);
+        return MPI_SUCCESS;
+    }
+    if (phase == 1) {
+        *usable = wh_net.open;
+        if (!wh_net.open)
+            return MPI_SUCCESS;
+        int vallen = wh_pmi_max_vallen() > 0 ? wh_pmi_max_vallen() : 1024;
+        char **names = calloc((size_t)wh_job.size, sizeof *names);
+        char *buf = calloc((size_t)wh_job.size, (size_t)vallen + 1);
+        if (!names || !buf) {
+            free(names);
+            free(buf);
+            return wh_error(MPI_ERR_NO_MEM, "network channel: out of memory reading peer addresses");
+        }
+        for (int r = 0; r < wh_job.size; r++) {
+            names[r] = buf + (size_t)r * ((size_t)vallen + 1);
+            snprintf(key, sizeof key, "net.%d", r);
+            if (wh_pmi_get(key, names[r], (size_t)vallen + 1)) {
+                WH_WARN("net", "no endpoint name of rank %d (PMI key %s)", r, key);
+                names[r][0] = '\0';
+            }
+        }
+        int rc = wh_net_connect((const char *const *)names);
+        free(names);
+        free(buf);
+        return rc;
+    }
+    *usable = wh_net.open;
+    return MPI_SUCCESS;
+}
+
+/* after init: WHARF_NET_EAGER_MAX as the receive buffers allow */
+static size_t net_eager_cap(void)
+{
+    return wh_chan_net_ops.eager_max;
+}
+
+static int net_finalize(void)
+{
+    return wh_net_close();
+}

@@ -1,0 +1,524 @@
+/* Network channel, control path: send bounce buffers, the send queue for
+ * operations the provider refused with -FI_EAGAIN, pre-posted receive buffers,
+ * completion handling and the in-order hand-up of inbound headers. */
+#include <poll.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "chan/net/net.h"
+#include "core/core.h"
+#include "dtype/dtype.h"
+#include "util/log.h"
+#include "util/tunables.h"
+
+#define TX_SLAB 16     /* send buffers allocated at a time */
+#define CQ_BATCH 16
+#define CQ_ROUNDS 4    /* batches read per progress call at most */
+
+typedef struct tx_slab {
+    struct tx_slab *next;
+    char *mem;
+    wh_net_op_t ops[TX_SLAB];
+} tx_slab_t;
+
+static size_t bufsize(void)
+{
+    return (WH_NET_PL_OFF + wh_net.ctrl_cap + 63) & ~(size_t)63;
+}
+
+#define CTRL_TAG 0ULL /* matched exactly (bulk tags have the bulk bit set) */
+
+/* ---------- send bounce buffers ---------- */
+
+static int tx_grow(void)
+{
+    tx_slab_t *s = calloc(1, sizeof *s);
+    size_t bs = bufsize();
+    if (!s)
+        return -1;
+    if (posix_memalign((void **)&s->mem, 64, bs * TX_SLAB)) {
+        free(s);
+        return -1;
+    }
+    for (int i = 0; i < TX_SLAB; i++) {
+        wh_net_op_t *op = &s->ops[i];
+        op->kind = WH_NET_OP_TX;
+        op->buf = s->mem + (size_t)i * bs;
+        op->next = wh_net.tx_free;
+        wh_net.tx_free = op;
+    }
+    s->next = wh_net.tx_slabs;
+    wh_net.tx_slabs = s;
+    wh_net.tx_count += TX_SLAB;
+    return 0;
+}
+
+/* internal messages (CTS) may exceed the limit: they must never wait */
+static wh_net_op_t *tx_get(int internal)
+{
+    if (!wh_net.tx_free && ((wh_net.tx_count >= wh_net.tx_max && !internal) || tx_grow()))
+        return NULL;
+    wh_net_op_t *op = wh_net.tx_free;
+    wh_net.tx_free = op->next;
+    wh_net.tx_busy++;
+    return op;
+}
+
+static void tx_put(wh_net_op_t *op)
+{
+    op->posted = 0;
+    op->next = wh_net.tx_free;
+    wh_net.tx_free = op;
+    wh_net.tx_busy--;
+}
+
+/* ---------- posting and the send queue ---------- */
+
+/* 0 when posted (or done: an injected send is released at once). */
+static ssize_t post_op(wh_net_op_t *op)
+{
+    ssize_t rc;
+    switch (op->kind) {
+    case WH_NET_OP_RX:
+        rc = fi_trecv(wh_net.ep, op->buf, bufsize(), NULL, FI_ADDR_UNSPEC, CTRL_TAG, 0, &op->fctx);
+        break;
+    case WH_NET_OP_TX: {
+        fi_addr_t a = wh_net.peers[op->peer].addr;
+        if (op->len <= wh_net.inject_max) {
+            rc = fi_tinject(wh_net.ep, op->buf, op->len, a, CTRL_TAG);
+            if (rc == 0)
+                tx_put(op);
+            return rc;
+        }
+        rc = fi_tsend(wh_net.ep, op->buf, op->len, NULL, a, CTRL_TAG, &op->fctx);
+        break;
+    }
+    default:
+        rc = wh_net_bulk_post(op);
+        break;
+    }
+    if (rc == 0)
+        op->posted = 1;
+    return rc;
+}
+
+static void op_failed(wh_net_op_t *op, int rc)
+{
+    switch (op->kind) {
+    case WH_NET_OP_RX:
+        WH_ERRLOG("net", "cannot post a receive buffer: %s", fi_strerror(-rc));
+        break;
+    case WH_NET_OP_TX: {
+        const wh_hdr_t *h = (const wh_hdr_t *)(op->buf + WH_NET_HDR_OFF);
+        WH_ERRLOG("net", "send of a type %d message (%zu bytes) to rank %d failed: %s", h->type, op->len, op->peer,
+                  fi_strerror(-rc));
+        tx_put(op);
+        break;
+    }
+    default:
+        op->posted = 0;
+        wh_net_bulk_done(op, rc);
+        break;
+    }
+}
+
+static void enqueue(wh_net_op_t *op)
+{
+    op->next = NULL;
+    if (wh_net.q_tail)
+        wh_net.q_tail->next = op;
+    else
+        wh_net.q_head = op;
+    wh_net.q_tail = op;
+    wh_net.queued++;
+}
+
+/* Everything goes through one FIFO once anything waits, so operations to a
+ * peer leave in the order they were submitted. */
+void wh_net_submit(wh_net_op_t *op)
+{
+    if (!wh_net.q_head) {
+        ssize_t rc = post_op(op);
+        if (rc == 0)
+            return;
+        if (rc != -FI_EAGAIN) {
+            op_failed(op, (int)rc);
+            return;
+        }
+        wh_net.n_eagain++;
+    }
+    enqueue(op);
+}
+
+static int queue_push(void)
+{
+    int n = 0;
+    while (wh_net.q_head) {
+        wh_net_op_t *op = wh_net.q_head;
+        wh_net.q_head = op->next;
+        if (!wh_net.q_head)
+            wh_net.q_tail = NULL;
+        wh_net.queued--;
+        ssize_t rc = post_op(op);
+        if (rc == -FI_EAGAIN) {
+            op->next = wh_net.q_head;
+            wh_net.q_head = op;
+            if (!wh_net.q_tail)
+                wh_net.q_tail = op;
+            wh_net.queued++;
+            break;
+        }
+        if (rc)
+            op_failed(op, (int)rc);
+        n++;
+    }
+    return n;
+}
+
+/* ---------- outbound control messages ---------- */
+
+int wh_net_ctrl_take(int wpeer, size_t plen, int internal, wh_net_op_t **out)
+{
+    if (!wh_net.open)
+        return wh_error(MPI_ERR_OTHER, "network channel is not open");
+    if (wpeer < 0 || wpeer >= wh_net.size || wh_net.peers[wpeer].addr == FI_ADDR_NOTAVAIL)
+        return wh_error(MPI_ERR_OTHER, "network channel: rank %d has no network endpoint", wpeer);
+    if (plen > wh_net.ctrl_cap)
+        return wh_error(MPI_ERR_INTERN, "network channel: message of %zu bytes exceeds the eager limit %zu", plen,
+                        wh_net.ctrl_cap);
+    wh_net_op_t *op = tx_get(internal);
+    if (!op)
+        return internal ? wh_error(MPI_ERR_NO_MEM, "network channel: out of memory for a send buffer") : WH_AGAIN;
+    op->peer = wpeer;
+    op->len = WH_NET_PL_OFF + plen;
+    *out = op;
+    return MPI_SUCCESS;
+}
+
+/* Header copy with the pair's sequence number, then post or queue. */
+void wh_net_ctrl_commit(wh_net_op_t *op, const wh_hdr_t *h)
+{
+    wh_net_pre_t pre = {.rank = (uint32_t)wh_net.rank, .seq = wh_net.peers[op->peer].tx_seq++};
+    memcpy(op->buf, &pre, sizeof pre);
+    memcpy(op->buf + WH_NET_HDR_OFF, h, sizeof *h);
+    wh_net_submit(op);
+}
+
+int wh_net_ctrl_out(int wpeer, const wh_hdr_t *h, const void *raw, size_t rawlen, int internal)
+{
+    wh_net_op_t *op;
+    int rc = wh_net_ctrl_take(wpeer, rawlen, internal, &op);
+    if (rc)
+        return rc;
+    if (rawlen)
+        memcpy(op->buf + WH_NET_PL_OFF, raw, rawlen);
+    wh_net_ctrl_commit(op, h);
+    return MPI_SUCCESS;
+}
+
+int wh_net_send_ctrl(int wpeer, const wh_hdr_t *h, const void *raw, size_t rawlen)
+{
+    return wh_net_ctrl_out(wpeer, h, raw, rawlen, 0);
+}
+
+int wh_net_send_eager(int wpeer, const wh_hdr_t *h, const void *buf, MPI_Count count, const wh_dtype_t *dt)
+{
+    size_t len = (size_t)h->len;
+    wh_net_op_t *op;
+    int rc = wh_net_ctrl_take(wpeer, len, 0, &op);
+    if (rc)
+        return rc;
+    if (len) {
+        char *out = op->buf + WH_NET_PL_OFF;
+        const char *start;
+        if (wh_dtype_is_contig(dt, (size_t)count, buf, &start)) {
+            memcpy(out, start, len);
+        } else if ((rc = wh_dtype_pack(buf, (size_t)count, dt, 0, out, len))) {
+            tx_put(op);
+            return rc;
+        }
+    }
+    wh_net_ctrl_commit(op, h);
+    return MPI_SUCCESS;
+}
+
+/* ---------- inbound control messages ---------- */
+
+/* data: a whole control message (prefix, header, payload) of len bytes */
+static void dispatch(int peer, const char *data, size_t len)
+{
+    const wh_hdr_t *h = (const wh_hdr_t *)(data + WH_NET_HDR_OFF);
+    const char *pl = data + WH_NET_PL_OFF;
+    size_t plen = len - WH_NET_PL_OFF;
+    wh_net.peers[peer].rx_seq++;
+    switch (h->type) {
+    case WH_MSG_EAGER:
+        if (plen != h->len)
+            WH_ERRLOG("net", "eager message from rank %d carries %zu bytes, header says %llu", peer, plen,
+                      (unsigned long long)h->len);
+        /* fallthrough */
+    case WH_MSG_RTS:
+    case WH_MSG_SACK:
+        wh_proto_incoming(WH_CHAN_NET, peer, h, pl, plen);
+        break;
+    case WH_NET_CTS:
+        wh_net_on_cts(peer, h, pl, plen);
+        break;
+    default:
+        WH_ERRLOG("net", "unknown message type %d from rank %d dropped", h->type, peer);
+        break;
+    }
+}
+
+/* Keep a message that overtook an earlier one (list sorted by seq).  Holding
+ * its buffer is free, and safe while most buffers stay posted (with rxm the
+ * late message already has its buffer: only its completion is late); past
+ * half of them, copy and repost. */
+static void stash(wh_net_peer_t *p, uint16_t seq, wh_net_op_t *op, size_t len)
+{
+    int hold = wh_net.rx_held < wh_net.nrx / 2;
+    wh_net_stash_t *s = malloc(sizeof *s + (hold ? 0 : len));
+    if (!s) {
+        WH_ERRLOG("net", "out of memory holding an out-of-order message");
+        abort();
+    }
+    s->seq = seq;
+    s->len = len;
+    if (hold) {
+        s->op = op;
+        s->data = op->buf;
+        wh_net.rx_held++;
+    } else {
+        s->op = NULL;
+        s->data = s->copy;
+        memcpy(s->copy, op->buf, len);
+        wh_net_submit(op);
+    }
+    int16_t d = (int16_t)(seq - p->rx_seq);
+    wh_net_stash_t **pp = &p->stash;
+    while (*pp && (int16_t)((*pp)->seq - p->rx_seq) < d)
+        pp = &(*pp)->next;
+    s->next = *pp;
+    *pp = s;
+    wh_net.n_reordered++;
+}
+
+static void rx_done(wh_net_op_t *op, size_t len)
+{
+    wh_net_pre_t pre;
+    memcpy(&pre, op->buf, sizeof pre);
+    if (len < WH_NET_PL_OFF || pre.rank >= (uint32_t)wh_net.size) {
+        WH_ERRLOG("net", "malformed control message (%zu bytes, rank %u) dropped", len, pre.rank);
+        wh_net_submit(op);
+        return;
+    }
+    int peer = (int)pre.rank;
+    wh_net_peer_t *p = &wh_net.peers[peer];
+    uint16_t seq = pre.seq;
+    if (seq != p->rx_seq) {
+        WH_TRACE("net", "message %u (%zu bytes) from rank %d arrived while expecting %u", seq, len, peer, p->rx_seq);
+        stash(p, seq, op, len);
+        return;
+    }
+    if (p->stash)
+        WH_TRACE("net", "late message %u (%zu bytes) from rank %d", seq, len, peer);
+    dispatch(peer, op->buf, len);
+    wh_net_submit(op); /* repost only now: the payload was in this buffer */
+    while (p->stash && p->stash->seq == p->rx_seq) {
+        wh_net_stash_t *s = p->stash;
+        p->stash = s->next;
+        dispatch(peer, s->data, s->len);
+        if (s->op) {
+            wh_net.rx_held--;
+            wh_net_submit(s->op);
+        }
+        free(s);
+    }
+}
+
+/* ---------- completions ---------- */
+
+static void on_completion(const struct fi_cq_tagged_entry *e)
+{
+    wh_net_op_t *op = e->op_context;
+    if (!op)
+        return;
+    op->posted = 0;
+    switch (op->kind) {
+    case WH_NET_OP_RX:
+        rx_done(op, e->len);
+        break;
+    case WH_NET_OP_TX:
+        tx_put(op);
+        break;
+    case WH_NET_OP_BRECV:
+        wh_net_bulk_done(op, e->len == op->len ? 0 : -FI_ETRUNC);
+        break;
+    default:
+        wh_net_bulk_done(op, 0);
+        break;
+    }
+}
+
+static void on_error(void)
+{
+    struct fi_cq_err_entry err;
+    memset(&err, 0, sizeof err);
+    if (fi_cq_readerr(wh_net.cq, &err, 0) != 1)
+        return;
+    wh_net_op_t *op = err.op_context;
+    if (!op)
+        return;
+    op->posted = 0;
+    if (err.err == FI_ECANCELED)
+        return;
+    char pe[256];
+    const char *pes = fi_cq_strerror(wh_net.cq, err.prov_errno, err.err_data, pe, sizeof pe);
+    static const char *const kinds[] = {"?", "control receive", "control send", "bulk send", "bulk receive"};
+    WH_ERRLOG("net", "%s (rank %d) failed: %s (%s)", kinds[op->kind <= 4 ? op->kind : 0],
+              op->kind == WH_NET_OP_RX ? -1 : op->x ? op->x->peer : op->peer, fi_strerror(err.err),
+              pes ? pes : "");
+    switch (op->kind) {
+    case WH_NET_OP_RX:
+        wh_net_submit(op);
+        break;
+    case WH_NET_OP_TX:
+        tx_put(op);
+        break;
+    default:
+        wh_net_bulk_done(op, -(int)err.err);
+        break;
+    }
+}
+
+static int read_cq(void)
+{
+    struct fi_cq_tagged_entry ev[CQ_BATCH];
+    int n = 0;
+    for (int round = 0; round < CQ_ROUNDS; round++) {
+        ssize_t k = fi_cq_read(wh_net.cq, ev, CQ_BATCH);
+        if (k > 0) {
+            for (ssize_t i = 0; i < k; i++)
+                on_completion(&ev[i]);
+            n += (int)k;
+            if (k < CQ_BATCH)
+                break;
+        } else if (k == -FI_EAVAIL) {
+            on_error();
+            n++;
+        } else {
+            if (k != -FI_EAGAIN) {
+                static int logged;
+                if (!logged++)
+                    WH_ERRLOG("net", "fi_cq_read: %s", fi_strerror((int)-k));
+            }
+            break;
+        }
+    }
+    return n;
+}
+
+int wh_net_progress(void)
+{
+    if (!wh_net.open || wh_net.in_progress)
+        return 0;
+    wh_net.in_progress = 1;
+    int n = read_cq();
+    if (wh_net.q_head)
+        n += queue_push();
+    if (n)
+        wh_net.idle = 0;
+    else if (++wh_net.idle > 16 && wh_net.auto_progress)
+        sched_yield(); /* waiting: leave the cpu to the provider's progress thread */
+    wh_net.in_progress = 0;
+    return n;
+}
+
+/* Before the engine blocks on the wait fd: fi_trywait resets the fd's signal
+ * and says whether the provider still holds events the fd would not show. */
+int wh_net_wait_arm(void)
+{
+    if (!wh_net.open || wh_net.wait_fd < 0)
+        return 0;
+    if (wh_net.q_head) /* queued sends retry only from progress() */
+        return 1;
+    struct fid *f = &wh_net.cq->fid;
+    return fi_trywait(wh_net.fabric, &f, 1) == FI_SUCCESS ? 0 : 1;
+}
+
+/* ---------- setup, drain, teardown ---------- */
+
+int wh_net_io_init(void)
+{
+    size_t bs = bufsize();
+    wh_net.tx_max = wh_tun.net_tx_bufs > TX_SLAB ? wh_tun.net_tx_bufs : TX_SLAB;
+    wh_net.nrx = wh_tun.net_rx_bufs > 0 ? wh_tun.net_rx_bufs : 1;
+    wh_net.rx = calloc((size_t)wh_net.nrx, sizeof *wh_net.rx);
+    if (!wh_net.rx || posix_memalign((void **)&wh_net.rxmem, 64, bs * (size_t)wh_net.nrx))
+        return -FI_ENOMEM;
+    for (int i = 0; i < wh_net.nrx; i++) {
+        wh_net_op_t *op = &wh_net.rx[i];
+        op->kind = WH_NET_OP_RX;
+        op->buf = wh_net.rxmem + (size_t)i * bs;
+        ssize_t rc = post_op(op);
+        if (rc == -FI_EAGAIN)
+            enqueue(op);
+        else if (rc)
+            return (int)rc;
+    }
+    return 0;
+}
+
+void wh_net_io_finalize(void)
+{
+    free(wh_net.rx);
+    free(wh_net.rxmem);
+    wh_net.rx = NULL;
+    wh_net.rxmem = NULL;
+    for (tx_slab_t *s = wh_net.tx_slabs, *nx; s; s = nx) {
+        nx = s->next;
+        free(s->mem);
+        free(s);
+    }
+    wh_net.tx_slabs = NULL;
+    wh_net.tx_free = NULL;
+    for (int r = 0; wh_net.peers && r < wh_net.size; r++) {
+        for (wh_net_stash_t *s = wh_net.peers[r].stash, *nx; s; s = nx) {
+            nx = s->next;
+            free(s);
+        }
+        wh_net.peers[r].stash = NULL;
+    }
+    wh_net.q_head = wh_net.q_tail = NULL;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Push out queued and in-flight sends (finalize): eager sends completed for
+ * the user when they were copied, so they may still sit here. */
+int wh_net_drain(double seconds)
+{
+    double end = now() + seconds;
+    while ((wh_net.q_head || wh_net.tx_busy) && now() < end) {
+        if (wh_net_progress())
+            continue;
+        if (wh_net.wait_fd >= 0 && !wh_net_wait_arm()) {
+            struct pollfd p = {.fd = wh_net.wait_fd, .events = POLLIN};
+            poll(&p, 1, 10);
+        } else {
+            sched_yield();
+        }
+    }
+    if (wh_net.q_head || wh_net.tx_busy) {
+        WH_WARN("net", "%d sends still pending after %.0f s at finalize", wh_net.queued + wh_net.tx_busy, seconds);
+        return -1;
+    }
+    return 0;
+}
