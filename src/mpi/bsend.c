@@ -1,0 +1,560 @@
+/* Buffered sends: MPI_Buffer_attach/detach/flush/iflush (+_c), the MPI-4.1
+ * per-communicator buffers (MPI_Comm_{attach,detach,flush,iflush}_buffer),
+ * and the packing behind MPI_Bsend/Ibsend/Bsend_init.
+ *
+ * A buffered send packs the message into a block of the attached buffer and
+ * starts an ordinary internal send of those bytes; the block is freed when
+ * that send completes (noticed lazily: when space is needed, on detach or
+ * flush, and at finalize).  Blocks are placed first-fit in address order;
+ * each is [wh_bblk_t header][packed bytes], 16-byte aligned, so a message of
+ * n bytes uses at most n + MPI_BSEND_OVERHEAD bytes of the buffer (including
+ * the alignment loss at the start of the buffer).
+ * With MPI_BUFFER_AUTOMATIC each message gets its own malloc'd copy. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi/reqapi.h"
+#include "proto/p2p.h"
+#include "util/log.h"
+
+#define WH_BALIGN 16
+
+typedef struct wh_bblk {
+    struct wh_bblk *next; /* address order */
+    size_t size;          /* bytes from this header to the end of the block */
+    wh_req_t *req;        /* the internal send of the packed bytes */
+    size_t len;           /* packed bytes */
+} wh_bblk_t;
+
+_Static_assert(sizeof(wh_bblk_t) % WH_BALIGN == 0, "block header keeps data aligned");
+_Static_assert(sizeof(wh_bblk_t) + 3 * (WH_BALIGN - 1) <= MPI_BSEND_OVERHEAD, "MPI_BSEND_OVERHEAD too small");
+
+typedef struct wh_bbuf {
+    int attached, automatic;
+    char *base;           /* as attached */
+    size_t size;
+    wh_bblk_t *blocks;
+    wh_comm_t *comm;      /* NULL: the process buffer */
+    uint32_t ctx;
+    struct wh_bbuf *next;
+} wh_bbuf_t;
+
+/* work finishing in the background: automatic-buffer messages and parts of
+ * abandoned compound requests */
+typedef struct wh_bg {
+    struct wh_bg *next;
+    wh_req_t *req;
+    void *mem;            /* free()d when req is done */
+    wh_bbuf_t *owner;     /* automatic buffer it belongs to, or NULL */
+} wh_bg_t;
+
+static wh_bbuf_t proc_buf;
+static wh_bbuf_t *comm_bufs;
+static wh_bg_t *bg_head;
+
+static inline char *align_up(char *p)
+{
+    return (char *)(((uintptr_t)p + WH_BALIGN - 1) & ~(uintptr_t)(WH_BALIGN - 1));
+}
+
+static void req_done_log(wh_req_t *r)
+{
+    if (r->err != MPI_SUCCESS) {
+        char text[MPI_MAX_ERROR_STRING];
+        wh_error_text(r->err, text, sizeof text);
+        WH_WARN("bsend", "a buffered send to rank %d (tag %d) failed after MPI_Bsend returned: %s", r->rank, r->tag,
+                text);
+    }
+    wh_req_release(r);
+}
+
+/* Free the blocks of b whose sends completed; returns blocks still pending. */
+static int reap_buf(wh_bbuf_t *b)
+{
+    int n = 0;
+    for (wh_bblk_t **pp = &b->blocks; *pp;) {
+        wh_bblk_t *k = *pp;
+        if (wh_req_done(k->req)) {
+            req_done_log(k->req);
+            *pp = k->next;
+        } else {
+            pp = &k->next;
+            n++;
+        }
+    }
+    return n;
+}
+
+int wh_bsend_reap(void)
+{
+    int n = reap_buf(&proc_buf);
+    for (wh_bbuf_t *b = comm_bufs; b; b = b->next)
+        n += reap_buf(b);
+    for (wh_bg_t **pp = &bg_head; *pp;) {
+        wh_bg_t *g = *pp;
+        if (wh_req_done(g->req)) {
+            req_done_log(g->req);
+            free(g->mem);
+            *pp = g->next;
+            free(g);
+        } else {
+            pp = &g->next;
+            n++;
+        }
+    }
+    return n;
+}
+
+static int bg_add(wh_req_t *r, void *mem, wh_bbuf_t *owner)
+{
+    wh_bg_t *g = malloc(sizeof *g);
+    if (!g)
+        return wh_error(MPI_ERR_NO_MEM, "out of memory tracking a background send");
+    g->req = r;
+    g->mem = mem;
+    g->owner = owner;
+    g->next = bg_head;
+    bg_head = g;
+    return MPI_SUCCESS;
+}
+
+int wh_bsend_background(wh_req_t *r, void *mem)
+{
+    wh_bsend_reap();
+    return bg_add(r, mem, NULL);
+}
+
+/* Messages of b still in flight. */
+static int buf_pending(wh_bbuf_t *b)
+{
+    wh_bsend_reap();
+    int n = 0;
+    for (wh_bblk_t *k = b->blocks; k; k = k->next)
+        n++;
+    for (wh_bg_t *g = bg_head; g; g = g->next)
+        n += g->owner == b;
+    return n;
+}
+
+/* Progress until every message buffered in b has been sent. */
+static void buf_drain(wh_bbuf_t *b)
+{
+    for (unsigned idle = 0; buf_pending(b);) {
+        if (wh_progress())
+            idle = 0;
+        else
+            wh_progress_idle(&idle);
+    }
+}
+
+/* First fit: a block for len packed bytes, linked in address order. */
+static wh_bblk_t *block_alloc(wh_bbuf_t *b, size_t len)
+{
+    size_t need = sizeof(wh_bblk_t) + ((len + WH_BALIGN - 1) & ~(size_t)(WH_BALIGN - 1));
+    char *end = b->base + b->size;
+    char *lo = align_up(b->base);
+    wh_bblk_t **pp = &b->blocks;
+    for (;;) {
+        wh_bblk_t *next = *pp;
+        char *hi = next ? (char *)next : end;
+        if (hi >= lo && (size_t)(hi - lo) >= need) {
+            wh_bblk_t *k = (wh_bblk_t *)lo;
+            k->next = next;
+            k->size = need;
+            k->req = NULL;
+            k->len = len;
+            *pp = k;
+            return k;
+        }
+        if (!next)
+            return NULL;
+        lo = align_up((char *)next + next->size);
+        pp = &next->next;
+    }
+}
+
+static void block_unlink(wh_bbuf_t *b, wh_bblk_t *k)
+{
+    for (wh_bblk_t **pp = &b->blocks; *pp; pp = &(*pp)->next)
+        if (*pp == k) {
+            *pp = k->next;
+            return;
+        }
+}
+
+static size_t largest_free(const wh_bbuf_t *b)
+{
+    size_t best = 0;
+    char *lo = align_up(b->base), *end = b->base + b->size;
+    for (const wh_bblk_t *k = b->blocks;; k = k->next) {
+        char *hi = k ? (char *)k : end;
+        if (hi > lo && (size_t)(hi - lo) > best)
+            best = (size_t)(hi - lo);
+        if (!k)
+            break;
+        lo = align_up((char *)k + k->size);
+    }
+    return best > sizeof(wh_bblk_t) ? best - sizeof(wh_bblk_t) : 0;
+}
+
+/* The buffer a buffered send on c uses: c's own, else the process buffer. */
+static wh_bbuf_t *buf_for(const wh_comm_t *c)
+{
+    for (wh_bbuf_t *b = comm_bufs; b; b = b->next)
+        if (b->comm == c && b->ctx == c->ctx)
+            return b;
+    return proc_buf.attached ? &proc_buf : NULL;
+}
+
+int wh_bsend(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c, wh_req_t **ureq)
+{
+    wh_req_t *u = NULL;
+    if (ureq && !(u = wh_req_new_done(MPI_ANY_SOURCE)))
+        return wh_error(MPI_ERR_NO_MEM, "out of memory allocating a request");
+    if (ureq)
+        *ureq = u;
+    if (dest == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    size_t len = wh_dtype_bytes(dt, (size_t)count);
+    wh_bbuf_t *b = buf_for(c);
+    int rc;
+    if (!b) {
+        rc = wh_error(MPI_ERR_BUFFER,
+                      "buffered send of %zu bytes to rank %d but no buffer is attached (MPI_Buffer_attach or "
+                      "MPI_Comm_attach_buffer; it needs %zu bytes including MPI_BSEND_OVERHEAD)",
+                      len, dest, len + MPI_BSEND_OVERHEAD);
+        goto fail;
+    }
+    char *data;
+    wh_bblk_t *k = NULL;
+    if (b->automatic) {
+        if (!(data = malloc(len ? len : 1))) {
+            rc = wh_error(MPI_ERR_NO_MEM, "out of memory buffering a %zu-byte message (MPI_BUFFER_AUTOMATIC)", len);
+            goto fail;
+        }
+    } else {
+        wh_bsend_reap();
+        if (!(k = block_alloc(b, len))) {
+            wh_progress(); /* sends may be just finishing */
+            wh_bsend_reap();
+            k = block_alloc(b, len);
+        }
+        if (!k) {
+            int pending = 0;
+            for (wh_bblk_t *x = b->blocks; x; x = x->next)
+                pending++;
+            rc = wh_error(MPI_ERR_BUFFER,
+                          "buffered send of %zu bytes to rank %d needs %zu bytes of buffer space (message + "
+                          "MPI_BSEND_OVERHEAD %d) but the attached buffer of %zu bytes has only %zu bytes free in one "
+                          "piece (%d buffered message%s still in flight)",
+                          len, dest, len + MPI_BSEND_OVERHEAD, MPI_BSEND_OVERHEAD, b->size, largest_free(b), pending,
+                          pending == 1 ? "" : "s");
+            goto fail;
+        }
+        data = (char *)(k + 1);
+    }
+    if (len && (rc = wh_dtype_pack(buf, (size_t)count, dt, 0, data, len)) != MPI_SUCCESS)
+        goto fail_data;
+    wh_req_t *r;
+    if ((rc = wh_isend(data, (MPI_Count)len, wh_dtype_get(MPI_BYTE), dest, tag, c, WH_CTX_P2P, WH_MODE_STD, &r)) !=
+        MPI_SUCCESS)
+        goto fail_data;
+    if (k) {
+        k->req = r;
+        if (wh_req_done(r)) { /* eager: the space is free again at once */
+            block_unlink(b, k);
+            req_done_log(r);
+        }
+    } else if ((rc = bg_add(r, data, b)) != MPI_SUCCESS) {
+        wh_req_wait_done(r); /* cannot track it: finish it here */
+        req_done_log(r);
+        free(data);
+        rc = MPI_SUCCESS;
+    }
+    return MPI_SUCCESS;
+fail_data:
+    if (k)
+        block_unlink(b, k);
+    else
+        free(data);
+fail:
+    if (u) {
+        wh_req_release(u);
+        *ureq = NULL;
+    }
+    return rc;
+}
+
+int wh_bsend_start(wh_req_t *r)
+{
+    r->active = 1;
+    r->err = MPI_SUCCESS;
+    int rc = wh_bsend(r->buf, r->count, r->dt, r->rank, r->tag, r->comm, NULL);
+    if (rc != MPI_SUCCESS) {
+        r->active = 0;
+        return rc;
+    }
+    wh_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    __atomic_store_n(&r->complete, 1, __ATOMIC_RELEASE);
+    return MPI_SUCCESS;
+}
+
+void wh_bsend_finalize(void)
+{
+    for (unsigned idle = 0; wh_bsend_reap();) {
+        if (wh_progress())
+            idle = 0;
+        else
+            wh_progress_idle(&idle);
+    }
+    while (comm_bufs) {
+        wh_bbuf_t *b = comm_bufs;
+        comm_bufs = b->next;
+        free(b);
+    }
+    memset(&proc_buf, 0, sizeof proc_buf);
+}
+
+/* ---------- attach / detach / flush ---------- */
+
+static int do_attach(const char *fname, wh_comm_t *c, wh_bbuf_t *b, void *buffer, MPI_Count size)
+{
+    if (b->attached)
+        return wh_p2p_raise(c, fname,
+                             wh_error(MPI_ERR_BUFFER, "a buffer (%s) is already attached%s; detach it first",
+                                      b->automatic ? "MPI_BUFFER_AUTOMATIC" : "user memory",
+                                      c ? " to this communicator" : ""));
+    if (buffer != MPI_BUFFER_AUTOMATIC) {
+        if (size < 0)
+            return wh_p2p_raise(c, fname, wh_error(MPI_ERR_ARG, "negative buffer size %lld", (long long)size));
+        if (!buffer && size > 0)
+            return wh_p2p_raise(c, fname, wh_error(MPI_ERR_BUFFER, "buffer is NULL but size is %lld",
+                                                    (long long)size));
+    }
+    b->attached = 1;
+    b->automatic = buffer == MPI_BUFFER_AUTOMATIC;
+    b->base = b->automatic ? NULL : buffer;
+    b->size = b->automatic ? 0 : (size_t)size;
+    b->blocks = NULL;
+    return MPI_SUCCESS;
+}
+
+/* Wait for b's messages, then report and forget it. */
+static void do_detach(wh_bbuf_t *b, void *buffer_addr, MPI_Count *size)
+{
+    if (!b || !b->attached) {
+        *(void **)buffer_addr = NULL;
+        *size = 0;
+        return;
+    }
+    buf_drain(b);
+    *(void **)buffer_addr = b->automatic ? MPI_BUFFER_AUTOMATIC : b->base;
+    *size = (MPI_Count)b->size;
+    b->attached = 0;
+    b->base = NULL;
+    b->size = 0;
+}
+
+static int int_size(const char *fname, wh_comm_t *c, MPI_Count sz, int *size)
+{
+    if (sz > 0x7fffffff)
+        return wh_p2p_raise(c, fname,
+                             wh_error(MPI_ERR_VALUE_TOO_LARGE, "detached buffer size %lld does not fit in an int "
+                                                               "(use the _c variant)",
+                                      (long long)sz));
+    *size = (int)sz;
+    return MPI_SUCCESS;
+}
+
+static int attach_common(const char *fname, void *buffer, MPI_Count size)
+{
+    WH_CHECK_INIT(fname);
+    return do_attach(fname, NULL, &proc_buf, buffer, size);
+}
+
+WH_API int PMPI_Buffer_attach(void *buffer, int size)
+{
+    return attach_common("MPI_Buffer_attach", buffer, size);
+}
+WH_ALIAS(MPI_Buffer_attach, PMPI_Buffer_attach)
+
+WH_API int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    return attach_common("MPI_Buffer_attach_c", buffer, size);
+}
+WH_ALIAS(MPI_Buffer_attach_c, PMPI_Buffer_attach_c)
+
+WH_API int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    WH_CHECK_INIT("MPI_Buffer_detach");
+    WH_CHK_PTR("MPI_Buffer_detach", NULL, buffer_addr, "buffer_addr");
+    WH_CHK_PTR("MPI_Buffer_detach", NULL, size, "size");
+    MPI_Count sz;
+    do_detach(&proc_buf, buffer_addr, &sz);
+    return int_size("MPI_Buffer_detach", NULL, sz, size);
+}
+WH_ALIAS(MPI_Buffer_detach, PMPI_Buffer_detach)
+
+WH_API int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    WH_CHECK_INIT("MPI_Buffer_detach_c");
+    WH_CHK_PTR("MPI_Buffer_detach_c", NULL, buffer_addr, "buffer_addr");
+    WH_CHK_PTR("MPI_Buffer_detach_c", NULL, size, "size");
+    do_detach(&proc_buf, buffer_addr, size);
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Buffer_detach_c, PMPI_Buffer_detach_c)
+
+/* poll_fn of MPI_*iflush requests: complete once the buffer is drained. */
+static int iflush_poll(wh_req_t *r)
+{
+    wh_bbuf_t *b = r->extra;
+    if (b && buf_pending(b))
+        return 0;
+    r->extra = NULL;
+    __atomic_store_n(&r->complete, 1, __ATOMIC_RELEASE);
+    return 1;
+}
+
+static int iflush(const char *fname, wh_comm_t *c, wh_bbuf_t *b, MPI_Request *request)
+{
+    WH_CHK_PTR(fname, c, request, "request");
+    wh_req_t *r = wh_req_alloc(WH_REQ_COMPOUND);
+    if (!r)
+        return wh_p2p_raise(c, fname, wh_error(MPI_ERR_NO_MEM, "out of memory allocating a request"));
+    wh_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    r->extra = b && b->attached ? b : NULL;
+    r->poll_fn = iflush_poll;
+    iflush_poll(r);
+    *request = r->obj.handle;
+    return MPI_SUCCESS;
+}
+
+WH_API int PMPI_Buffer_flush(void)
+{
+    WH_CHECK_INIT("MPI_Buffer_flush");
+    if (proc_buf.attached)
+        buf_drain(&proc_buf);
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Buffer_flush, PMPI_Buffer_flush)
+
+WH_API int PMPI_Buffer_iflush(MPI_Request *request)
+{
+    WH_CHECK_INIT("MPI_Buffer_iflush");
+    return iflush("MPI_Buffer_iflush", NULL, &proc_buf, request);
+}
+WH_ALIAS(MPI_Buffer_iflush, PMPI_Buffer_iflush)
+
+/* ---------- per-communicator buffers (MPI-4.1) ---------- */
+
+static wh_bbuf_t *comm_buf(const wh_comm_t *c)
+{
+    for (wh_bbuf_t *b = comm_bufs; b; b = b->next)
+        if (b->comm == c && b->ctx == c->ctx)
+            return b;
+    return NULL;
+}
+
+static int comm_attach(const char *fname, MPI_Comm comm, void *buffer, MPI_Count size)
+{
+    WH_CHECK_INIT(fname);
+    wh_comm_t *c;
+    int rc = wh_chk_comm(fname, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    wh_bbuf_t *b = comm_buf(c);
+    if (b)
+        return do_attach(fname, c, b, buffer, size); /* reports "already attached" */
+    if (!(b = calloc(1, sizeof *b)))
+        return wh_p2p_raise(c, fname, wh_error(MPI_ERR_NO_MEM, "out of memory"));
+    b->comm = c;
+    b->ctx = c->ctx;
+    if ((rc = do_attach(fname, c, b, buffer, size)) != MPI_SUCCESS) {
+        free(b);
+        return rc;
+    }
+    b->next = comm_bufs;
+    comm_bufs = b;
+    return MPI_SUCCESS;
+}
+
+static int comm_detach(const char *fname, MPI_Comm comm, void *buffer_addr, MPI_Count *size)
+{
+    WH_CHECK_INIT(fname);
+    wh_comm_t *c;
+    int rc = wh_chk_comm(fname, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    WH_CHK_PTR(fname, c, buffer_addr, "buffer_addr");
+    wh_bbuf_t *b = comm_buf(c);
+    do_detach(b, buffer_addr, size);
+    if (b) {
+        for (wh_bbuf_t **pp = &comm_bufs; *pp; pp = &(*pp)->next)
+            if (*pp == b) {
+                *pp = b->next;
+                break;
+            }
+        for (wh_bg_t *g = bg_head; g; g = g->next) /* drained: none left, but be safe */
+            if (g->owner == b)
+                g->owner = NULL;
+        free(b);
+    }
+    return MPI_SUCCESS;
+}
+
+WH_API int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
+{
+    return comm_attach("MPI_Comm_attach_buffer", comm, buffer, size);
+}
+WH_ALIAS(MPI_Comm_attach_buffer, PMPI_Comm_attach_buffer)
+
+WH_API int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size)
+{
+    return comm_attach("MPI_Comm_attach_buffer_c", comm, buffer, size);
+}
+WH_ALIAS(MPI_Comm_attach_buffer_c, PMPI_Comm_attach_buffer_c)
+
+WH_API int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
+{
+    WH_CHK_PTR("MPI_Comm_detach_buffer", NULL, size, "size");
+    MPI_Count sz = 0;
+    int rc = comm_detach("MPI_Comm_detach_buffer", comm, buffer_addr, &sz);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return int_size("MPI_Comm_detach_buffer", wh_comm_get(comm), sz, size);
+}
+WH_ALIAS(MPI_Comm_detach_buffer, PMPI_Comm_detach_buffer)
+
+WH_API int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
+{
+    WH_CHK_PTR("MPI_Comm_detach_buffer_c", NULL, size, "size");
+    return comm_detach("MPI_Comm_detach_buffer_c", comm, buffer_addr, size);
+}
+WH_ALIAS(MPI_Comm_detach_buffer_c, PMPI_Comm_detach_buffer_c)
+
+WH_API int PMPI_Comm_flush_buffer(MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Comm_flush_buffer");
+    wh_comm_t *c;
+    int rc = wh_chk_comm("MPI_Comm_flush_buffer", comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    wh_bbuf_t *b = comm_buf(c);
+    if (b)
+        buf_drain(b);
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Comm_flush_buffer, PMPI_Comm_flush_buffer)
+
+WH_API int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
+{
+    WH_CHECK_INIT("MPI_Comm_iflush_buffer");
+    wh_comm_t *c;
+    int rc = wh_chk_comm("MPI_Comm_iflush_buffer", comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return iflush("MPI_Comm_iflush_buffer", c, comm_buf(c), request);
+}
+WH_ALIAS(MPI_Comm_iflush_buffer, PMPI_Comm_iflush_buffer)
