@@ -1,0 +1,27 @@
+# Container/host scenarios emulated with Linux namespaces (docs/SCENARIOS.md).
+# Need root, util-linux and iproute2; exit code 77 (skipped) otherwise.
+set(WH_SCENARIOS ${CMAKE_SOURCE_DIR}/tests/scenarios)
+
+# The harness itself, with shell commands only (no MPI): namespaces, /dev/shm,
+# volume, network, agent semantics, cleanup.
+add_test(NAME scenarios.selftest COMMAND ${Python3_EXECUTABLE} ${WH_SCENARIOS}/wharfns.py selftest)
+set_tests_properties(scenarios.selftest PROPERTIES
+  SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 300)
+
+# wharf launched by wharfrun in every scenario: the p2p ping-pong with one rank
+# per container (the cross-container path; twohost: 4 ranks, pairs within a
+# host, the ring across).  The target comes from tests/p2p/CMakeLists.part.cmake,
+# included before this file (parts are included in name order).
+if(TARGET mpit_p2p_pingpong)
+  foreach(sc shared pidpriv volume isolated twohost)
+    set(np 2)
+    if(sc STREQUAL "twohost")
+      set(np 4)
+    endif()
+    add_test(NAME scenarios.${sc}.p2p_pingpong
+      COMMAND ${Python3_EXECUTABLE} ${WH_SCENARIOS}/wharfns.py run ${sc} -n ${np} --wharfrun ${WHARFRUN}
+              --timeout 150 -- $<TARGET_FILE:mpit_p2p_pingpong>)
+    set_tests_properties(scenarios.${sc}.p2p_pingpong PROPERTIES
+      SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 240)
+  endforeach()
+endif()
