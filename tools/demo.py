@@ -34,19 +34,34 @@ def summarize(title, rc, out):
         m = re.match(r"^(?:\[\d+\]\s*)?(\d+)\s+([\d.]+)$", line.strip())
         if m:
             lat[int(m.group(1))] = float(m.group(2))
-    chans = [l.split("channels:", 1)[1].strip() for l in out.splitlines() if "channels:" in l]
+    chans = {}
+    for line in out.splitlines():
+        m = re.search(r"wharf: rank (\d+) channels:(.*)$", line)
+        if m:
+            chans[int(m.group(1))] = m.group(2).strip()
     print(f"== {title}")
     if rc:
         print(f"   FAILED (exit {rc}):\n" + "\n".join("   " + l for l in out.splitlines()[-15:]))
         return
-    for i, c in enumerate(chans):
+    for i, c in sorted(chans.items()):
         print(f"   rank {i} used: {c}")
     print("   latency: " + ", ".join(f"{s} B {v:.2f} us" for s, v in sorted(lat.items())))
+
+
+SCENARIOS = [
+    ("native", 2, "2 ranks, machine's own namespaces"),
+    ("shared", 2, "2 containers on one host sharing IPC + PID namespaces"),
+    ("pidpriv", 2, "2 containers sharing IPC (/dev/shm) but each with its own PID namespace"),
+    ("volume", 2, "2 containers sharing only a tmpfs volume (WHARF_NODE_DIR)"),
+    ("isolated", 2, "2 containers on one host sharing nothing but the kernel"),
+    ("twohost", 4, "2 hosts x 2 containers (ranks 0,1 on h1; 2,3 on h2)"),
+]
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--scenario", action="append", help="only these scenarios (repeatable)")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     wharfrun = os.path.join(build, "bin", "wharfrun")
@@ -54,26 +69,23 @@ def main():
     lat = [bench, "lat", "-m", "8:65536", "-i", "2000", "-w", "100"]
     print(subprocess.run([os.path.join(build, "bin", "wharf-info"), "--version"], stdout=subprocess.PIPE,
                          text=True).stdout.strip())
-    for title, env in [("native, 2 ranks, one host (self + shm + CMA)", {}),
-                       ("native, shm without CMA (pipelined copy through shared cells)", {"WHARF_CMA": "0"}),
-                       ("native, network channel forced (libfabric over loopback)", {"WHARF_CHANNEL": "net"})]:
-        rc, out = run([wharfrun, "-n", "2", "--timeout", "120"] + lat, env)
-        summarize(title, rc, out)
     ok, why = wharfns.can_run()
-    if not ok:
-        print(f"== emulated hosts skipped: {why}")
-        return 0
-    with wharfns.Lab() as lab:
-        h1, h2 = lab.add_host(), lab.add_host()
-        cmd = lab.head_cmd([wharfrun, "-n", "4", "--hosts", f"{h1}:2,{h2}:2", "--rsh", lab.agent, "--timeout", "120"]
-                           + lat[:1] + ["lat", "-m", "8:8", "-i", "2000", "-w", "100"])
+    runner = os.path.join(ROOT, "tests", "scenarios", "wharfns.py")
+    for name, n, what in SCENARIOS:
+        if a.scenario and name not in a.scenario:
+            continue
+        if name != "native" and not ok:
+            print(f"== {name}: skipped ({why})")
+            continue
+        cmd = [sys.executable, runner, "run", name, "-n", str(n), "--wharfrun", wharfrun, "--timeout", "120",
+               "--"] + lat
         rc, out = run(cmd, {})
-        summarize(f"two emulated hosts (network namespaces {h1}, {h2}), 2 ranks each; "
-                  "ranks 0 and 1 share a host", rc, out)
-        cmd = lab.head_cmd([wharfrun, "-n", "2", "--hosts", f"{h1},{h2}", "--rsh", lab.agent, "--timeout", "120"]
-                           + lat[:1] + ["lat", "-m", "8:8", "-i", "2000", "-w", "100"])
-        rc, out = run(cmd, {})
-        summarize("two emulated hosts, 1 rank each: net channel across veth + bridge", rc, out)
+        summarize(f"{name}: {what}", rc, out)
+    if not a.scenario:
+        for title, env in [("native, shm without CMA (pipelined copy through shared cells)", {"WHARF_CMA": "0"}),
+                           ("native, network channel forced (libfabric over loopback)", {"WHARF_CHANNEL": "net"})]:
+            rc, out = run([wharfrun, "-n", "2", "--timeout", "120"] + lat, env)
+            summarize(title, rc, out)
     return 0
 
 

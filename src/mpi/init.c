@@ -14,6 +14,7 @@
 #include "coll/coll.h"
 #include "mpi/api.h"
 #include "mpi/init.h"
+#include "mpi/reqapi.h"
 #include "op/op.h"
 #include "pmi/pmi.h"
 #include "proto/proto.h"
@@ -216,6 +217,8 @@ static void report_channels(void)
 WH_API int PMPI_Finalize(void)
 {
     WH_CHECK_INIT("MPI_Finalize");
+    wh_comm_finalize_attrs();
+    wh_bsend_finalize(); /* buffered sends still in flight go out first */
     /* flush queued control traffic (e.g. rendezvous FINs) before leaving */
     unsigned idle = 0;
     for (long i = 0; wh_pending_count() && i < 100000000L; i++)

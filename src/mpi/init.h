@@ -6,6 +6,7 @@ _Noreturn void wh_job_abort(int code, const char *msg);
 extern void (*wh_shm_abort_cleanup)(void);
 /* implemented by src/core/comm.c */
 int wh_comm_init_world(void);
+void wh_comm_finalize_attrs(void); /* MPI_COMM_SELF attributes: first step of MPI_Finalize */
 void wh_comm_finalize(void);
 /* implemented by src/proto/send.c */
 int wh_pending_count(void);

@@ -1,6 +1,5 @@
 /* The progress engine: one loop polls every channel that serves a peer, and
  * the waiting policy decides between spinning, yielding and blocking. */
-#include <poll.h>
 #include <sched.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,7 +9,12 @@
 #include "util/log.h"
 #include "util/tunables.h"
 
-static int spin_mode;   /* 1: spin; 0: yield after spin_count idle polls */
+/* 1: spin (yield only now and then); 0: spin for spin_count idle polls, then
+ * yield on every idle poll (at once when the host is oversubscribed).  auto is
+ * the hybrid: a rank cannot see every process that shares its CPUs (other
+ * containers, other jobs), and sched_yield costs well under a microsecond
+ * when nobody else is runnable. */
+static int spin_mode;
 static int net_on, shm_on, self_on;
 static unsigned poll_tick;
 
@@ -22,7 +26,7 @@ void wh_progress_init(void)
     else if (!strcmp(w, "yield"))
         spin_mode = 0;
     else
-        spin_mode = !wh_job.oversubscribed;
+        spin_mode = 0;
     net_on = wh_chan_active[WH_CHAN_NET];
     shm_on = wh_chan_active[WH_CHAN_SHM];
     self_on = 1;
@@ -67,13 +71,9 @@ void wh_progress_idle(unsigned *idle)
     }
     /* Rarely: notice a launcher that went away, so an orphaned rank ends. */
     if ((++poll_tick & 0xfffff) == 0) {
-        int fd = wh_pmi_fd();
-        if (fd >= 0) {
-            struct pollfd p = {.fd = fd, .events = POLLIN};
-            if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR))) {
-                WH_ERRLOG("progress", "lost the connection to the launcher; exiting");
-                _exit(1);
-            }
+        if (wh_pmi_lost()) {
+            WH_ERRLOG("progress", "lost the connection to the launcher; exiting");
+            _exit(1);
         }
     }
 }
