@@ -64,6 +64,11 @@ typedef struct wh_chan_ops {
      * events are pending (poll progress() again).  A libfabric wait fd stays
      * readable until re-armed this way (fi_trywait).  NULL = always safe. */
     int (*wait_arm)(void);
+    /* Optional: can this channel reach world rank wpeer?  Returns 1, or 0 with
+     * *why set to a WH_WHY_* reason (locality/locality.h).  *single_copy (may be
+     * NULL) tells whether large messages from wpeer move in one copy (CMA), else
+     * *sc_why says why not.  NULL = reaches every peer. */
+    int (*reaches)(int wpeer, int *why, int *single_copy, int *sc_why);
 } wh_chan_ops_t;
 
 extern const wh_chan_ops_t *wh_chans[WH_CHAN_MAX];

@@ -1,10 +1,12 @@
 /* The coordinator: picks the channel for every peer (and, through each
  * channel's eager limit and rendezvous policy, the protocol per message size).
- * Issue 2: co-residence comes from the launcher's host assignment
- * (wh_job.host_of); the locality layer replaces it with real detection. */
+ * Co-residence comes from the locality layer (the node registry); each channel
+ * says through its reaches() op whether it can serve a peer, and why not.
+ * Every decision is recorded with its reasons for WHARF_REPORT=locality. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "locality/locality.h"
 #include "proto/proto.h"
 #include "util/log.h"
 #include "util/tunables.h"
@@ -49,16 +51,27 @@ int wh_coord_init(void)
         size_t cap = wh_chans[c]->eager_cap && wh_chan_usable[c] ? wh_chans[c]->eager_cap() : wh_chans[c]->eager_max;
         wh_eager_limit[c] = want[c] < cap ? want[c] : cap;
     }
+    const wh_chan_ops_t *shm = wh_chans[WH_CHAN_SHM];
     for (int p = 0; p < wh_job.size; p++) {
-        int same = wh_job.host_of[p] == wh_job.my_host;
-        int c = wh_coord_pick(wh_job.rank, p, same, wh_chan_usable[WH_CHAN_SHM], wh_chan_usable[WH_CHAN_NET], force);
+        int shm_why = WH_WHY_NOT_LOCAL, sc = 0, sc_why = WH_WHY_NA;
+        int shm_ok = p != wh_job.rank && wh_chan_usable[WH_CHAN_SHM] && shm->reaches &&
+                     shm->reaches(p, &shm_why, &sc, &sc_why);
+        if (p != wh_job.rank && ((!wh_chan_usable[WH_CHAN_SHM] && wh_job.local_index[p] >= 0) || wh_loc_failed()))
+            shm_why = WH_WHY_NO_REGION;
+        int c = wh_coord_pick(wh_job.rank, p, shm_ok, shm_ok, wh_chan_usable[WH_CHAN_NET], force);
         if (c == WH_CHAN_NET && !wh_chan_usable[WH_CHAN_NET])
-            return wh_error(MPI_ERR_OTHER, "no channel reaches rank %d (host %d): the network channel is unavailable",
-                            p, wh_job.host_of[p]);
+            return wh_error(MPI_ERR_OTHER, "no channel reaches rank %d: %s, and the network channel is unavailable",
+                            p, wh_loc_why_text(shm_why));
+        if (c == WH_CHAN_NET && shm_ok)
+            shm_why = WH_WHY_FORCED_NET;
         wh_peer_chan[p] = (uint8_t)c;
         wh_chan_active[c] = 1;
-        WH_DEBUG("coord", "peer %d: %s%s", p, wh_chans[c]->name,
-                 c == WH_CHAN_NET && same ? " (same host, forced or shm unavailable)" : "");
+        char code = c == WH_CHAN_SELF ? '.' : c == WH_CHAN_NET ? 'N' : sc ? 'C' : 'S';
+        wh_loc_set_choice(p, code, c == WH_CHAN_NET ? shm_why : WH_WHY_OK, c == WH_CHAN_SHM && !sc ? sc_why : WH_WHY_OK);
+        if (c == WH_CHAN_NET && p != wh_job.rank)
+            WH_DEBUG("coord", "peer %d: net (shm rejected: %s)", p, wh_loc_why_text(shm_why));
+        else if (c == WH_CHAN_SHM)
+            WH_DEBUG("coord", "peer %d: shm, %s", p, sc ? "cma single-copy" : wh_loc_why_text(sc_why));
     }
     return MPI_SUCCESS;
 }

@@ -12,6 +12,7 @@
 
 #include "chan/chan.h"
 #include "coll/coll.h"
+#include "locality/locality.h"
 #include "mpi/api.h"
 #include "mpi/init.h"
 #include "mpi/reqapi.h"
@@ -39,7 +40,8 @@ static int fail(const char *what, int code)
     wh_job_abort(1, msg);
 }
 
-/* Group ranks into hosts: launcher host index, WHARF_HOST_ID, or hostname. */
+/* WHARF_LOCALITY=launcher: group ranks into hosts by launcher host index,
+ * WHARF_HOST_ID, or hostname. */
 static int host_map(void)
 {
     char key[64], mine[256], val[256];
@@ -57,13 +59,8 @@ static int host_map(void)
         return wh_error(MPI_ERR_OTHER, "PMI barrier failed");
     int n = wh_job.size;
     char **uniq = calloc((size_t)n, sizeof(char *));
-    wh_job.host_of = calloc((size_t)n, sizeof(int));
-    wh_job.local_ranks = calloc((size_t)n, sizeof(int));
-    wh_job.local_index = calloc((size_t)n, sizeof(int));
-    if (!uniq || !wh_job.host_of || !wh_job.local_ranks || !wh_job.local_index) {
-        free(uniq);
+    if (!uniq)
         return wh_error(MPI_ERR_NO_MEM, "out of memory");
-    }
     int nu = 0, rc = MPI_SUCCESS;
     for (int r = 0; r < n && rc == MPI_SUCCESS; r++) {
         if (r == wh_job.rank) {
@@ -99,6 +96,31 @@ static int host_map(void)
             wh_job.local_ranks[wh_job.local_size++] = r;
         }
     }
+    WH_DEBUG("init", "launcher host %d of %d (%s), local rank %d of %d", wh_job.my_host, nu, mine, wh_job.local_rank,
+             wh_job.local_size);
+    return MPI_SUCCESS;
+}
+
+/* Co-residence: the node registry (or, with WHARF_LOCALITY=launcher, the
+ * launcher's hosts checked against it), then the CPU budget of this node. */
+static int locality_init(void)
+{
+    int n = wh_job.size;
+    wh_job.host_of = calloc((size_t)n, sizeof(int));
+    wh_job.local_ranks = calloc((size_t)n, sizeof(int));
+    wh_job.local_index = calloc((size_t)n, sizeof(int));
+    if (!wh_job.host_of || !wh_job.local_ranks || !wh_job.local_index)
+        return wh_error(MPI_ERR_NO_MEM, "out of memory");
+    WH_CHECK(wh_loc_publish());
+    if (!strcmp(wh_tun.locality, "launcher")) {
+        WH_CHECK(host_map()); /* its barrier also publishes the nonce */
+    } else if (wh_pmi_barrier() != 0) {
+        return wh_error(MPI_ERR_OTHER, "PMI barrier failed: %s", wh_pmi_error());
+    }
+    WH_CHECK(wh_loc_join());
+    if (wh_pmi_barrier() != 0)
+        return wh_error(MPI_ERR_OTHER, "PMI barrier failed: %s", wh_pmi_error());
+    WH_CHECK(wh_loc_members());
     cpu_set_t set;
     int ncpu = 0;
     if (sched_getaffinity(0, sizeof set, &set) == 0)
@@ -106,8 +128,8 @@ static int host_map(void)
     if (ncpu <= 0)
         ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
     wh_job.oversubscribed = wh_job.local_size > ncpu;
-    WH_DEBUG("init", "host %d of %d (%s), local rank %d of %d, %d cpus in cpuset", wh_job.my_host, nu, mine,
-             wh_job.local_rank, wh_job.local_size, ncpu);
+    WH_DEBUG("init", "group %d, local rank %d of %d, %d cpus in cpuset", wh_job.my_host, wh_job.local_rank,
+             wh_job.local_size, ncpu);
     return MPI_SUCCESS;
 }
 
@@ -155,8 +177,8 @@ static int do_init(int required, int *provided)
             WH_INFO("tunables", "WHARF_%s=%s (default %s)", wh_tunable_descs[i].name, v, wh_tunable_descs[i].def);
     }
     int rc;
-    if ((rc = host_map()) != MPI_SUCCESS)
-        fail("host map", rc);
+    if ((rc = locality_init()) != MPI_SUCCESS)
+        fail("locality", rc);
     if ((rc = wh_dtype_init()) != MPI_SUCCESS)
         fail("datatypes", rc);
     if ((rc = wh_op_init()) != MPI_SUCCESS)
@@ -165,6 +187,8 @@ static int do_init(int required, int *provided)
         fail("channel setup", rc);
     if ((rc = wh_coord_init()) != MPI_SUCCESS)
         fail("coordinator", rc);
+    if ((rc = wh_loc_finish()) != MPI_SUCCESS)
+        fail("locality report", rc);
     wh_progress_init();
     if ((rc = wh_comm_init_world()) != MPI_SUCCESS)
         fail("communicators", rc);
@@ -232,6 +256,7 @@ WH_API int PMPI_Finalize(void)
         if (wh_chans[c] && wh_chan_usable[c])
             wh_chans[c]->finalize();
     wh_coord_finalize();
+    wh_loc_finalize();
     wh_match_finalize();
     wh_op_finalize();
     wh_dtype_finalize();

@@ -344,7 +344,7 @@ shm_cleanup)
         sh -c 'touch /dev/shm/wharf.$WHARF_JOB_ID.r$PMI_RANK; echo $WHARF_JOB_ID; exit 3'
     expect_rc 3
     job=$(head -1 "$T/out")
-    grep -q "^127.0.0.2 rm -f /dev/shm/wharf.$job.\*$" "$T/agent.log" || fail "no remote cleanup"
+    grep -q "^127.0.0.2 rm -f '/dev/shm'/wharf.$job.\*$" "$T/agent.log" || fail "no remote cleanup"
     ls /dev/shm/wharf."$job".* >/dev/null 2>&1 && fail "leftover /dev/shm/wharf.$job.*"
     ;;
 remote)

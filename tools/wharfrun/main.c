@@ -151,8 +151,9 @@ static int wr_setup_signals(wr_job_t *job)
 
 static void wr_cleanup_local_shm(const wr_job_t *job)
 {
-    char pat[128];
-    snprintf(pat, sizeof pat, "/dev/shm/wharf.%s.*", job->jobid);
+    char pat[1024];
+    const char *dir = getenv("WHARF_NODE_DIR"); /* where the ranks' node regions live */
+    snprintf(pat, sizeof pat, "%s/wharf.%s.*", dir && *dir ? dir : "/dev/shm", job->jobid);
     glob_t g;
     if (glob(pat, GLOB_NOSORT, NULL, &g) == 0) {
         for (size_t i = 0; i < g.gl_pathc; i++)

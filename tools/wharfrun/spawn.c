@@ -365,8 +365,11 @@ void wr_remote_cleanup(const wr_job_t *job, double timeout)
     while (o->agent[na])
         na++;
     char **argv = calloc((size_t)na + 3, sizeof *argv);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -f /dev/shm/wharf.%s.*", job->jobid);
+    char cmd[1024];
+    const char *dir = getenv("WHARF_NODE_DIR"); /* where the ranks' node regions live */
+    if (!dir || !*dir || strpbrk(dir, "'\\\n"))
+        dir = "/dev/shm";
+    snprintf(cmd, sizeof cmd, "rm -f '%s'/wharf.%s.*", dir, job->jobid);
     if (!pids || !argv) {
         free(pids);
         free(argv);

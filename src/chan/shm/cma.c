@@ -1,80 +1,40 @@
 /* Cross Memory Attach: single-copy reads of a co-resident sender's buffer.
- * Enabled per pair only after a real process_vm_readv of a probe word the peer
- * advertised returned the expected value (different PID namespaces, Yama,
- * seccomp or missing capabilities all make the probe fail safely). */
+ * Enabled per pair only when the peer runs on the same kernel (boot_id) in the
+ * same PID namespace and a real process_vm_readv of the probe word it
+ * published in its registry record returns the expected value (Yama, seccomp
+ * or missing capabilities make the probe fail safely, with the reason kept). */
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "chan/shm/shm.h"
 #include "core/core.h"
-#include "pmi/pmi.h"
+#include "locality/locality.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
-static volatile uint64_t probe_word;
-
-static uint64_t make_cookie(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t x = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)getpid() << 17) ^ (uint64_t)ts.tv_sec;
-    return x | 1;
-}
-
 int wh_shm_cma_setup(int phase)
 {
-    char key[64], val[128];
-    if (phase == 0) {
-        probe_word = make_cookie() ^ (uint64_t)wh_job.rank;
-        snprintf(key, sizeof key, "cma.%d", wh_job.rank);
-        snprintf(val, sizeof val, "%d:%" PRIx64 ":%" PRIx64, (int)getpid(), (uint64_t)(uintptr_t)&probe_word,
-                 (uint64_t)probe_word);
-        if (wh_pmi_put(key, val) != 0)
-            return wh_error(MPI_ERR_OTHER, "PMI put of %s failed", key);
-        return MPI_SUCCESS;
-    }
     if (phase != 1)
         return MPI_SUCCESS;
     int n = wh_shm.nlocal;
     wh_shm.cma_ok = calloc((size_t)n, sizeof(int));
+    wh_shm.cma_why = calloc((size_t)n, sizeof(int));
     wh_shm.pid = calloc((size_t)n, sizeof(int));
-    if (!wh_shm.cma_ok || !wh_shm.pid)
+    if (!wh_shm.cma_ok || !wh_shm.cma_why || !wh_shm.pid)
         return wh_error(MPI_ERR_NO_MEM, "out of memory");
     for (int lp = 0; lp < n; lp++) {
-        if (lp == wh_shm.me)
+        const wh_reg_rec_t *r = wh_loc_rec(lp);
+        if (lp == wh_shm.me || !r)
             continue;
-        int wr = wh_job.local_ranks[lp];
-        snprintf(key, sizeof key, "cma.%d", wr);
-        if (wh_pmi_get(key, val, sizeof val) != 0)
-            return wh_error(MPI_ERR_OTHER, "PMI get of %s failed", key);
-        int pid;
-        uint64_t addr, cookie, got = 0;
-        if (sscanf(val, "%d:%" SCNx64 ":%" SCNx64, &pid, &addr, &cookie) != 3)
-            return wh_error(MPI_ERR_OTHER, "malformed CMA card from rank %d: '%s'", wr, val);
-        wh_shm.pid[lp] = pid;
-        if (!wh_tun.cma) {
-            WH_DEBUG("cma", "rank %d: disabled by WHARF_CMA=0", wr);
-            continue;
-        }
-        struct iovec l = {&got, sizeof got}, r = {(void *)(uintptr_t)addr, sizeof got};
-        ssize_t rc = process_vm_readv(pid, &l, 1, &r, 1, 0);
-        if (rc == (ssize_t)sizeof got && got == cookie) {
-            wh_shm.cma_ok[lp] = 1;
-            WH_DEBUG("cma", "rank %d (pid %d): probe ok", wr, pid);
-        } else {
-            WH_INFO("cma", "rank %d (pid %d): CMA unavailable: %s", wr, pid,
-                    rc < 0 ? strerror(errno) : "probe word mismatch (different PID namespace?)");
-        }
+        wh_shm.pid[lp] = r->pid;
+        wh_shm.cma_ok[lp] = wh_loc_cma_check(lp, &wh_shm.cma_why[lp]);
+        WH_DEBUG("cma", "rank %d (pid %d): %s", r->rank, r->pid,
+                 wh_shm.cma_ok[lp] ? "probe ok" : wh_loc_why_text(wh_shm.cma_why[lp]));
     }
     return MPI_SUCCESS;
 }
-
 int wh_shm_cma_read(int lp, int pid, uint64_t raddr, wh_req_t *r, size_t len)
 {
     size_t off = 0;
@@ -100,6 +60,7 @@ int wh_shm_cma_read(int lp, int pid, uint64_t raddr, wh_req_t *r, size_t len)
             WH_WARN("cma", "process_vm_readv from local rank %d failed: %s; using the shared-memory copy instead",
                     lp, got < 0 ? strerror(errno) : "no progress");
             wh_shm.cma_ok[lp] = 0;
+            wh_shm.cma_why[lp] = WH_WHY_PROBE;
             if (off == 0)
                 return MPI_ERR_OTHER;
             return wh_error(MPI_ERR_OTHER, "CMA read failed after %zu of %zu bytes", off, len);

@@ -1,45 +1,22 @@
-/* The node-level shared region: created by the first local rank, attached by
- * the others, and unlinked as soon as everyone is attached (so a crash leaves
- * nothing behind in /dev/shm). */
-#include <errno.h>
-#include <fcntl.h>
+/* The shm channel's part of the node region (locality/region.h): one
+ * single-producer/single-consumer queue of cells per directed pair of
+ * co-resident ranks, carved out of the node region right after the registry.
+ * Every co-resident rank carves the same size in the same order, so the
+ * queues sit at the same offset for everyone without any exchange. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "chan/shm/shm.h"
+#include "locality/locality.h"
 #include "mpi/init.h"
-#include "pmi/pmi.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
 wh_shm_state_t wh_shm;
-static int unlinked;
 
-static void abort_cleanup(void)
-{
-    if (wh_shm.me == 0 && wh_shm.path[0] && !unlinked)
-        unlink(wh_shm.path);
-}
+static void abort_cleanup(void) { wh_loc_abort_cleanup(); }
 void (*wh_shm_abort_cleanup)(void) = abort_cleanup;
-
-static const char *job_id(void)
-{
-    const char *j = getenv("WHARF_JOB_ID");
-    return j && *j ? j : wh_pmi_kvsname();
-}
-
-static uint64_t nonce(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20);
-}
 
 static int layout(void)
 {
@@ -55,152 +32,87 @@ static int layout(void)
     return MPI_SUCCESS;
 }
 
-static size_t region_bytes(int nlocal)
+static int alloc_tables(int n)
 {
-    size_t q = (size_t)wh_shm.ncells * wh_shm.cell_stride;
-    return 4096 + (size_t)nlocal * (size_t)nlocal * q;
-}
-
-static int map_queues(void)
-{
-    int n = wh_shm.nlocal, me = wh_shm.me;
-    size_t qb = (size_t)wh_shm.ncells * wh_shm.cell_stride;
-    unsigned char *base = (unsigned char *)wh_shm.region + 4096;
     wh_shm.txq = calloc((size_t)n, sizeof(void *));
     wh_shm.rxq = calloc((size_t)n, sizeof(void *));
     wh_shm.tx_idx = calloc((size_t)n, sizeof(uint32_t));
     wh_shm.rx_idx = calloc((size_t)n, sizeof(uint32_t));
     wh_shm.peers = calloc((size_t)n, sizeof(int));
+    wh_shm.peer_ok = calloc((size_t)n, sizeof(int));
     wh_shm.stream_head = calloc((size_t)n, sizeof(void *));
     wh_shm.stream_tail = calloc((size_t)n, sizeof(void *));
-    if (!wh_shm.txq || !wh_shm.rxq || !wh_shm.tx_idx || !wh_shm.rx_idx || !wh_shm.peers || !wh_shm.stream_head ||
-        !wh_shm.stream_tail)
+    if (!wh_shm.txq || !wh_shm.rxq || !wh_shm.tx_idx || !wh_shm.rx_idx || !wh_shm.peers || !wh_shm.peer_ok ||
+        !wh_shm.stream_head || !wh_shm.stream_tail)
         return wh_error(MPI_ERR_NO_MEM, "out of memory setting up shared-memory queues");
-    wh_shm.npeers = 0;
-    for (int p = 0; p < n; p++) {
-        wh_shm.txq[p] = base + ((size_t)me * n + p) * qb;
-        wh_shm.rxq[p] = base + ((size_t)p * n + me) * qb;
-        if (p != me)
-            wh_shm.peers[wh_shm.npeers++] = p;
-    }
     return MPI_SUCCESS;
 }
 
-static int create_region(void)
-{
-    const char *dir = "/dev/shm";
-    size_t len = region_bytes(wh_shm.nlocal);
-    struct statvfs sv;
-    if (statvfs(dir, &sv) == 0 && (unsigned long long)sv.f_bavail * sv.f_frsize < len / 8)
-        WH_WARN("shm", "%s has %llu bytes free; the region may use up to %zu bytes", dir,
-                (unsigned long long)sv.f_bavail * sv.f_frsize, len);
-    snprintf(wh_shm.path, sizeof wh_shm.path, "%s/wharf.%s.%d.%016llx", dir, job_id(), wh_job.my_host,
-             (unsigned long long)nonce());
-    int fd = open(wh_shm.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return wh_error(MPI_ERR_OTHER, "cannot create the shared region %s: %s", wh_shm.path, strerror(errno));
-    if (ftruncate(fd, (off_t)len) != 0) {
-        int e = errno;
-        close(fd);
-        unlink(wh_shm.path);
-        return wh_error(MPI_ERR_OTHER, "cannot size the shared region %s to %zu bytes: %s", wh_shm.path, len,
-                        strerror(e));
-    }
-    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED) {
-        unlink(wh_shm.path);
-        return wh_error(MPI_ERR_OTHER, "cannot map the shared region %s: %s", wh_shm.path, strerror(errno));
-    }
-    wh_shm.region = m;
-    wh_shm.map_len = len;
-    wh_shm_region_t *r = m;
-    r->version = 1;
-    r->nlocal = (uint32_t)wh_shm.nlocal;
-    r->ncells = wh_shm.ncells;
-    r->cell_payload = wh_shm.cell_payload;
-    r->cell_stride = wh_shm.cell_stride;
-    r->queue_bytes = (uint64_t)wh_shm.ncells * wh_shm.cell_stride;
-    r->total_bytes = len;
-    snprintf(r->job, sizeof r->job, "%s", job_id());
-    __atomic_store_n(&r->magic, WH_SHM_MAGIC, __ATOMIC_RELEASE);
-    return MPI_SUCCESS;
-}
-
-static int attach_region(const char *path)
-{
-    snprintf(wh_shm.path, sizeof wh_shm.path, "%s", path);
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0)
-        return wh_error(MPI_ERR_OTHER, "cannot open the shared region %s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_uid != geteuid()) {
-        close(fd);
-        return wh_error(MPI_ERR_OTHER, "refusing the shared region %s: not owned by uid %d", path, (int)geteuid());
-    }
-    size_t len = region_bytes(wh_shm.nlocal);
-    if ((size_t)st.st_size != len) {
-        close(fd);
-        return wh_error(MPI_ERR_OTHER, "shared region %s has %lld bytes, expected %zu (mismatched WHARF_SHM_* tunables?)",
-                        path, (long long)st.st_size, len);
-    }
-    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED)
-        return wh_error(MPI_ERR_OTHER, "cannot map the shared region %s: %s", path, strerror(errno));
-    wh_shm.region = m;
-    wh_shm.map_len = len;
-    wh_shm_region_t *r = m;
-    if (__atomic_load_n(&r->magic, __ATOMIC_ACQUIRE) != WH_SHM_MAGIC || r->nlocal != (uint32_t)wh_shm.nlocal ||
-        r->cell_stride != wh_shm.cell_stride || r->ncells != wh_shm.ncells)
-        return wh_error(MPI_ERR_OTHER, "shared region %s has an unexpected layout", path);
-    return MPI_SUCCESS;
-}
-
+/* phase 0: carve the queues and empty the ones I consume (a fixed region may
+ * hold an earlier job's cells); phase 1 (after a barrier): keep the peers
+ * whose own carving worked. */
 int wh_shm_region_setup(int phase)
 {
-    char key[64];
-    snprintf(key, sizeof key, "shm.%d", wh_job.my_host);
+    int n = wh_shm.nlocal;
+    size_t qb;
     if (phase == 0) {
-        wh_shm.nlocal = wh_job.local_size;
+        wh_shm.nlocal = n = wh_job.local_size;
         wh_shm.me = wh_job.local_rank;
         WH_CHECK(layout());
-        if (wh_shm.me == 0) {
-            WH_CHECK(create_region());
-            if (wh_pmi_put(key, wh_shm.path) != 0)
-                return wh_error(MPI_ERR_OTHER, "PMI put of %s failed", key);
+        WH_CHECK(alloc_tables(n));
+        qb = (size_t)wh_shm.ncells * wh_shm.cell_stride;
+        int rc;
+        wh_reg_rec_t *me = wh_loc_me();
+        wh_shm.queues = wh_loc_carve((size_t)n * (size_t)n * qb, &rc);
+        if (!wh_shm.queues) {
+            char msg[MPI_MAX_ERROR_STRING];
+            fprintf(stderr, "wharf: rank %d: warning: shared-memory queues unavailable: %s; using the network\n",
+                    wh_job.rank, wh_error_text(rc, msg, sizeof msg));
+            __atomic_store_n(&me->shm_state, 2, __ATOMIC_RELEASE);
+            return rc;
         }
+        for (int p = 0; p < n; p++) {
+            unsigned char *q = wh_shm.queues + ((size_t)p * n + wh_shm.me) * qb;
+            for (uint32_t i = 0; i < wh_shm.ncells; i++)
+                __atomic_store_n(&wh_shm_cell(q, i)->state, 0, __ATOMIC_RELAXED);
+        }
+        __atomic_store_n(&me->shm_state, 1, __ATOMIC_RELEASE);
         return MPI_SUCCESS;
     }
-    if (phase == 1) {
-        if (wh_shm.me != 0) {
-            char path[256];
-            if (wh_pmi_get(key, path, sizeof path) != 0)
-                return wh_error(MPI_ERR_OTHER, "PMI get of %s failed", key);
-            WH_CHECK(attach_region(path));
+    if (phase != 1)
+        return MPI_SUCCESS;
+    qb = (size_t)wh_shm.ncells * wh_shm.cell_stride;
+    wh_shm.npeers = 0;
+    for (int p = 0; p < n; p++) {
+        wh_shm.txq[p] = wh_shm.queues + ((size_t)wh_shm.me * n + p) * qb;
+        wh_shm.rxq[p] = wh_shm.queues + ((size_t)p * n + wh_shm.me) * qb;
+        const wh_reg_rec_t *r = wh_loc_rec(p);
+        if (p == wh_shm.me || !r)
+            continue;
+        if (__atomic_load_n(&r->shm_state, __ATOMIC_ACQUIRE) == 1) {
+            wh_shm.peer_ok[p] = 1;
+            wh_shm.peers[wh_shm.npeers++] = p;
+        } else {
+            WH_INFO("shm", "rank %d has no shared-memory queues; using the network with it", r->rank);
         }
-        return map_queues();
     }
-    if (wh_shm.me == 0 && wh_shm.path[0])
-        unlink(wh_shm.path);
-    unlinked = 1;
-    WH_DEBUG("shm", "region %s: %d local ranks, %u cells x %u bytes per pair, %zu bytes", wh_shm.path, wh_shm.nlocal,
-             wh_shm.ncells, wh_shm.cell_payload, wh_shm.map_len);
+    WH_DEBUG("shm", "%d local ranks, %d reachable, %u cells x %u bytes per pair", n, wh_shm.npeers, wh_shm.ncells,
+             wh_shm.cell_payload);
     return MPI_SUCCESS;
 }
 
 void wh_shm_region_teardown(void)
 {
-    if (wh_shm.region)
-        munmap(wh_shm.region, wh_shm.map_len);
     free(wh_shm.txq);
     free(wh_shm.rxq);
     free(wh_shm.tx_idx);
     free(wh_shm.rx_idx);
     free(wh_shm.peers);
+    free(wh_shm.peer_ok);
     free(wh_shm.stream_head);
     free(wh_shm.stream_tail);
     free(wh_shm.cma_ok);
+    free(wh_shm.cma_why);
     free(wh_shm.pid);
     memset(&wh_shm, 0, sizeof wh_shm);
 }

@@ -3,24 +3,47 @@
 
 #include "chan/shm/shm.h"
 #include "core/core.h"
+#include "locality/locality.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
 static int shm_init(int phase, int *usable)
 {
     *usable = 1;
-    if (wh_job.local_size <= 1) {
+    if (!wh_loc_have_region()) {
         if (phase == 0)
-            WH_DEBUG("shm", "no co-resident peers");
+            WH_DEBUG("shm", "no co-resident peers in a node region");
         *usable = 0;
         return MPI_SUCCESS;
     }
     int rc = wh_shm_region_setup(phase);
     if (rc == MPI_SUCCESS)
         rc = wh_shm_cma_setup(phase);
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
         *usable = 0;
+        if (phase == 0 && !strcmp(wh_tun.node_fallback, "net"))
+            return MPI_SUCCESS; /* warned; the peers see it in my record */
+    }
     return rc;
+}
+
+static int shm_reaches(int wpeer, int *why, int *single_copy, int *sc_why)
+{
+    int lp = wh_job.local_index[wpeer];
+    *single_copy = 0;
+    *sc_why = WH_WHY_NA;
+    if (lp < 0) {
+        *why = WH_WHY_NOT_LOCAL;
+        return 0;
+    }
+    if (!wh_shm.peer_ok || !wh_shm.peer_ok[lp]) {
+        *why = WH_WHY_NO_REGION;
+        return 0;
+    }
+    *why = WH_WHY_OK;
+    *single_copy = wh_shm.cma_ok && wh_shm.cma_ok[lp];
+    *sc_why = wh_shm.cma_why ? wh_shm.cma_why[lp] : WH_WHY_NA;
+    return 1;
 }
 
 static int shm_finalize(void)
@@ -121,4 +144,5 @@ const wh_chan_ops_t wh_chan_shm_ops = {
     .eager_max = 64u << 20,
     .blocking_fd = -1,
     .eager_cap = shm_eager_cap,
+    .reaches = shm_reaches,
 };

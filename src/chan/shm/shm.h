@@ -6,7 +6,6 @@
 #include <stdint.h>
 #include "chan/chan.h"
 
-#define WH_SHM_MAGIC 0x7768617266736d31ULL /* "wharfsm1" */
 
 /* Cell layout: the first cache line holds state, length, header and the first
  * 24 payload bytes, so a small message moves in one line. */
@@ -20,17 +19,6 @@ typedef struct wh_shm_cell {
 
 #define WH_SHM_CELL_HDR offsetof(wh_shm_cell_t, payload)
 
-typedef struct wh_shm_region {
-    uint64_t magic;           /* written last by the creator */
-    uint32_t version;
-    uint32_t nlocal;
-    uint32_t ncells;
-    uint32_t cell_payload;
-    uint64_t cell_stride;
-    uint64_t queue_bytes;
-    uint64_t total_bytes;
-    char job[64];
-} wh_shm_region_t;
 
 /* channel-private message types */
 enum { WH_SHM_CTS = WH_MSG_CHAN, WH_SHM_DATA, WH_SHM_FIN };
@@ -41,10 +29,9 @@ typedef struct wh_shm_rts {
 } wh_shm_rts_t;
 
 typedef struct wh_shm_state {
-    wh_shm_region_t *region;
-    size_t map_len;
-    char path[256];
+    unsigned char *queues;    /* nlocal x nlocal queues in the node region */
     int nlocal, me;           /* my local index */
+    int *peer_ok;             /* per local index: its queues exist */
     unsigned char **txq;      /* local index -> my queue towards it */
     unsigned char **rxq;      /* local index -> its queue towards me */
     uint32_t *tx_idx, *rx_idx;
@@ -53,7 +40,8 @@ typedef struct wh_shm_state {
     uint32_t ncells, cell_payload;
     uint64_t cell_stride;
     /* CMA */
-    int *cma_ok;              /* per local index */
+    int *cma_ok;              /* per local index: I can CMA-read it */
+    int *cma_why;             /* per local index: WH_WHY_* when not */
     int *pid;                 /* per local index */
     /* rendezvous sends streaming DATA, per local index */
     wh_req_t **stream_head, **stream_tail;

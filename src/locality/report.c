@@ -1,0 +1,163 @@
+/* The end of locality setup: every rank's group (wh_job.host_of) and, with
+ * WHARF_REPORT=locality, rank 0's report of the pair matrix with the reason
+ * for every rejected channel. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "locality/loc_impl.h"
+#include "pmi/pmi.h"
+#include "util/log.h"
+#include "util/tunables.h"
+
+static const char *why_text[WH_WHY_MAX] = {
+    [WH_WHY_OK] = "ok",
+    [WH_WHY_NOT_LOCAL] = "not in the same node region",
+    [WH_WHY_FORCED_NET] = "WHARF_CHANNEL=net",
+    [WH_WHY_NO_REGION] = "node region unavailable",
+    [WH_WHY_CMA_OFF] = "disabled by WHARF_CMA=0",
+    [WH_WHY_KERNEL] = "different kernels (boot_id)",
+    [WH_WHY_PIDNS] = "different PID namespaces",
+    [WH_WHY_EPERM] = "probe failed: not permitted (Yama ptrace_scope, seccomp or capabilities)",
+    [WH_WHY_PROBE] = "probe failed: the peer's probe word could not be read",
+    [WH_WHY_NA] = "needs shm",
+};
+
+const char *wh_loc_why_text(int why) { return why >= 0 && why < WH_WHY_MAX ? why_text[why] : "?"; }
+
+static int report_wanted(void) { return wh_tun.report && strstr(wh_tun.report, "locality"); }
+
+/* my row: 3 characters per peer (code, shm reason, cma reason) */
+static int put_row(void)
+{
+    int n = wh_job.size, max = wh_pmi_max_vallen();
+    if (!wh_loc.code || 3 * n + 1 > max)
+        return MPI_SUCCESS;
+    char *row = malloc((size_t)(3 * n + 1));
+    if (!row)
+        return wh_error(MPI_ERR_NO_MEM, "out of memory");
+    for (int p = 0; p < n; p++) {
+        row[3 * p] = wh_loc.code[p] ? wh_loc.code[p] : '?';
+        row[3 * p + 1] = (char)('a' + wh_loc.shm_why[p]);
+        row[3 * p + 2] = (char)('a' + wh_loc.cma_why[p]);
+    }
+    row[3 * n] = 0;
+    char key[64];
+    snprintf(key, sizeof key, "loc.row.%d", wh_job.rank);
+    int rc = wh_pmi_put(key, row) == 0 ? MPI_SUCCESS : wh_error(MPI_ERR_OTHER, "PMI put of %s failed", key);
+    free(row);
+    return rc;
+}
+
+static void print_report(char **grp, char **rows)
+{
+    int n = wh_job.size, ng = 0;
+    for (int r = 0; r < n; r++)
+        ng += wh_job.host_of[r] == r;
+    printf("wharf: locality: %d ranks, %d node groups (%s)\n", n, ng,
+           wh_loc_launcher_mode() ? "WHARF_LOCALITY=launcher" : "node registry");
+    for (int g = 0, gi = 0; g < n; g++) {
+        if (wh_job.host_of[g] != g)
+            continue;
+        char ranks[512] = "", hosts[512] = "", boot[16] = "";
+        size_t ro = 0, ho = 0;
+        for (int r = 0; r < n; r++) {
+            if (wh_job.host_of[r] != g)
+                continue;
+            char b[16] = "", h[128] = "";
+            if (grp[r])
+                sscanf(grp[r], "%*d/%15[^/]/%127s", b, h);
+            snprintf(boot, sizeof boot, "%s", b);
+            if (ro < sizeof ranks)
+                ro += (size_t)snprintf(ranks + ro, sizeof ranks - ro, "%s%d", ro ? "," : "", r);
+            if (ho < sizeof hosts && !strstr(hosts, h))
+                ho += (size_t)snprintf(hosts + ho, sizeof hosts - ho, "%s%s", ho ? "," : "", h);
+        }
+        printf("wharf: locality: group %d: ranks %s (boot_id %s, hostnames %s)\n", gi++, ranks, boot, hosts);
+    }
+    if (!rows)
+        return;
+    printf("wharf: locality: matrix (row sends to column; C = shm + CMA single-copy, S = shm with pipelined copy, "
+           "N = net, . = self)\n");
+    char line[4096];
+    size_t o = (size_t)snprintf(line, sizeof line, "wharf: locality:      ");
+    for (int j = 0; j < n && o < sizeof line; j++)
+        o += (size_t)snprintf(line + o, sizeof line - o, " %d", j % 10);
+    printf("%s\n", line);
+    /* entry (i, j): how i's messages reach j = j's view of i as the receiver */
+    for (int i = 0; i < n; i++) {
+        o = (size_t)snprintf(line, sizeof line, "wharf: locality: %4d ", i);
+        for (int j = 0; j < n && o < sizeof line; j++)
+            o += (size_t)snprintf(line + o, sizeof line - o, " %c", rows[j] ? rows[j][3 * i] : '?');
+        printf("%s\n", line);
+    }
+    if (n > 32)
+        return;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            if (i == j || !rows[j])
+                continue;
+            char c = rows[j][3 * i];
+            int sw = rows[j][3 * i + 1] - 'a', cw = rows[j][3 * i + 2] - 'a';
+            if (c == 'C')
+                printf("wharf: locality: pair %d->%d: shm cma\n", i, j);
+            else if (c == 'S')
+                printf("wharf: locality: pair %d->%d: shm; rejected cma: %s\n", i, j, wh_loc_why_text(cw));
+            else
+                printf("wharf: locality: pair %d->%d: net; rejected shm: %s\n", i, j, wh_loc_why_text(sw));
+        }
+}
+
+int wh_loc_finish(void)
+{
+    int n = wh_job.size, rc = put_row();
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (wh_pmi_barrier() != 0)
+        return wh_error(MPI_ERR_OTHER, "PMI barrier failed: %s", wh_pmi_error());
+    int report = report_wanted() && wh_job.rank == 0;
+    char **grp = calloc((size_t)n, sizeof(char *));
+    char **rows = report ? calloc((size_t)n, sizeof(char *)) : NULL;
+    if (!grp || (report && !rows)) {
+        free(grp);
+        return wh_error(MPI_ERR_NO_MEM, "out of memory");
+    }
+    char key[64], val[160];
+    int ng = 0;
+    for (int r = 0; r < n && rc == MPI_SUCCESS; r++) {
+        snprintf(key, sizeof key, "loc.grp.%d", r);
+        if (wh_pmi_get(key, val, sizeof val) != 0) {
+            rc = wh_error(MPI_ERR_OTHER, "PMI get of %s failed: %s", key, wh_pmi_error());
+            break;
+        }
+        int g = atoi(val);
+        if (!wh_loc_launcher_mode())
+            wh_job.host_of[r] = g;
+        ng += g == r;
+        if (report)
+            grp[r] = strdup(val);
+    }
+    if (!wh_loc_launcher_mode())
+        wh_job.nhosts = ng;
+    if (rc == MPI_SUCCESS && report) {
+        int vl = wh_pmi_max_vallen();
+        char *v = malloc((size_t)vl + 1);
+        for (int r = 0; v && r < n && 3 * n + 1 <= vl; r++) {
+            snprintf(key, sizeof key, "loc.row.%d", r);
+            if (wh_pmi_get(key, v, (size_t)vl + 1) == 0 && strlen(v) == (size_t)(3 * n))
+                rows[r] = strdup(v);
+        }
+        free(v);
+        print_report(grp, 3 * n + 1 <= vl ? rows : NULL);
+        fflush(stdout);
+    }
+    for (int r = 0; r < n; r++) {
+        free(grp[r]);
+        if (rows)
+            free(rows[r]);
+    }
+    free(grp);
+    free(rows);
+    return rc;
+}
