@@ -295,7 +295,7 @@ int wh_loc_cma_check(int lp, int *why)
         return *why = WH_WHY_CMA_OFF, 0;
     if (!p || !me)
         return *why = WH_WHY_NA, 0;
-    if (strcmp(p->boot_id, me->boot_id))
+    if (strncmp(p->boot_id, me->boot_id, sizeof p->boot_id))
         return *why = WH_WHY_KERNEL, 0;
     if (p->ns[WH_NS_PID] && me->ns[WH_NS_PID] && p->ns[WH_NS_PID] != me->ns[WH_NS_PID])
         return *why = WH_WHY_PIDNS, 0;

@@ -133,11 +133,23 @@ static int locality_init(void)
     return MPI_SUCCESS;
 }
 
+/* The network channel is opened only when some peer may need it: a rank of
+ * another node group, WHARF_CHANNEL=net, or a node region that failed.  (The
+ * groups are symmetric, so every rank decides the same for each pair.) */
+static int net_needed(void)
+{
+    return wh_job.local_size < wh_job.size || !strcmp(wh_tun.channel, "net") || wh_loc_failed();
+}
+
 static int channels_init(void)
 {
+    if (!net_needed()) {
+        wh_chan_usable[WH_CHAN_NET] = 0;
+        WH_DEBUG("init", "network channel not opened: every peer is co-resident");
+    }
     for (int phase = 0; phase < 3; phase++) {
         for (int c = 0; c < WH_CHAN_MAX; c++) {
-            if (!wh_chans[c] || (phase > 0 && !wh_chan_usable[c]))
+            if (!wh_chans[c] || !wh_chan_usable[c])
                 continue;
             int usable = 1;
             int rc = wh_chans[c]->init(phase, &usable);

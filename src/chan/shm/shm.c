@@ -1,9 +1,11 @@
 /* Shared-memory channel: eager messages through per-pair cell queues. */
+#include <stdio.h>
 #include <string.h>
 
 #include "chan/shm/shm.h"
 #include "core/core.h"
 #include "locality/locality.h"
+#include "mpi/init.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
@@ -111,6 +113,13 @@ static int shm_progress(void)
             wh_shm_cell_t *c = wh_shm_cell(q, wh_shm.rx_idx[lp]);
             if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == 0)
                 break;
+            if (__builtin_expect(c->plen > wh_shm.cell_payload, 0)) {
+                char msg[160];
+                snprintf(msg, sizeof msg, "corrupt shared-memory cell from rank %d: %u payload bytes in a %u-byte cell",
+                         wh_job.local_ranks[lp], c->plen, wh_shm.cell_payload);
+                fprintf(stderr, "wharf: rank %d: %s\n", wh_job.rank, msg);
+                wh_job_abort(1, msg);
+            }
             if (c->hdr.type < WH_MSG_CHAN)
                 wh_proto_incoming(WH_CHAN_SHM, wh_job.local_ranks[lp], &c->hdr, c->payload, c->plen);
             else
