@@ -17,8 +17,11 @@
 #include "util/log.h"
 #include "util/tunables.h"
 
-/* address space reserved per region; the file grows inside it */
-#define RESERVE ((size_t)1 << 36)
+/* address space reserved per region (the file grows inside it): the largest
+ * of 64 GiB .. 256 MiB the process may map (tools such as valgrind refuse
+ * the largest) */
+#define RESERVE_MAX ((size_t)1 << 36)
+#define RESERVE_MIN ((size_t)1 << 28)
 
 static int file_open(wh_region_t *r, const char *name, size_t len)
 {
@@ -49,14 +52,18 @@ static int file_open(wh_region_t *r, const char *name, size_t len)
     r->fd = fd;
     r->dev = st.st_dev;
     r->ino = st.st_ino;
-    void *m = mmap(NULL, RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *m = MAP_FAILED;
+    size_t res = RESERVE_MAX;
+    for (; res >= RESERVE_MIN && res >= len; res >>= 2)
+        if ((m = mmap(NULL, res, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)) != MAP_FAILED)
+            break;
     if (m == MAP_FAILED) {
         close(fd);
         r->fd = -1;
         return wh_error(MPI_ERR_NO_MEM, "cannot reserve address space for the node region: %s", strerror(errno));
     }
     r->base = m;
-    r->map_len = RESERVE;
+    r->map_len = res;
     r->len = 0;
     return r->prov->grow(r, len);
 }

@@ -241,6 +241,25 @@ int wh_req_start(wh_req_t *r)
 
 int wh_send(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c, int ctxoff)
 {
+    /* Fast path: a standard-mode eager message its channel takes at once
+     * completes right here, without a request (the common small send). */
+    if (__builtin_expect(dest != MPI_PROC_NULL, 1)) {
+        int wpeer = wh_comm_wrank(c, dest);
+        int chan = wh_peer_chan[wpeer];
+        size_t bytes = wh_dtype_bytes(dt, (size_t)count);
+        if (bytes <= wh_eager_limit[chan] && (!pend_count || !pend_count[wpeer])) {
+            wh_hdr_t h = {.type = WH_MSG_EAGER, .ctx = c->ctx | (uint32_t)ctxoff, .src = c->rank, .tag = tag,
+                          .len = bytes};
+            int rc = wh_chans[chan]->send_eager(wpeer, &h, buf, count, dt);
+            if (rc == MPI_SUCCESS) {
+                wh_stats.msgs[chan][0]++;
+                wh_stats.bytes[chan][0] += bytes;
+                return MPI_SUCCESS;
+            }
+            if (rc != WH_AGAIN)
+                return rc;
+        }
+    }
     wh_req_t *r;
     int rc = wh_isend(buf, count, dt, dest, tag, c, ctxoff, WH_MODE_STD, &r);
     if (rc != MPI_SUCCESS)
