@@ -134,23 +134,27 @@ static int locality_init(void)
 }
 
 /* The network channel is opened only when some peer may need it: a rank of
- * another node group, WHARF_CHANNEL=net, or a node region that failed.  (The
- * groups are symmetric, so every rank decides the same for each pair.) */
+ * another node group, WHARF_CHANNEL=net, a node region that failed, or shm
+ * queues that could not be carved (decided after shm's phase 0; the groups
+ * are symmetric and all co-residents carve the same range of one file, so
+ * every rank decides the same for each pair). */
 static int net_needed(void)
 {
-    return wh_job.local_size < wh_job.size || !strcmp(wh_tun.channel, "net") || wh_loc_failed();
+    return wh_job.local_size < wh_job.size || !strcmp(wh_tun.channel, "net") || wh_loc_failed() ||
+           !wh_chan_usable[WH_CHAN_SHM];
 }
 
 static int channels_init(void)
 {
-    if (!net_needed()) {
-        wh_chan_usable[WH_CHAN_NET] = 0;
-        WH_DEBUG("init", "network channel not opened: every peer is co-resident");
-    }
     for (int phase = 0; phase < 3; phase++) {
         for (int c = 0; c < WH_CHAN_MAX; c++) {
             if (!wh_chans[c] || !wh_chan_usable[c])
                 continue;
+            if (phase == 0 && c == WH_CHAN_NET && (wh_job.size == 1 || !net_needed())) {
+                wh_chan_usable[c] = 0;
+                WH_DEBUG("init", "network channel not opened: every peer is reached through shared memory");
+                continue;
+            }
             int usable = 1;
             int rc = wh_chans[c]->init(phase, &usable);
             if (rc != MPI_SUCCESS)
