@@ -60,21 +60,23 @@ static void print_report(char **grp, char **rows)
     for (int g = 0, gi = 0; g < n; g++) {
         if (wh_job.host_of[g] != g)
             continue;
-        char ranks[512] = "", hosts[512] = "", boot[16] = "";
-        size_t ro = 0, ho = 0;
+        char ranks[512] = "", hosts[512] = "", boot[128] = "";
+        size_t ro = 0, ho = 0, bo = 0;
         for (int r = 0; r < n; r++) {
             if (wh_job.host_of[r] != g)
                 continue;
             char b[16] = "", h[128] = "";
             if (grp[r])
                 sscanf(grp[r], "%*d/%15[^/]/%127s", b, h);
-            snprintf(boot, sizeof boot, "%s", b);
+            if (bo < sizeof boot && !strstr(boot, b))
+                bo += (size_t)snprintf(boot + bo, sizeof boot - bo, "%s%s", bo ? "," : "", b);
             if (ro < sizeof ranks)
                 ro += (size_t)snprintf(ranks + ro, sizeof ranks - ro, "%s%d", ro ? "," : "", r);
             if (ho < sizeof hosts && !strstr(hosts, h))
                 ho += (size_t)snprintf(hosts + ho, sizeof hosts - ho, "%s%s", ho ? "," : "", h);
         }
-        printf("wharf: locality: group %d: ranks %s (boot_id %s, hostnames %s)\n", gi++, ranks, boot, hosts);
+        printf("wharf: locality: group %d: ranks %s (boot_id%s %s, hostnames %s)\n", gi++, ranks,
+               strchr(boot, ',') ? "s" : "", boot, hosts);
     }
     if (!rows)
         return;
