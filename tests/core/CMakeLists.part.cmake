@@ -9,3 +9,4 @@ set_tests_properties(docs.tunables PROPERTIES LABELS unit)
 add_test(NAME docs.unimplemented COMMAND sh -c
          "${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tools/gen/list-unimplemented --markdown $<TARGET_FILE:mpi> > unimplemented.md && diff -u ${CMAKE_SOURCE_DIR}/docs/UNIMPLEMENTED.md unimplemented.md")
 set_tests_properties(docs.unimplemented PROPERTIES LABELS unit)
+wh_unit_test(region ${CMAKE_SOURCE_DIR}/tests/unit/test_region.c)
