@@ -6,7 +6,7 @@ PREFIX ?= /usr/local
 JOBS   ?= $(shell nproc)
 
 BUILD_PKGS = cmake ninja-build pkg-config libfabric-dev libfabric-bin python3 gcc make
-TEST_PKGS  = mpich libmpich-dev iproute2 util-linux procps
+TEST_PKGS  = mpich libmpich-dev iproute2 util-linux procps python3-matplotlib
 BENCH_PKGS = mpich libmpich-dev openmpi-bin libopenmpi-dev python3-matplotlib
 
 define need_pkgs
@@ -48,6 +48,7 @@ demo: build
 bench: build
 	$(call need_pkgs,$(BENCH_PKGS))
 	python3 bench/run --build $(BUILD)
+	python3 bench/report
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
