@@ -92,7 +92,8 @@ static void file_unlink(wh_region_t *r)
     }
 }
 
-static void file_close(wh_region_t *r)
+/* shared by both providers: drop the mapping and the descriptor */
+void wh_region_close_map(wh_region_t *r)
 {
     if (r->base)
         munmap(r->base, r->map_len);
@@ -103,4 +104,4 @@ static void file_close(wh_region_t *r)
 }
 
 const wh_region_provider_t wh_region_file = {
-    .name = "file", .open = file_open, .grow = file_grow, .unlink = file_unlink, .close = file_close};
+    .name = "file", .open = file_open, .grow = file_grow, .unlink = file_unlink, .close = wh_region_close_map};

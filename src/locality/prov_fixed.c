@@ -67,15 +67,5 @@ static int fixed_grow(wh_region_t *r, size_t len)
 
 static void fixed_unlink(wh_region_t *r) { (void)r; }
 
-static void fixed_close(wh_region_t *r)
-{
-    if (r->base)
-        munmap(r->base, r->map_len);
-    if (r->fd >= 0)
-        close(r->fd);
-    r->base = NULL;
-    r->fd = -1;
-}
-
 const wh_region_provider_t wh_region_fixed = {
-    .name = "fixed", .open = fixed_open, .grow = fixed_grow, .unlink = fixed_unlink, .close = fixed_close};
+    .name = "fixed", .open = fixed_open, .grow = fixed_grow, .unlink = fixed_unlink, .close = wh_region_close_map};

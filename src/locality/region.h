@@ -42,4 +42,5 @@ struct wh_region {
 };
 
 extern const wh_region_provider_t wh_region_file, wh_region_fixed;
+void wh_region_close_map(wh_region_t *r); /* munmap + close, for providers */
 #endif
