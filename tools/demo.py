@@ -23,7 +23,7 @@ def build_bench(build):
 
 
 def run(cmd, env_extra):
-    env = dict(os.environ, WHARF_REPORT="channels", **env_extra)
+    env = dict(os.environ, WHARF_REPORT="locality,channels", **env_extra)
     r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
     return r.returncode, r.stdout
 
@@ -43,6 +43,14 @@ def summarize(title, rc, out):
     if rc:
         print(f"   FAILED (exit {rc}):\n" + "\n".join("   " + l for l in out.splitlines()[-15:]))
         return
+    for line in out.splitlines():
+        m = re.search(r"wharf: locality: (.*)$", line)
+        if m and not m.group(1).startswith("pair "):
+            print("   " + m.group(1))
+    for line in out.splitlines():
+        m = re.search(r"wharf: locality: pair (.*)$", line)
+        if m and ("rejected" in m.group(1) or len(chans) <= 2):
+            print("   pair " + m.group(1))
     for i, c in sorted(chans.items()):
         print(f"   rank {i} used: {c}")
     print("   latency: " + ", ".join(f"{s} B {v:.2f} us" for s, v in sorted(lat.items())))
