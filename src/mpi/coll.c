@@ -9,6 +9,8 @@
  * not supported yet (MPI_ERR_COMM). */
 #include <stdlib.h>
 
+#include <stdio.h>
+
 #include "coll/coll.h"
 #include "mpi/api.h"
 
@@ -181,27 +183,60 @@ WH_ALIAS(MPI_Bcast_c, PMPI_Bcast_c)
 
 /* ---------- gather ---------- */
 
+/* Gather and scatter check the same things, mirrored: every rank's one-block
+ * buffer (gather: send, scatter: receive; may be MPI_IN_PLACE at the root
+ * only) and the root's buffer of size blocks, which must not hold the
+ * root's own block at the one-block buffer's address. */
+typedef struct rooted_args {
+    const void *one;
+    MPI_Count one_count;
+    MPI_Datatype one_type;
+    const void *all;
+    MPI_Count all_count;
+    MPI_Datatype all_type;
+    const char *one_names[2], *all_names[2]; /* count and buffer argument names */
+} rooted_args_t;
+
+static int rooted_check(const char *fname, MPI_Comm comm, int root, const rooted_args_t *a, wh_comm_t **cp,
+                        wh_dtype_t **one_dt, wh_dtype_t **all_dt)
+{
+    wh_comm_t *c;
+    int rc;
+    *one_dt = *all_dt = NULL;
+    if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)))
+        return rc;
+    *cp = c;
+    int am_root = c->rank == root;
+    if (a->one == MPI_IN_PLACE) {
+        if (!am_root) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "%s is MPI_IN_PLACE on a rank that is not the root", a->one_names[1]);
+            return wh_collchk_buffer_error(fname, c, msg);
+        }
+    } else if ((rc = wh_collchk_buf(fname, c, a->one, a->one_count, a->one_type, one_dt, a->one_names[0],
+                                    a->one_names[1]))) {
+        return rc;
+    }
+    if (am_root) {
+        if ((rc = wh_collchk_buf(fname, c, a->all, a->all_count, a->all_type, all_dt, a->all_names[0],
+                                 a->all_names[1])))
+            return rc;
+        if (a->one != MPI_IN_PLACE && a->all_count > 0 && (*all_dt)->size &&
+            a->one == elt(a->all, (MPI_Aint)root * a->all_count, *all_dt))
+            return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
+    }
+    return MPI_SUCCESS;
+}
+
 static int gather_impl(const char *fname, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
                        MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     wh_comm_t *c;
-    wh_dtype_t *sdt = NULL, *rdt = NULL;
-    int rc;
-    if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)))
+    wh_dtype_t *sdt, *rdt;
+    rooted_args_t a = {sbuf, scount, stype, rbuf, rcount, rtype, {"sendcount", "sendbuf"}, {"recvcount", "recvbuf"}};
+    int rc = rooted_check(fname, comm, root, &a, &c, &sdt, &rdt);
+    if (rc)
         return rc;
-    int am_root = c->rank == root;
-    if (sbuf == MPI_IN_PLACE) {
-        if (!am_root)
-            return wh_collchk_buffer_error(fname, c, "sendbuf is MPI_IN_PLACE on a rank that is not the root");
-    } else if ((rc = wh_collchk_buf(fname, c, sbuf, scount, stype, &sdt, "sendcount", "sendbuf"))) {
-        return rc;
-    }
-    if (am_root) {
-        if ((rc = wh_collchk_buf(fname, c, rbuf, rcount, rtype, &rdt, "recvcount", "recvbuf")))
-            return rc;
-        if (sbuf != MPI_IN_PLACE && rcount > 0 && rdt->size && sbuf == elt(rbuf, (MPI_Aint)root * rcount, rdt))
-            return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
-    }
     return done(fname, c, wh_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, c));
 }
 
@@ -288,23 +323,11 @@ static int scatter_impl(const char *fname, const void *sbuf, MPI_Count scount, M
                         MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     wh_comm_t *c;
-    wh_dtype_t *sdt = NULL, *rdt = NULL;
-    int rc;
-    if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)))
+    wh_dtype_t *sdt, *rdt;
+    rooted_args_t a = {rbuf, rcount, rtype, sbuf, scount, stype, {"recvcount", "recvbuf"}, {"sendcount", "sendbuf"}};
+    int rc = rooted_check(fname, comm, root, &a, &c, &rdt, &sdt);
+    if (rc)
         return rc;
-    int am_root = c->rank == root;
-    if (rbuf == MPI_IN_PLACE) {
-        if (!am_root)
-            return wh_collchk_buffer_error(fname, c, "recvbuf is MPI_IN_PLACE on a rank that is not the root");
-    } else if ((rc = wh_collchk_buf(fname, c, rbuf, rcount, rtype, &rdt, "recvcount", "recvbuf"))) {
-        return rc;
-    }
-    if (am_root) {
-        if ((rc = wh_collchk_buf(fname, c, sbuf, scount, stype, &sdt, "sendcount", "sendbuf")))
-            return rc;
-        if (rbuf != MPI_IN_PLACE && scount > 0 && sdt->size && rbuf == elt(sbuf, (MPI_Aint)root * scount, sdt))
-            return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
-    }
     return done(fname, c, wh_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, c));
 }
 

@@ -89,6 +89,10 @@ static void test_errors(void)
     MPI_FAILS(MPI_ERR_BUFFER, MPI_Allreduce(NULL, b, 3, MPI_INT, MPI_SUM, w));
     MPI_FAILS(MPI_ERR_BUFFER, MPI_Gather(b, 1, MPI_INT, b, 1, MPI_INT, 0, self));
     MPI_FAILS(MPI_ERR_BUFFER, MPI_Scatter(a, 1, MPI_INT, a, 1, MPI_INT, 0, self));
+    /* gather/scatter: MPI_IN_PLACE on a non-root; the root's one-block buffer
+       is its own block of the root buffer: every rank fails, locally */
+    MPI_FAILS(MPI_ERR_BUFFER, MPI_Gather(R == 0 ? b : MPI_IN_PLACE, 1, MPI_INT, b, 1, MPI_INT, 0, w));
+    MPI_FAILS(MPI_ERR_BUFFER, MPI_Scatter(b, 1, MPI_INT, R == 0 ? b : MPI_IN_PLACE, 1, MPI_INT, 0, w));
     /* MPI_IN_PLACE is only for the root of a reduce: non-roots pass it as
        sendbuf, the root passes it as recvbuf, so every rank fails */
     MPI_FAILS(MPI_ERR_BUFFER, MPI_Reduce(MPI_IN_PLACE, R == 0 ? MPI_IN_PLACE : b, 1, MPI_INT, MPI_SUM, 0, w));
