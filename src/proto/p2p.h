@@ -53,6 +53,12 @@ int wh_recv_init(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, w
                  wh_req_t **req);
 int wh_req_start(wh_req_t *r);
 
+/* Upper layers register a function that wh_progress() calls every time
+ * (returns events handled); for schedules that must advance from any MPI
+ * call.  Keep it cheap when idle (a counter test). */
+typedef int (*wh_progress_hook_t)(void);
+int wh_progress_hook_add(wh_progress_hook_t fn);
+
 /* Drive all channels once; returns number of events handled. */
 int wh_progress(void);
 /* Call in every wait loop after a wh_progress() that returned 0: applies the

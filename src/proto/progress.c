@@ -18,6 +18,23 @@ static int spin_mode;
 static int net_on, shm_on, self_on;
 static unsigned poll_tick;
 
+/* Progress hooks of upper layers (nonblocking collectives, one-sided, ...):
+ * called from every wh_progress(), so any MPI call on the rank advances them. */
+#define WH_PROGRESS_HOOKS 8
+static wh_progress_hook_t hooks[WH_PROGRESS_HOOKS];
+static int nhooks;
+
+int wh_progress_hook_add(wh_progress_hook_t fn)
+{
+    for (int i = 0; i < nhooks; i++)
+        if (hooks[i] == fn)
+            return MPI_SUCCESS;
+    if (nhooks == WH_PROGRESS_HOOKS)
+        return wh_error(MPI_ERR_INTERN, "too many progress hooks (%d)", WH_PROGRESS_HOOKS);
+    hooks[nhooks++] = fn;
+    return MPI_SUCCESS;
+}
+
 void wh_progress_init(void)
 {
     const char *w = wh_tun.wait;
@@ -44,6 +61,8 @@ int wh_progress(void)
     if (net_on)
         n += wh_chan_net_ops.progress();
     n += wh_pending_push();
+    for (int i = 0; i < nhooks; i++)
+        n += hooks[i]();
     return n;
 }
 
