@@ -1,95 +1,158 @@
-/* The channel interface.  Every channel (self, shm, cma, net; later device
- * channels) is one directory with one ops table.  The protocol layer matches
- * messages; a channel moves headers and bytes, and owns its rendezvous
- * protocol (how bulk data moves after the receiver matched an RTS). */
+/* The channel contract.  A channel (self, shm, net; later device channels) is
+ * one directory with one ops table, listed once in chan/registry.c.  A channel
+ * is a byte mover: it sends active messages (a 32-byte header whose first byte
+ * names the handler, plus a payload), and, where it can, moves bulk data by a
+ * zero-copy get, a receiver-posted bulk stream, or (later) put and atomics.
+ * It never sees an MPI request, communicator or datatype: user data reaches it
+ * as a wh_data_t (a contiguous range, or callbacks that pack, unpack or list
+ * iovecs), and completions as a wh_comp_t callback.  Every message protocol
+ * (eager, rendezvous handshakes, sync acks) lives in src/proto, once. */
 #ifndef WH_CHAN_CHAN_H
 #define WH_CHAN_CHAN_H
 #include <stddef.h>
 #include <stdint.h>
-#include "proto/request.h"
+#include <sys/uio.h>
 
-/* Wire header of every message the protocol layer sends (32 bytes). */
+#include "mem/mem.h"
+
+/* Active-message header (32 bytes).  Channels copy it opaquely and dispatch on
+ * `type` (the handler id, see chan/am.h); the other fields belong to the
+ * protocol of that handler (point-to-point: context, source, tag, length,
+ * request ids). */
 typedef struct wh_hdr {
-    uint8_t type;     /* wh_msg_type */
-    uint8_t flags;    /* WH_HF_* */
-    uint16_t cid;     /* channel-private */
-    uint32_t ctx;     /* context id (communicator + p2p/coll offset) */
-    int32_t src;      /* sender's rank in that communicator */
+    uint8_t type;     /* active-message handler id */
+    uint8_t flags;    /* protocol-defined */
+    uint16_t cid;     /* protocol-defined */
+    uint32_t ctx;
+    int32_t src;
     int32_t tag;
-    uint64_t len;     /* message length in bytes (packed stream) */
-    uint64_t sreq;    /* sender's request id (RTS, sync sends) */
+    uint64_t len;
+    uint64_t sreq;
 } wh_hdr_t;
+_Static_assert(sizeof(wh_hdr_t) == 32, "wh_hdr_t is 32 bytes on the wire");
 
-enum wh_msg_type {
-    WH_MSG_EAGER = 1,  /* header + len payload bytes */
-    WH_MSG_RTS = 2,    /* rendezvous request; payload is channel-defined (<= 64 bytes) */
-    WH_MSG_SACK = 3,   /* receiver matched a sync-mode eager message (sreq) */
-    WH_MSG_CHAN = 16,  /* first channel-private type (CTS, FIN, DATA, ...) */
+/* Internal status, outside the MPI error-code space (MPI codes are >= 0). */
+#define WH_AGAIN (-11)    /* resources busy: retry after progress */
+#define WH_FALLBACK (-12) /* zero-copy path refused before moving a byte: use another protocol */
+
+/* A user buffer as a channel sees it: bytes [0, len) of a packed stream,
+ * starting `skip` bytes into the stream the callbacks describe. */
+typedef struct wh_data wh_data_t;
+struct wh_data {
+    char *base;  /* contiguous: the bytes are base[0..len); NULL: use the callbacks */
+    size_t len;
+    size_t skip; /* offset of this view in the callbacks' stream */
+    int mem;     /* wh_mem_kind of the user buffer */
+    /* non-contiguous layouts (filled by the protocol layer); off is relative to the view */
+    int (*pack)(const wh_data_t *d, size_t off, void *dst, size_t n);
+    int (*unpack)(const wh_data_t *d, size_t off, const void *src, size_t n);
+    /* up to max iovecs covering [off, off+n): returns their number (<= 0 on error), *covered bytes */
+    int (*iov)(const wh_data_t *d, size_t off, size_t n, struct iovec *iov, int max, size_t *covered);
+    void *ctx;   /* the callbacks' object */
 };
-#define WH_HF_SYNC 0x1
 
-#define WH_AGAIN 0x7fff0001  /* not an MPI error: resources busy, retry after progress */
+/* Copy bytes [off, off+n) of d out to host memory dst / in from host memory src. */
+static inline int wh_data_out(const wh_data_t *d, size_t off, void *dst, size_t n)
+{
+    if (__builtin_expect(d->base != NULL, 1))
+        return wh_mem_copy(dst, WH_MEM_HOST, d->base + off, d->mem, n);
+    return d->pack(d, off, dst, n);
+}
+static inline int wh_data_in(const wh_data_t *d, size_t off, const void *src, size_t n)
+{
+    if (__builtin_expect(d->base != NULL, 1))
+        return wh_mem_copy(d->base + off, d->mem, src, WH_MEM_HOST, n);
+    return d->unpack(d, off, src, n);
+}
+/* iovecs of [off, off+n) of d (contiguous or through the callback) */
+int wh_data_iov(const wh_data_t *d, size_t off, size_t n, struct iovec *iov, int max, size_t *covered);
 
-enum wh_chan_id { WH_CHAN_SELF = 0, WH_CHAN_SHM = 1, WH_CHAN_NET = 2, WH_CHAN_MAX = 4 };
+/* Completion of a get/bulk operation: done(c, err) once, err an MPI code. */
+typedef struct wh_comp wh_comp_t;
+struct wh_comp {
+    void (*done)(wh_comp_t *c, int err);
+};
+
+/* Capability flags (wh_chan_caps_t.flags, and per peer from reaches()). */
+enum {
+    WH_CAP_AM = 1u << 0,        /* active messages (every channel) */
+    WH_CAP_GET_ZCOPY = 1u << 1, /* get_zcopy: read the peer's buffer in place (CMA, RDMA read) */
+    WH_CAP_PUT_ZCOPY = 1u << 2, /* put_zcopy: write the peer's memory in place */
+    WH_CAP_BULK = 1u << 3,      /* bulk_recv/bulk_send: receiver-posted streams into the user buffer */
+    WH_CAP_ATOMIC = 1u << 4,    /* remote atomics */
+    WH_CAP_FALLBACK = 1u << 5,  /* opened only when a peer is not reached by another channel */
+};
+
+/* What a channel offers (query, after init). */
+typedef struct wh_chan_caps {
+    uint32_t flags;     /* WH_CAP_* this channel may offer (per peer: reaches()) */
+    uint32_t mem_kinds; /* bit (1 << kind) for every memory kind it moves */
+    size_t max_inline;  /* payload bytes that travel in the header's own unit (one cache line, inject) */
+    size_t max_am;      /* largest active-message payload */
+    size_t eager_max;   /* its configured eager threshold (<= max_am; tunable) */
+    size_t max_frag;    /* preferred fragment payload of pipelined streams */
+    double lat_us;      /* declared small-message latency */
+    double bw_mbs;      /* declared bandwidth */
+} wh_chan_caps_t;
 
 typedef struct wh_chan_ops {
     const char *name;
-    int id;
-    /* Init in phases with a PMI barrier between them: phase 0 publishes
-     * (wh_pmi_put), phase 1 reads peers and connects, phase 2 finishes (e.g.
-     * unlinks names).  Return MPI_SUCCESS or an error code; a channel that
-     * cannot serve sets *usable = 0 (with a logged reason) instead of failing. */
+    /* Init in phases with a PMI barrier between them: phase 0 publishes,
+     * phase 1 reads peers and connects, phase 2 finishes.  A channel that
+     * cannot serve sets *usable = 0 (logged reason) instead of failing. */
     int (*init)(int phase, int *usable);
     int (*finalize)(void);
-    /* Poll inbound, push queued outbound.  Returns events handled (>0 = progress). */
+    /* Poll inbound (dispatching active messages), push outbound; returns
+     * events.  NULL: nothing to poll (self). */
     int (*progress)(void);
-    /* Send header h plus payload = bytes [0, h->len) of the packed stream of
-     * (buf,count,dt), or no payload for h->len == 0 / non-EAGER types with
-     * payload given raw in (raw, rawlen).  Returns MPI_SUCCESS once the payload
-     * is copied out of the user buffer, WH_AGAIN if out of resources.  */
-    int (*send_eager)(int wpeer, const wh_hdr_t *h, const void *buf, MPI_Count count, const wh_dtype_t *dt);
-    int (*send_ctrl)(int wpeer, const wh_hdr_t *h, const void *raw, size_t rawlen);
-    /* Rendezvous, sender side: send the RTS for sreq (header filled by the
-     * caller) and later complete sreq with wh_req_send_done(). */
-    int (*rndv_send)(wh_req_t *sreq, const wh_hdr_t *h);
-    /* Rendezvous, receiver side: rreq matched an RTS (its header and payload);
-     * move the data into rreq and call wh_req_recv_done(rreq). */
-    int (*rndv_recv)(wh_req_t *rreq, const wh_hdr_t *h, const void *payload, size_t plen);
-    size_t eager_max;   /* largest eager payload */
-    int blocking_fd;    /* fd that becomes readable on inbound traffic, or -1 */
-    /* Optional: the eager limit known only after init (e.g. cell size); NULL = eager_max. */
-    size_t (*eager_cap)(void);
-    /* Optional: call right before blocking in poll() on blocking_fd (after a
-     * progress() that returned 0).  Returns 0 if blocking is safe, nonzero if
-     * events are pending (poll progress() again).  A libfabric wait fd stays
-     * readable until re-armed this way (fi_trywait).  NULL = always safe. */
+    void (*query)(wh_chan_caps_t *caps);
+    /* Before init phase 0 of later channels: could this channel reach world
+     * rank wpeer (used to decide whether fallback channels are opened)? */
+    int (*may_reach)(int wpeer);
+    /* After init: 1 if it reaches wpeer (*peer_caps = the WH_CAP_* that hold
+     * for this pair, *cap_why = WH_WHY_* of the first capability that does not),
+     * else 0 with *why = WH_WHY_* reason. */
+    int (*reaches)(int wpeer, int *why, uint32_t *peer_caps, int *cap_why);
+    /* Send header h and payload d (NULL: none; d->len <= max_am).  Returns
+     * MPI_SUCCESS once d's bytes are copied out, WH_AGAIN when out of
+     * resources (call again later, order is the caller's business). */
+    int (*am_send)(int wpeer, const wh_hdr_t *h, const wh_data_t *d);
+    /* Read len bytes at the peer's address raddr (key rkey) into dst; c->done
+     * runs when they are in place (maybe before return).  WH_FALLBACK: not
+     * possible for this transfer, nothing moved. */
+    int (*get_zcopy)(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *dst, wh_comp_t *c);
+    /* Write src to the peer's address raddr (key rkey). */
+    int (*put_zcopy)(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *src, wh_comp_t *c);
+    /* Receiver-posted bulk stream: bulk_recv posts dst (its len bytes) for
+     * data from wpeer and returns a token the peer passes to bulk_send. */
+    int (*bulk_recv)(int wpeer, const wh_data_t *dst, uint64_t *token, wh_comp_t *c);
+    int (*bulk_send)(int wpeer, uint64_t token, const wh_data_t *src, wh_comp_t *c);
+    /* fd readable on inbound traffic, or -1; wait_arm (may be NULL) returns 0
+     * when blocking on it is safe after an idle progress(). */
+    int (*wait_fd)(void);
     int (*wait_arm)(void);
-    /* Optional: can this channel reach world rank wpeer?  Returns 1, or 0 with
-     * *why set to a WH_WHY_* reason (locality/locality.h).  *single_copy (may be
-     * NULL) tells whether large messages from wpeer move in one copy (CMA), else
-     * *sc_why says why not.  NULL = reaches every peer. */
-    int (*reaches)(int wpeer, int *why, int *single_copy, int *sc_why);
 } wh_chan_ops_t;
 
-extern const wh_chan_ops_t *wh_chans[WH_CHAN_MAX];
-extern const wh_chan_ops_t wh_chan_self_ops, wh_chan_shm_ops;
-/* not const: its init sets eager_max (WHARF_NET_EAGER_MAX) and blocking_fd (provider) */
-extern wh_chan_ops_t wh_chan_net_ops;
+/* Correctly typed refusals for operations a channel does not offer. */
+int wh_chan_nosup_get(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *dst, wh_comp_t *c);
+int wh_chan_nosup_put(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *src, wh_comp_t *c);
+int wh_chan_nosup_bulk_recv(int wpeer, const wh_data_t *dst, uint64_t *token, wh_comp_t *c);
+int wh_chan_nosup_bulk_send(int wpeer, uint64_t token, const wh_data_t *src, wh_comp_t *c);
+int wh_chan_no_fd(void);
 
-/* Inbound entry point of the protocol layer: a channel received header h
- * (types EAGER, RTS, SACK) from world rank wpeer; payload points at plen bytes
- * valid only during the call. */
-void wh_proto_incoming(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
+/* The registry (chan/registry.c): every channel, in order of preference
+ * for equal reach.  Ids are indexes into it. */
+enum wh_chan_id { WH_CHAN_SELF = 0, WH_CHAN_SHM = 1, WH_CHAN_NET = 2, WH_CHAN_MAX = 3 };
+extern const wh_chan_ops_t *const wh_chans[WH_CHAN_MAX];
+extern int wh_chan_usable[WH_CHAN_MAX]; /* initialized and able to serve peers */
+extern wh_chan_caps_t wh_chan_caps[WH_CHAN_MAX]; /* filled by query() after init */
+int wh_chan_by_name(const char *name);   /* id, or -1 */
+int wh_chans_init(void);                 /* phases + barriers, fallback channels only when needed */
+void wh_chans_finalize(void);
+int wh_chans_progress(void);             /* polls the channels with peers */
+extern int wh_chan_polled[WH_CHAN_MAX];  /* channel serves at least one peer (set by the coordinator) */
+void wh_chans_poll_set(void);            /* after wh_chan_polled changed */
 
-/* Send a control message (raw payload <= 64 bytes) through channel chan,
- * queueing it behind earlier traffic to that peer if the channel is busy.
- * Channels use it for their private rendezvous messages too. */
-int wh_send_ctrl(int chan, int wpeer, const wh_hdr_t *h, const void *raw, size_t len);
-
-/* Per-channel, per-protocol counters for WHARF_REPORT=channels. */
-typedef struct wh_chan_stats {
-    uint64_t msgs[WH_CHAN_MAX][3];  /* [chan][0=eager,1=rndv,2=single-copy] */
-    uint64_t bytes[WH_CHAN_MAX][3];
-} wh_chan_stats_t;
-extern wh_chan_stats_t wh_stats;
+/* channel ops tables (one per directory) */
+extern const wh_chan_ops_t wh_chan_self_ops, wh_chan_shm_ops, wh_chan_net_ops;
 #endif

@@ -1,83 +1,179 @@
-/* The coordinator: picks the channel for every peer (and, through each
- * channel's eager limit and rendezvous policy, the protocol per message size).
- * Co-residence comes from the locality layer (the node registry); each channel
- * says through its reaches() op whether it can serve a peer, and why not.
- * Every decision is recorded with its reasons for WHARF_REPORT=locality. */
+/* The coordinator (see coord.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "coord/coord.h"
+#include "core/core.h"
 #include "locality/locality.h"
-#include "proto/proto.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
-const wh_chan_ops_t *wh_chans[WH_CHAN_MAX] = {
-    [WH_CHAN_SELF] = &wh_chan_self_ops,
-    [WH_CHAN_SHM] = &wh_chan_shm_ops,
-    [WH_CHAN_NET] = &wh_chan_net_ops,
+const char *const wh_proto_names[WH_PROTO_MAX] = {
+    [WH_PROTO_EAGER] = "eager", [WH_PROTO_RNDV] = "rts",  [WH_PROTO_GET] = "single-copy",
+    [WH_PROTO_BULK] = "rndv",   [WH_PROTO_FRAG] = "rndv", [WH_PROTO_PUT] = "put",
+    [WH_PROTO_AM] = "am",
 };
 
-uint8_t *wh_peer_chan;
-int wh_chan_active[WH_CHAN_MAX];
-wh_chan_stats_t wh_stats;
-int wh_chan_usable[WH_CHAN_MAX] = {1, 1, 1, 0};
-size_t wh_eager_limit[WH_CHAN_MAX];
+wh_coord_peer_t *wh_coord_peers;
+wh_coord_limits_t wh_coord_lim;
+uint64_t wh_coord_count[WH_CHAN_MAX][WH_PROTO_MAX];
+uint64_t wh_coord_bytes[WH_CHAN_MAX][WH_PROTO_MAX];
 
-/* The choice for one peer, as a pure function of what we know (testable). */
-int wh_coord_pick(int me, int peer, int same_host, int shm_usable, int net_usable, const char *force)
+wh_coord_choice_t wh_coord_decide_pure(const wh_coord_peer_t *p, const wh_coord_limits_t *lim, size_t bytes,
+                                       int mem, int op, int remote_addr)
 {
-    if (peer == me)
-        return WH_CHAN_SELF;
-    if (!strcmp(force, "net") && net_usable)
-        return WH_CHAN_NET;
-    if (same_host && shm_usable)
-        return WH_CHAN_SHM;
-    return WH_CHAN_NET;
+    wh_coord_choice_t c = {.chan = p->chan, .proto = WH_PROTO_FRAG};
+    int kind_ok = (lim->mem_kinds[p->chan] >> mem) & 1;
+    switch (op) {
+    case WH_OPK_SEND:
+        c.proto = bytes <= lim->eager_max[p->chan] && kind_ok ? WH_PROTO_EAGER : WH_PROTO_RNDV;
+        break;
+    case WH_OPK_RNDV:
+        if ((p->caps & WH_CAP_GET_ZCOPY) && remote_addr && kind_ok && bytes >= lim->zcopy_min)
+            c.proto = WH_PROTO_GET;
+        else if ((p->caps & WH_CAP_BULK) && kind_ok)
+            c.proto = WH_PROTO_BULK;
+        else
+            c.proto = WH_PROTO_FRAG;
+        break;
+    case WH_OPK_PUT:
+        c.proto = (p->caps & WH_CAP_PUT_ZCOPY) && kind_ok && bytes >= lim->zcopy_min ? WH_PROTO_PUT : WH_PROTO_AM;
+        break;
+    case WH_OPK_GET:
+        c.proto = (p->caps & WH_CAP_GET_ZCOPY) && kind_ok && bytes >= lim->zcopy_min ? WH_PROTO_GET : WH_PROTO_AM;
+        break;
+    default:
+        c.proto = WH_PROTO_AM;
+        break;
+    }
+    return c;
+}
+
+int wh_coord_pick_pure(int n, const wh_coord_cand_t *cands, const char *force, int self)
+{
+    if (self >= 0 && self < n && cands[self].reaches)
+        return self;
+    if (force && strcmp(force, "auto"))
+        for (int c = 0; c < n; c++)
+            if (c != self && cands[c].reaches && !strcmp(cands[c].name, force))
+                return c;
+    int best = -1;
+    for (int c = 0; c < n; c++)
+        if (c != self && cands[c].reaches && (best < 0 || cands[c].lat_us < cands[best].lat_us))
+            best = c;
+    return best;
+}
+
+static void report_limits(void)
+{
+    if (wh_job.rank != 0 || !wh_tun.report || !strstr(wh_tun.report, "locality"))
+        return;
+    for (int c = 0; c < WH_CHAN_MAX; c++) {
+        const wh_chan_caps_t *k = &wh_chan_caps[c];
+        if (!wh_chan_polled[c] || c == WH_CHAN_SELF)
+            continue;
+        printf("wharf: channel %s: eager <= %zu B (active messages <= %zu B, inline %zu B)%s%s; "
+               "rendezvous: %s\n",
+               wh_chans[c]->name, wh_coord_lim.eager_max[c], k->max_am, k->max_inline,
+               k->flags & WH_CAP_GET_ZCOPY ? ", zero-copy get" : "", k->flags & WH_CAP_BULK ? ", bulk streams" : "",
+               k->flags & WH_CAP_GET_ZCOPY ? "zero-copy get from WHARF_CMA_MIN where the pair allows, else fragments"
+               : k->flags & WH_CAP_BULK    ? "receiver-posted bulk stream"
+                                           : "pipelined fragments");
+    }
+    fflush(stdout);
 }
 
 int wh_coord_init(void)
 {
     const char *force = wh_tun.channel;
-    if (strcmp(force, "auto") && strcmp(force, "shm") && strcmp(force, "net"))
+    if (strcmp(force, "auto") && wh_chan_by_name(force) < 0)
         return wh_error(MPI_ERR_OTHER, "WHARF_CHANNEL=%s: expected auto, shm or net", force);
-    wh_peer_chan = malloc((size_t)wh_job.size);
-    if (!wh_peer_chan)
+    wh_coord_peers = calloc((size_t)wh_job.size, sizeof *wh_coord_peers);
+    if (!wh_coord_peers)
         return wh_error(MPI_ERR_NO_MEM, "out of memory");
-    memset(wh_chan_active, 0, sizeof wh_chan_active);
-    size_t want[WH_CHAN_MAX] = {SIZE_MAX, wh_tun.shm_eager_max, wh_tun.net_eager_max, 0};
+    memset(wh_chan_polled, 0, sizeof wh_chan_polled);
+    memset(wh_coord_count, 0, sizeof wh_coord_count);
+    memset(wh_coord_bytes, 0, sizeof wh_coord_bytes);
     for (int c = 0; c < WH_CHAN_MAX; c++) {
-        if (!wh_chans[c])
-            continue;
-        size_t cap = wh_chans[c]->eager_cap && wh_chan_usable[c] ? wh_chans[c]->eager_cap() : wh_chans[c]->eager_max;
-        wh_eager_limit[c] = want[c] < cap ? want[c] : cap;
+        const wh_chan_caps_t *k = &wh_chan_caps[c];
+        wh_coord_lim.max_am[c] = k->max_am;
+        wh_coord_lim.eager_max[c] = k->eager_max < k->max_am ? k->eager_max : k->max_am;
+        wh_coord_lim.mem_kinds[c] = k->mem_kinds;
     }
-    const wh_chan_ops_t *shm = wh_chans[WH_CHAN_SHM];
+    wh_coord_lim.zcopy_min = wh_tun.cma_min;
     for (int p = 0; p < wh_job.size; p++) {
-        int shm_why = WH_WHY_NOT_LOCAL, sc = 0, sc_why = WH_WHY_NA;
-        int shm_ok = p != wh_job.rank && wh_chan_usable[WH_CHAN_SHM] && shm->reaches &&
-                     shm->reaches(p, &shm_why, &sc, &sc_why);
-        if (p != wh_job.rank && ((!wh_chan_usable[WH_CHAN_SHM] && wh_job.local_index[p] >= 0) || wh_loc_failed()))
-            shm_why = WH_WHY_NO_REGION;
-        int c = wh_coord_pick(wh_job.rank, p, shm_ok, shm_ok, wh_chan_usable[WH_CHAN_NET], force);
-        if (c == WH_CHAN_NET && !wh_chan_usable[WH_CHAN_NET])
+        wh_coord_cand_t cand[WH_CHAN_MAX];
+        uint32_t pcaps[WH_CHAN_MAX] = {0};
+        int why[WH_CHAN_MAX], cwhy[WH_CHAN_MAX];
+        for (int c = 0; c < WH_CHAN_MAX; c++) {
+            why[c] = WH_WHY_OK;
+            cwhy[c] = WH_WHY_NA;
+            cand[c].name = wh_chans[c]->name;
+            cand[c].lat_us = wh_chan_caps[c].lat_us;
+            cand[c].reaches = wh_chan_usable[c] && wh_chans[c]->reaches(p, &why[c], &pcaps[c], &cwhy[c]);
+            if (!wh_chan_usable[c])
+                why[c] = WH_WHY_NO_REGION;
+        }
+        int shm_why = why[WH_CHAN_SHM];
+        if (p != wh_job.rank && !wh_chan_usable[WH_CHAN_SHM] && (wh_job.local_index[p] < 0 && !wh_loc_failed()))
+            shm_why = WH_WHY_NOT_LOCAL;
+        int c = wh_coord_pick_pure(WH_CHAN_MAX, cand, force, p == wh_job.rank ? WH_CHAN_SELF : -1);
+        if (c < 0)
             return wh_error(MPI_ERR_OTHER, "no channel reaches rank %d: %s, and the network channel is unavailable",
                             p, wh_loc_why_text(shm_why));
-        if (c == WH_CHAN_NET && shm_ok)
+        if (c != WH_CHAN_SHM && cand[WH_CHAN_SHM].reaches)
             shm_why = WH_WHY_FORCED_NET;
-        wh_peer_chan[p] = (uint8_t)c;
-        wh_chan_active[c] = 1;
-        char code = c == WH_CHAN_SELF ? '.' : c == WH_CHAN_NET ? 'N' : sc ? 'C' : 'S';
-        wh_loc_set_choice(p, code, c == WH_CHAN_NET ? shm_why : WH_WHY_OK, c == WH_CHAN_SHM && !sc ? sc_why : WH_WHY_OK);
-        if (c == WH_CHAN_NET && p != wh_job.rank)
-            WH_DEBUG("coord", "peer %d: net (shm rejected: %s)", p, wh_loc_why_text(shm_why));
-        else if (c == WH_CHAN_SHM)
-            WH_DEBUG("coord", "peer %d: shm, %s", p, sc ? "cma single-copy" : wh_loc_why_text(sc_why));
+        wh_coord_peers[p].chan = (uint8_t)c;
+        wh_coord_peers[p].caps = pcaps[c];
+        wh_chan_polled[c] = 1;
+        int single = (pcaps[c] & WH_CAP_GET_ZCOPY) != 0;
+        char code = c == WH_CHAN_SELF ? '.' : c == WH_CHAN_NET ? 'N' : single ? 'C' : 'S';
+        wh_loc_set_choice(p, code, c == WH_CHAN_SHM ? WH_WHY_OK : shm_why,
+                          c == WH_CHAN_SHM && !single ? cwhy[c] : WH_WHY_OK);
+        if (c != WH_CHAN_SELF)
+            WH_DEBUG("coord", "peer %d: %s%s (shm: %s)", p, wh_chans[c]->name, single ? " + zero-copy get" : "",
+                     c == WH_CHAN_SHM ? "ok" : wh_loc_why_text(shm_why));
     }
+    wh_chans_poll_set();
+    report_limits();
     return MPI_SUCCESS;
+}
+
+void wh_coord_report_counts(void)
+{
+    if (!wh_tun.report || !strstr(wh_tun.report, "channels"))
+        return;
+    char line[1024];
+    int off = snprintf(line, sizeof line, "wharf: rank %d channels:", wh_job.rank);
+    for (int c = 0; c < WH_CHAN_MAX; c++) {
+        /* protocols sharing a report name (bulk and fragments: "rndv") are summed */
+        for (int p = 0; p < WH_PROTO_MAX; p++) {
+            if (p == WH_PROTO_RNDV)
+                continue; /* counted where the receiver decides */
+            int first = 1;
+            for (int q = 0; q < p; q++)
+                if (q != WH_PROTO_RNDV && !strcmp(wh_proto_names[q], wh_proto_names[p]))
+                    first = 0;
+            if (!first)
+                continue;
+            uint64_t m = 0, b = 0;
+            for (int q = p; q < WH_PROTO_MAX; q++)
+                if (!strcmp(wh_proto_names[q], wh_proto_names[p])) {
+                    m += wh_coord_count[c][q];
+                    b += wh_coord_bytes[c][q];
+                }
+            if (m && off < (int)sizeof line)
+                off += snprintf(line + off, sizeof line - (size_t)off, " %s/%s %llu msgs %llu bytes;", wh_chans[c]->name,
+                                wh_proto_names[p], (unsigned long long)m, (unsigned long long)b);
+        }
+    }
+    printf("%s\n", line);
+    fflush(stdout);
 }
 
 void wh_coord_finalize(void)
 {
-    free(wh_peer_chan);
-    wh_peer_chan = NULL;
+    free(wh_coord_peers);
+    wh_coord_peers = NULL;
 }

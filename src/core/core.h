@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include "core/handle.h"
 #include "core/err.h"
+#include "core/job.h"
 
 /* ---------- groups ---------- */
 typedef struct wh_group {
@@ -62,22 +63,8 @@ wh_comm_t *wh_comm_new(int n, const int *wranks, int myrank, uint32_t ctx);
 void wh_comm_release(wh_comm_t *c);
 
 /* ---------- the job ---------- */
-typedef struct wh_job {
-    int rank, size;             /* in MPI_COMM_WORLD */
-    int initialized, finalized;
-    int thread_level;
-    char hostname[MPI_MAX_PROCESSOR_NAME];
-    int *host_of;               /* world rank -> host index (co-residence) */
-    int nhosts;
-    int my_host;
-    int local_rank, local_size; /* among ranks of my host */
-    int *local_ranks;           /* local index -> world rank */
-    int *local_index;           /* world rank -> local index or -1 */
-    int oversubscribed;         /* more ranks on this host than cpus in my cpuset */
-    double t0;                  /* time base of MPI_Wtime */
-} wh_job_t;
 
-extern wh_job_t wh_job;
+
 extern wh_tab_t wh_comm_tab, wh_group_tab, wh_errh_tab, wh_keyval_tab;
 
 /* Called at the start of every MPI function that needs an initialized library. */

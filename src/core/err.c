@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
-#include "mpi/init.h"
+#include "core/job.h"
 
 #define WH_NCLASS (MPI_ERR_ERRHANDLER + 1)
 #define WH_ERR_RING 256

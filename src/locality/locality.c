@@ -175,6 +175,7 @@ int wh_loc_join(void)
 {
     if (wh_tun.cma_ptracer && prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) != 0)
         WH_WARN("locality", "WHARF_CMA_PTRACER=1: prctl(PR_SET_PTRACER) failed: %s", strerror(errno));
+    wh_job_on_abort(wh_loc_abort_cleanup);
     int rc = join_region();
     if (rc == MPI_SUCCESS)
         return rc;

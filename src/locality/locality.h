@@ -25,6 +25,7 @@ enum {
     WH_WHY_EPERM,         /* cma: probe failed, not permitted */
     WH_WHY_PROBE,         /* cma: probe failed otherwise */
     WH_WHY_NA,            /* cma: needs shm */
+    WH_WHY_NO_ENDPOINT,   /* net: the peer published no network endpoint */
     WH_WHY_MAX
 };
 const char *wh_loc_why_text(int why);

@@ -22,6 +22,7 @@ static const char *why_text[WH_WHY_MAX] = {
     [WH_WHY_EPERM] = "probe failed: not permitted (Yama ptrace_scope, seccomp or capabilities)",
     [WH_WHY_PROBE] = "probe failed: the peer's probe word could not be read",
     [WH_WHY_NA] = "needs shm",
+    [WH_WHY_NO_ENDPOINT] = "no network endpoint",
 };
 
 const char *wh_loc_why_text(int why) { return why >= 0 && why < WH_WHY_MAX ? why_text[why] : "?"; }

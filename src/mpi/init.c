@@ -22,7 +22,6 @@
 #include "util/log.h"
 #include "util/tunables.h"
 
-wh_job_t wh_job;
 static pthread_t main_thread;
 
 static double now(void)
@@ -133,41 +132,6 @@ static int locality_init(void)
     return MPI_SUCCESS;
 }
 
-/* The network channel is opened only when some peer may need it: a rank of
- * another node group, WHARF_CHANNEL=net, a node region that failed, or shm
- * queues that could not be carved (decided after shm's phase 0; the groups
- * are symmetric and all co-residents carve the same range of one file, so
- * every rank decides the same for each pair). */
-static int net_needed(void)
-{
-    return wh_job.local_size < wh_job.size || !strcmp(wh_tun.channel, "net") || wh_loc_failed() ||
-           !wh_chan_usable[WH_CHAN_SHM];
-}
-
-static int channels_init(void)
-{
-    for (int phase = 0; phase < 3; phase++) {
-        for (int c = 0; c < WH_CHAN_MAX; c++) {
-            if (!wh_chans[c] || !wh_chan_usable[c])
-                continue;
-            if (phase == 0 && c == WH_CHAN_NET && (wh_job.size == 1 || !net_needed())) {
-                wh_chan_usable[c] = 0;
-                WH_DEBUG("init", "network channel not opened: every peer is reached through shared memory");
-                continue;
-            }
-            int usable = 1;
-            int rc = wh_chans[c]->init(phase, &usable);
-            if (rc != MPI_SUCCESS)
-                return rc;
-            if (!usable)
-                wh_chan_usable[c] = 0;
-        }
-        if (phase < 2 && wh_pmi_barrier() != 0)
-            return wh_error(MPI_ERR_OTHER, "PMI barrier failed");
-    }
-    return MPI_SUCCESS;
-}
-
 static int do_init(int required, int *provided)
 {
     char err[256] = "";
@@ -199,7 +163,9 @@ static int do_init(int required, int *provided)
         fail("datatypes", rc);
     if ((rc = wh_op_init()) != MPI_SUCCESS)
         fail("operations", rc);
-    if ((rc = channels_init()) != MPI_SUCCESS)
+    if ((rc = wh_proto_init()) != MPI_SUCCESS)
+        fail("protocols", rc);
+    if ((rc = wh_chans_init()) != MPI_SUCCESS)
         fail("channel setup", rc);
     if ((rc = wh_coord_init()) != MPI_SUCCESS)
         fail("coordinator", rc);
@@ -237,23 +203,6 @@ WH_API int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided
 }
 WH_ALIAS(MPI_Init_thread, PMPI_Init_thread)
 
-static void report_channels(void)
-{
-    if (!wh_tun.report || !strstr(wh_tun.report, "channels"))
-        return;
-    static const char *proto[3] = {"eager", "rndv", "single-copy"};
-    char line[1024];
-    int off = snprintf(line, sizeof line, "wharf: rank %d channels:", wh_job.rank);
-    for (int c = 0; c < WH_CHAN_MAX; c++)
-        for (int p = 0; p < 3; p++)
-            if (wh_stats.msgs[c][p] && off < (int)sizeof line)
-                off += snprintf(line + off, sizeof line - (size_t)off, " %s/%s %llu msgs %llu bytes;", wh_chans[c]->name,
-                                proto[p], (unsigned long long)wh_stats.msgs[c][p],
-                                (unsigned long long)wh_stats.bytes[c][p]);
-    printf("%s\n", line);
-    fflush(stdout);
-}
-
 WH_API int PMPI_Finalize(void)
 {
     WH_CHECK_INIT("MPI_Finalize");
@@ -266,14 +215,12 @@ WH_API int PMPI_Finalize(void)
             wh_progress_idle(&idle);
     wh_comm_t *world = wh_comm_get(MPI_COMM_WORLD);
     int rc = wh_barrier(world);
-    report_channels();
+    wh_coord_report_counts();
     wh_comm_finalize();
-    for (int c = WH_CHAN_MAX - 1; c >= 0; c--)
-        if (wh_chans[c] && wh_chan_usable[c])
-            wh_chans[c]->finalize();
+    wh_chans_finalize();
     wh_coord_finalize();
     wh_loc_finalize();
-    wh_match_finalize();
+    wh_proto_finalize();
     wh_op_finalize();
     wh_dtype_finalize();
     wh_pmi_finalize();
@@ -281,17 +228,6 @@ WH_API int PMPI_Finalize(void)
     return rc;
 }
 WH_ALIAS(MPI_Finalize, PMPI_Finalize)
-
-_Noreturn void wh_job_abort(int code, const char *msg)
-{
-    fflush(stdout);
-    if (wh_shm_abort_cleanup)
-        wh_shm_abort_cleanup();
-    if (wh_pmi_is_singleton())
-        exit(code ? code : 1);
-    wh_pmi_abort(code, msg);
-    _exit(code ? code : 1);
-}
 
 WH_API int PMPI_Abort(MPI_Comm comm, int errorcode)
 {

@@ -1,9 +1,7 @@
 /* Job-level services implemented by src/mpi/init.c and used across layers. */
 #ifndef WH_MPI_INIT_H
 #define WH_MPI_INIT_H
-_Noreturn void wh_job_abort(int code, const char *msg);
-/* set by the shm channel: removes its region if this rank still owns it */
-extern void (*wh_shm_abort_cleanup)(void);
+#include "core/job.h"
 /* implemented by src/core/comm.c */
 int wh_comm_init_world(void);
 void wh_comm_finalize_attrs(void); /* MPI_COMM_SELF attributes: first step of MPI_Finalize */

@@ -1,6 +1,7 @@
 /* Tag matching: the posted-receive queue and the unexpected-message queue.
  * Both are FIFO, so MPI's non-overtaking rule holds given per-pair FIFO
  * delivery of headers by the channels. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,19 +54,13 @@ static void deliver_eager(wh_req_t *r, const void *payload, size_t len)
 {
     size_t n = len < r->bytes ? len : r->bytes;
     if (n) {
-        const wh_dtype_t *dt = r->dt;
-        if (dt->contig)
-            memcpy((char *)r->buf + dt->true_lb, payload, n);
-        else
-            wh_dtype_unpack(r->buf, (size_t)r->count, dt, 0, payload, n);
+        wh_data_t d;
+        wh_req_data(r, 0, n, &d);
+        int rc = wh_data_in(&d, 0, payload, n);
+        if (rc != MPI_SUCCESS && !r->err)
+            r->err = rc;
     }
     wh_req_recv_done(r);
-}
-
-static void send_sack(int chan, int wpeer, const wh_hdr_t *h)
-{
-    wh_hdr_t a = {.type = WH_MSG_SACK, .ctx = h->ctx, .src = h->src, .tag = h->tag, .sreq = h->sreq};
-    wh_send_ctrl(chan, wpeer, &a, NULL, 0);
 }
 
 static void start_recv(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
@@ -75,32 +70,28 @@ static void start_recv(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, cons
     r->msg_len = h->len;
     r->status.MPI_SOURCE = h->src;
     r->status.MPI_TAG = h->tag;
-    if (h->type == WH_MSG_EAGER) {
-        if (h->flags & WH_HF_SYNC)
-            send_sack(chan, wpeer, h);
+    if (h->type == wh_p2p_am.eager) {
+        if (h->flags & WH_HF_SYNC) {
+            wh_hdr_t a = {.type = wh_p2p_am.sack, .ctx = h->ctx, .src = h->src, .tag = h->tag, .sreq = h->sreq};
+            wh_send_ctrl(chan, wpeer, &a, NULL, 0);
+        }
         deliver_eager(r, payload, plen);
     } else {
-        wh_stats.msgs[chan][1]++;
-        wh_stats.bytes[chan][1] += h->len;
-        int rc = wh_chans[chan]->rndv_recv(r, h, payload, plen);
-        if (rc != MPI_SUCCESS) {
-            r->err = rc;
-            wh_req_recv_done(r);
-        }
+        wh_rndv_matched(r, chan, wpeer, h, payload, plen);
     }
 }
 
-void wh_proto_incoming(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
+static _Noreturn void out_of_memory(int wpeer, size_t bytes)
 {
-    if (h->type == WH_MSG_SACK) {
-        wh_req_t *s = wh_req_from_id(h->sreq);
-        if (s) {
-            s->sync_pending = 0;
-            if (!s->data_pending)
-                wh_req_send_done(s);
-        }
-        return;
-    }
+    char msg[160];
+    snprintf(msg, sizeof msg, "out of memory buffering an unexpected message of %zu bytes from rank %d", bytes, wpeer);
+    WH_ERRLOG("proto", "%s", msg);
+    wh_job_abort(1, msg); /* it cannot be dropped: the job cannot go on correctly */
+}
+
+/* An EAGER or RTS message arrived: match it or keep it as unexpected. */
+static void incoming(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
+{
     for (wh_req_t *r = posted_head; r; r = r->next) {
         if (matches(r->rank, r->tag, r->ctx, h)) {
             posted_remove(r);
@@ -109,21 +100,17 @@ void wh_proto_incoming(int chan, int wpeer, const wh_hdr_t *h, const void *paylo
         }
     }
     wh_uq_t *u = malloc(sizeof *u);
-    if (!u) {
-        WH_ERRLOG("proto", "out of memory queueing an unexpected message of %llu bytes", (unsigned long long)h->len);
-        abort();
-    }
+    if (!u)
+        out_of_memory(wpeer, plen);
     u->hdr = *h;
     u->wpeer = wpeer;
     u->chan = chan;
     u->plen = plen;
     u->next = NULL;
-    if (plen <= sizeof u->small) {
+    if (plen <= sizeof u->small)
         u->data = u->small;
-    } else if (!(u->data = malloc(plen))) {
-        WH_ERRLOG("proto", "out of memory buffering an unexpected message of %zu bytes", plen);
-        abort();
-    }
+    else if (!(u->data = malloc(plen)))
+        out_of_memory(wpeer, plen);
     if (plen)
         memcpy(u->data, payload, plen);
     u->prev = uq_tail;
@@ -132,6 +119,21 @@ void wh_proto_incoming(int chan, int wpeer, const wh_hdr_t *h, const void *paylo
     else
         uq_head = u;
     uq_tail = u;
+}
+
+void wh_am_eager(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
+{
+    if (__builtin_expect(plen != h->len, 0)) {
+        WH_ERRLOG("proto", "eager message from rank %d carries %zu bytes, its header says %llu; dropped", wpeer, plen,
+                  (unsigned long long)h->len);
+        return;
+    }
+    incoming(chan, wpeer, h, payload, plen);
+}
+
+void wh_am_rts(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
+{
+    incoming(chan, wpeer, h, payload, plen);
 }
 
 void wh_match_deliver(wh_req_t *r, wh_uq_t *u)

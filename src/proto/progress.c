@@ -1,6 +1,8 @@
-/* The progress engine: one loop polls every channel that serves a peer, and
- * the waiting policy decides between spinning, yielding and blocking. */
+/* The progress engine: one loop polls every channel that serves a peer,
+ * pushes queued messages and rendezvous fragments, runs the upper layers'
+ * hooks; the waiting policy decides between spinning and yielding. */
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -9,13 +11,31 @@
 #include "util/log.h"
 #include "util/tunables.h"
 
+wh_p2p_am_t wh_p2p_am;
+
+int wh_proto_init(void)
+{
+    WH_CHECK(wh_am_register("p2p.eager", wh_am_eager, &wh_p2p_am.eager));
+    WH_CHECK(wh_am_register("p2p.rts", wh_am_rts, &wh_p2p_am.rts));
+    WH_CHECK(wh_am_register("p2p.sack", wh_am_sack, &wh_p2p_am.sack));
+    WH_CHECK(wh_am_register("p2p.cts", wh_am_cts, &wh_p2p_am.cts));
+    WH_CHECK(wh_am_register("p2p.data", wh_am_data, &wh_p2p_am.data));
+    WH_CHECK(wh_am_register("p2p.fin", wh_am_fin, &wh_p2p_am.fin));
+    return MPI_SUCCESS;
+}
+
+void wh_proto_finalize(void)
+{
+    wh_match_finalize();
+    wh_am_reset();
+}
+
 /* 1: spin (yield only now and then); 0: spin for spin_count idle polls, then
  * yield on every idle poll (at once when the host is oversubscribed).  auto is
  * the hybrid: a rank cannot see every process that shares its CPUs (other
  * containers, other jobs), and sched_yield costs well under a microsecond
  * when nobody else is runnable. */
 static int spin_mode;
-static int net_on, shm_on, self_on;
 static unsigned poll_tick;
 
 /* Progress hooks of upper layers (nonblocking collectives, one-sided, ...):
@@ -37,30 +57,21 @@ int wh_progress_hook_add(wh_progress_hook_t fn)
 
 void wh_progress_init(void)
 {
-    const char *w = wh_tun.wait;
-    if (!strcmp(w, "spin"))
-        spin_mode = 1;
-    else if (!strcmp(w, "yield"))
-        spin_mode = 0;
-    else
-        spin_mode = 0;
-    net_on = wh_chan_active[WH_CHAN_NET];
-    shm_on = wh_chan_active[WH_CHAN_SHM];
-    self_on = 1;
-    (void)self_on;
-    WH_DEBUG("progress", "wait policy %s (local ranks %d, oversubscribed %d); channels polled:%s%s",
-             spin_mode ? "spin" : "yield", wh_job.local_size, wh_job.oversubscribed, shm_on ? " shm" : "",
-             net_on ? " net" : "");
+    spin_mode = !strcmp(wh_tun.wait, "spin"); /* yield and auto: the hybrid (tunable choices checked at load) */
+    char polled[64] = "";
+    for (int c = 0; c < WH_CHAN_MAX; c++)
+        if (wh_chan_polled[c] && c != WH_CHAN_SELF)
+            snprintf(polled + strlen(polled), sizeof polled - strlen(polled), " %s", wh_chans[c]->name);
+    WH_DEBUG("progress", "wait policy %s (local ranks %d, oversubscribed %d); channels polled:%s",
+             spin_mode ? "spin" : "yield", wh_job.local_size, wh_job.oversubscribed, polled);
 }
 
 int wh_progress(void)
 {
-    int n = 0;
-    if (shm_on)
-        n += wh_chan_shm_ops.progress();
-    if (net_on)
-        n += wh_chan_net_ops.progress();
+    int n = wh_chans_progress();
     n += wh_pending_push();
+    if (wh_rndv_nstreams)
+        n += wh_rndv_push();
     for (int i = 0; i < nhooks; i++)
         n += hooks[i]();
     return n;

@@ -1,8 +1,45 @@
-/* Protocol-layer internals shared by the files of src/proto. */
+/* Protocol-layer internals shared by the files of src/proto.
+ *
+ * The protocols, each written once over the channel contract (chan/chan.h):
+ *   eager     EAGER active message: header + payload (sync sends: SACK back on match)
+ *   rendezvous RTS (sender's request id, its contiguous address if any); on the
+ *             match the receiver asks the coordinator how the data moves:
+ *               GET   zero-copy get from the sender's buffer, then FIN
+ *               BULK  the channel's receiver-posted stream; CTS carries its token
+ *               FRAG  CTS; the sender pushes DATA fragments through active messages
+ *             (an empty transfer is just a FIN).
+ * Messages between two ranks on one channel keep their order (the channels'
+ * contract), which together with FIFO matching gives MPI's non-overtaking rule. */
 #ifndef WH_PROTO_PROTO_H
 #define WH_PROTO_PROTO_H
+#include "chan/am.h"
 #include "chan/chan.h"
+#include "coord/coord.h"
 #include "proto/request.h"
+
+/* active-message ids of point-to-point (registered by wh_proto_init) */
+typedef struct wh_p2p_am {
+    uint8_t eager, rts, sack, cts, data, fin;
+} wh_p2p_am_t;
+extern wh_p2p_am_t wh_p2p_am;
+
+#define WH_HF_SYNC 0x1 /* EAGER: the sender waits for a SACK */
+
+/* RTS payload */
+typedef struct wh_rts {
+    uint64_t addr;  /* sender's contiguous buffer (zero-copy get), 0 if none */
+    uint64_t rkey;  /* channel key for addr (0: none needed) */
+    uint32_t mem;   /* memory kind of the sender's buffer */
+    uint32_t pad;
+} wh_rts_t;
+
+/* CTS payload (hdr.sreq = sender's request, hdr.len = bytes the receiver takes) */
+typedef struct wh_cts {
+    uint64_t rreq;  /* receiver's request id (FRAG: DATA fragments name it) */
+    uint64_t token; /* BULK: the channel's token */
+    uint32_t proto; /* WH_PROTO_BULK or WH_PROTO_FRAG */
+    uint32_t pad;
+} wh_cts_t;
 
 /* An unexpected message: header arrived before a matching receive was posted. */
 typedef struct wh_uq {
@@ -11,27 +48,39 @@ typedef struct wh_uq {
     int wpeer;
     int chan;
     size_t plen;
-    void *data;            /* EAGER: the payload copy; RTS: channel payload copy */
+    void *data;            /* EAGER: the payload copy; RTS: its payload copy */
     unsigned char small[64];
 } wh_uq_t;
 
 extern wh_tab_t wh_req_tab;
 
-/* posted-receive and unexpected queues */
+int wh_proto_init(void);     /* registers the active messages; before the channels */
+void wh_proto_finalize(void);
+
+/* posted-receive and unexpected queues (match.c) */
 int wh_match_post(wh_req_t *r);             /* match against unexpected or post */
 void wh_match_deliver(wh_req_t *r, wh_uq_t *u); /* deliver an unexpected message into r */
 void wh_match_finalize(void);
+void wh_am_eager(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
+void wh_am_rts(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
 
-/* messages waiting for channel resources (per-peer FIFO preserved) */
+/* messages waiting for channel resources, per-peer FIFO (send.c) */
 int wh_pending_push(void);
+int wh_pending_count(void);
+/* Send a protocol message of rawlen (<= 64) bytes, queued behind earlier
+ * traffic to the peer if the channel is busy. */
 int wh_send_ctrl(int chan, int wpeer, const wh_hdr_t *h, const void *raw, size_t len);
 
-/* the channel table and the per-peer choice (src/coord) */
-extern uint8_t *wh_peer_chan;               /* world rank -> channel id */
-extern int wh_chan_active[WH_CHAN_MAX];     /* channel has at least one peer */
-extern int wh_chan_usable[WH_CHAN_MAX];     /* channel initialized and can serve peers */
-extern size_t wh_eager_limit[WH_CHAN_MAX];  /* largest eager message per channel */
-int wh_coord_init(void);
-void wh_coord_finalize(void);
+/* rendezvous (rndv.c) */
+int wh_rndv_start(wh_req_t *r, int chan, const wh_hdr_t *h); /* sender: the RTS */
+int wh_send_rts(wh_req_t *r, const wh_hdr_t *h, const void *raw, size_t len); /* send.c */
+void wh_rndv_matched(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
+int wh_rndv_push(void);        /* FRAG senders: push fragments while the channels take them */
+extern int wh_rndv_nstreams;
+void wh_am_sack(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
+void wh_am_cts(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
+void wh_am_data(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
+void wh_am_fin(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
+
 void wh_progress_init(void);
 #endif

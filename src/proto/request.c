@@ -15,6 +15,44 @@ wh_req_t *wh_req_alloc(int kind)
     return r;
 }
 
+static int req_pack(const wh_data_t *d, size_t off, void *dst, size_t n)
+{
+    const wh_req_t *r = d->ctx;
+    return wh_dtype_pack(r->buf, (size_t)r->count, r->dt, d->skip + off, dst, n);
+}
+
+static int req_unpack(const wh_data_t *d, size_t off, const void *src, size_t n)
+{
+    const wh_req_t *r = d->ctx;
+    return wh_dtype_unpack(r->buf, (size_t)r->count, r->dt, d->skip + off, src, n);
+}
+
+static int req_iov(const wh_data_t *d, size_t off, size_t n, struct iovec *iov, int max, size_t *covered)
+{
+    const wh_req_t *r = d->ctx;
+    return wh_dtype_iov(r->buf, (size_t)r->count, r->dt, d->skip + off, n, iov, max, covered);
+}
+
+void wh_req_data(wh_req_t *r, size_t skip, size_t len, wh_data_t *d)
+{
+    const char *start;
+    d->len = len;
+    d->skip = skip;
+    d->mem = r->mem;
+    d->ctx = r;
+    if (wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &start)) {
+        d->base = (char *)start + skip;
+        d->pack = NULL;
+        d->unpack = NULL;
+        d->iov = NULL;
+    } else {
+        d->base = NULL;
+        d->pack = req_pack;
+        d->unpack = req_unpack;
+        d->iov = req_iov;
+    }
+}
+
 wh_req_t *wh_req_from_id(uint64_t id)
 {
     return wh_tab_get(&wh_req_tab, (int)(uint32_t)id);

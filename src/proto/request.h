@@ -3,6 +3,7 @@
 #ifndef WH_PROTO_REQUEST_H
 #define WH_PROTO_REQUEST_H
 #include <stdint.h>
+#include "chan/chan.h"
 #include "proto/p2p.h"
 
 enum wh_req_kind { WH_REQ_SEND = 1, WH_REQ_RECV, WH_REQ_GREQ, WH_REQ_NBC };
@@ -30,13 +31,14 @@ struct wh_req {
     int wpeer;                   /* world rank of the peer (recv: once matched) */
     int chan;                    /* channel moving it (index into wh_chans) */
 
-    /* protocol scratch used by channels */
+    /* protocol state (src/proto; channels never see requests) */
+    int mem;                     /* wh_mem_kind of buf */
+    uint8_t rproto;              /* rendezvous: wh_proto_id moving the data */
     size_t msg_len;              /* recv: incoming message length (may exceed bytes) */
-    size_t xfer_off;             /* bytes moved so far */
-    uint64_t remote;             /* peer's request id */
-    uint64_t remote_addr;        /* CMA: sender's address */
-    void *tmp;                   /* channel-owned bounce buffer */
-    int tmp_owned;
+    size_t xfer_len;             /* rendezvous: bytes the receiver takes (min(len, capacity)) */
+    size_t xfer_off;             /* rendezvous: bytes moved so far */
+    uint64_t remote;             /* rendezvous: the peer's request id */
+    wh_comp_t comp;              /* completion of a channel get/bulk operation on this request */
     int sync_pending;            /* sync send: waiting for the match acknowledgement */
     int data_pending;            /* send: payload not yet fully out */
 
@@ -55,7 +57,9 @@ wh_req_t *wh_req_from_id(uint64_t id);   /* NULL if not a live request */
 wh_req_t *wh_req_get(MPI_Request h);     /* user handle -> request, NULL if invalid */
 
 wh_req_t *wh_req_alloc(int kind);
-/* Mark complete (channels call these when bytes have moved). */
+/* The request's buffer as channels see it: bytes [skip, skip+len) of its packed stream. */
+void wh_req_data(wh_req_t *r, size_t skip, size_t len, wh_data_t *d);
+/* Mark complete (the protocol layer calls these when bytes have moved). */
 void wh_req_send_done(wh_req_t *r);
 void wh_req_recv_done(wh_req_t *r);
 #endif

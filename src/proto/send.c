@@ -1,17 +1,16 @@
-/* Starting operations: sends pick a channel and protocol through the
- * coordinator's per-peer table; receives go to matching.  Sends that find
- * their channel busy wait in a per-peer FIFO so order is kept. */
+/* Starting operations: sends ask the coordinator for channel and protocol
+ * (eager or rendezvous); receives go to matching.  Messages that find their
+ * channel busy wait in a per-peer FIFO so order is kept. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "proto/proto.h"
-#include "mpi/init.h"
 #include "util/log.h"
 
 typedef struct wh_pend {
     struct wh_pend *next;
     int wpeer, chan;
-    wh_req_t *r;            /* EAGER or RTS of this send request; NULL for ctrl */
+    wh_req_t *r;            /* the send request of an EAGER or RTS (payload of EAGER from it); NULL for ctrl */
     wh_hdr_t h;
     size_t rawlen;
     unsigned char raw[64];
@@ -44,21 +43,22 @@ static int pend_add(int chan, int wpeer, wh_req_t *r, const wh_hdr_t *h, const v
     return MPI_SUCCESS;
 }
 
-/* Try to hand one send to its channel: MPI_SUCCESS, WH_AGAIN, or an error. */
+/* Try to hand one message to its channel: MPI_SUCCESS, WH_AGAIN, or an error. */
 static int try_send(int chan, int wpeer, wh_req_t *r, const wh_hdr_t *h, const void *raw, size_t rawlen)
 {
     const wh_chan_ops_t *ops = wh_chans[chan];
-    if (!r)
-        return ops->send_ctrl(wpeer, h, raw, rawlen);
-    if (h->type == WH_MSG_RTS)
-        return ops->rndv_send(r, h);
-    int rc = ops->send_eager(wpeer, h, r->buf, r->count, r->dt);
-    if (rc == MPI_SUCCESS) {
-        wh_stats.msgs[chan][0]++;
-        wh_stats.bytes[chan][0] += h->len;
-        wh_req_send_done(r);
+    if (r && h->type == wh_p2p_am.eager) {
+        wh_data_t d;
+        wh_req_data(r, 0, r->bytes, &d);
+        int rc = ops->am_send(wpeer, h, &d);
+        if (rc == MPI_SUCCESS) {
+            wh_coord_note(chan, WH_PROTO_EAGER, h->len);
+            wh_req_send_done(r);
+        }
+        return rc;
     }
-    return rc;
+    wh_data_t d = {.base = (char *)raw, .len = rawlen, .mem = WH_MEM_HOST};
+    return ops->am_send(wpeer, h, rawlen ? &d : NULL);
 }
 
 int wh_send_ctrl(int chan, int wpeer, const wh_hdr_t *h, const void *raw, size_t len)
@@ -99,6 +99,7 @@ int wh_pending_push(void)
         }
         if (rc != MPI_SUCCESS && p->r) {
             p->r->err = rc;
+            p->r->sync_pending = 0;
             wh_req_send_done(p->r);
         }
         *pp = p->next;
@@ -120,6 +121,7 @@ static void req_fill(wh_req_t *r, void *buf, MPI_Count count, wh_dtype_t *dt, in
     r->dt = dt;
     wh_dtype_addref(dt);
     r->bytes = wh_dtype_bytes(dt, (size_t)count);
+    r->mem = wh_mem_query(buf);
     r->rank = rank;
     r->tag = tag;
     r->comm = c;
@@ -139,21 +141,21 @@ static int start_send(wh_req_t *r)
     }
     wh_comm_t *c = r->comm;
     int wpeer = wh_comm_wrank(c, r->rank);
-    int chan = wh_peer_chan[wpeer];
+    wh_coord_choice_t ch = wh_coord_send(wpeer, r->bytes, r->mem);
     r->wpeer = wpeer;
-    r->chan = chan;
-    wh_hdr_t h = {.type = WH_MSG_EAGER, .ctx = r->ctx, .src = c->rank, .tag = r->tag, .len = r->bytes,
+    r->chan = ch.chan;
+    wh_hdr_t h = {.type = wh_p2p_am.eager, .ctx = r->ctx, .src = c->rank, .tag = r->tag, .len = r->bytes,
                   .sreq = wh_req_id(r)};
     r->data_pending = 1;
     r->sync_pending = 0;
-    if (r->bytes > wh_eager_limit[chan]) {
-        h.type = WH_MSG_RTS; /* a rendezvous completes only after the match: synchronous by nature */
-    } else if (r->mode == WH_MODE_SYNC) {
+    if (ch.proto == WH_PROTO_RNDV) /* completes only after the match: synchronous by nature */
+        return wh_rndv_start(r, ch.chan, &h);
+    if (r->mode == WH_MODE_SYNC) {
         h.flags = WH_HF_SYNC;
         r->sync_pending = 1;
     }
     if (__builtin_expect(!pend_count || !pend_count[wpeer], 1)) {
-        int rc = try_send(chan, wpeer, r, &h, NULL, 0);
+        int rc = try_send(ch.chan, wpeer, r, &h, NULL, 0);
         if (rc == MPI_SUCCESS)
             return rc;
         if (rc != WH_AGAIN) { /* reported by the wait on this request */
@@ -163,7 +165,18 @@ static int start_send(wh_req_t *r)
             return MPI_SUCCESS;
         }
     }
-    return pend_add(chan, wpeer, r, &h, NULL, 0);
+    return pend_add(ch.chan, wpeer, r, &h, NULL, 0);
+}
+
+/* Queue or send the RTS of rendezvous request r (raw: its payload). */
+int wh_send_rts(wh_req_t *r, const wh_hdr_t *h, const void *raw, size_t len)
+{
+    if (!pend_count || !pend_count[r->wpeer]) {
+        int rc = try_send(r->chan, r->wpeer, NULL, h, raw, len);
+        if (rc != WH_AGAIN)
+            return rc;
+    }
+    return pend_add(r->chan, r->wpeer, r, h, raw, len);
 }
 
 static int start_recv(wh_req_t *r)
@@ -190,8 +203,13 @@ int wh_isend(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag
         return wh_error(MPI_ERR_NO_MEM, "out of memory allocating a send request");
     req_fill(r, (void *)buf, count, dt, dest, tag, c, ctxoff);
     r->mode = (uint8_t)mode;
+    int rc = start_send(r);
+    if (rc != MPI_SUCCESS) { /* the caller gets no request to wait on */
+        wh_req_release(r);
+        return rc;
+    }
     *req = r;
-    return start_send(r);
+    return MPI_SUCCESS;
 }
 
 int wh_irecv(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, int ctxoff,
@@ -202,7 +220,7 @@ int wh_irecv(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_co
         return wh_error(MPI_ERR_NO_MEM, "out of memory allocating a receive request");
     req_fill(r, buf, count, dt, src, tag, c, ctxoff);
     *req = r;
-    return start_recv(r);
+    return start_recv(r); /* cannot fail */
 }
 
 int wh_send_init(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c, int mode,
@@ -241,19 +259,21 @@ int wh_req_start(wh_req_t *r)
 
 int wh_send(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c, int ctxoff)
 {
-    /* Fast path: a standard-mode eager message its channel takes at once
-     * completes right here, without a request (the common small send). */
+    /* Fast path: a standard-mode eager message of contiguous data its channel
+     * takes at once completes right here, without a request. */
     if (__builtin_expect(dest != MPI_PROC_NULL, 1)) {
         int wpeer = wh_comm_wrank(c, dest);
-        int chan = wh_peer_chan[wpeer];
         size_t bytes = wh_dtype_bytes(dt, (size_t)count);
-        if (bytes <= wh_eager_limit[chan] && (!pend_count || !pend_count[wpeer])) {
-            wh_hdr_t h = {.type = WH_MSG_EAGER, .ctx = c->ctx | (uint32_t)ctxoff, .src = c->rank, .tag = tag,
+        const char *start;
+        wh_coord_choice_t ch = wh_coord_send(wpeer, bytes, wh_mem_query(buf));
+        if (ch.proto == WH_PROTO_EAGER && (!pend_count || !pend_count[wpeer]) &&
+            (bytes == 0 || wh_dtype_is_contig(dt, (size_t)count, buf, &start))) {
+            wh_hdr_t h = {.type = wh_p2p_am.eager, .ctx = c->ctx | (uint32_t)ctxoff, .src = c->rank, .tag = tag,
                           .len = bytes};
-            int rc = wh_chans[chan]->send_eager(wpeer, &h, buf, count, dt);
+            wh_data_t d = {.base = bytes ? (char *)start : NULL, .len = bytes, .mem = WH_MEM_HOST};
+            int rc = wh_chans[ch.chan]->am_send(wpeer, &h, bytes ? &d : NULL);
             if (rc == MPI_SUCCESS) {
-                wh_stats.msgs[chan][0]++;
-                wh_stats.bytes[chan][0] += bytes;
+                wh_coord_note(ch.chan, WH_PROTO_EAGER, bytes);
                 return MPI_SUCCESS;
             }
             if (rc != WH_AGAIN)

@@ -18,11 +18,13 @@ static int isend(int v, int tag, int mode, wh_req_t **r)
 
 int main(void)
 {
-    static uint8_t chan[1] = {WH_CHAN_SELF};
+    static wh_coord_peer_t peer[1] = {{.chan = WH_CHAN_SELF, .caps = WH_CAP_AM}};
     wh_job.rank = 0;
     wh_job.size = 1;
-    wh_peer_chan = chan;
-    wh_eager_limit[WH_CHAN_SELF] = SIZE_MAX;
+    wh_coord_peers = peer;
+    wh_coord_lim.eager_max[WH_CHAN_SELF] = SIZE_MAX;
+    wh_coord_lim.mem_kinds[WH_CHAN_SELF] = 1u << WH_MEM_HOST;
+    CHECK(wh_proto_init() == MPI_SUCCESS);
     CHECK(wh_dtype_init() == MPI_SUCCESS);
     wh_dtype_t *i32 = wh_dtype_get(MPI_INT);
     wh_req_t *s[8], *r[8];

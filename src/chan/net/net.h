@@ -2,17 +2,20 @@
  * shared by the files of src/chan/net.  See docs/NET.md for the wire format.
  *
  *   net_init.c   provider choice, endpoint setup, address exchange, finalize
- *   net_io.c     control path: bounce pools, send queue, progress, inbound dispatch
- *   net_rndv.c   rendezvous: RTS/CTS and the bulk data chunks
+ *   net_io.c     active messages: bounce pools, send queue, progress, inbound dispatch
+ *   net_bulk.c   bulk streams: receiver-posted tagged chunks
  *
  * Tags (B = usable tag bits of the provider, 64 for tcp;ofi_rxm):
  *   control  0 (matched exactly: no ignore mask, which the 1.17 shm provider
  *            mishandles for unexpected messages)
  *   bulk     bit B-1 = 1, bits B-2..32 = sender's world rank, bits 31..0 = cookie + chunk
- * A control message (EAGER, RTS, SACK, CTS) is a wh_net_pre_t (sender's world
- * rank, per-pair sequence number) + wh_hdr_t + payload and lands in a
- * pre-posted receive buffer; the sequence number hands inbound headers up in
- * send order even when a provider completes receives out of order. */
+ * An active message is a wh_net_pre_t (sender's world rank, per-pair sequence
+ * number) + wh_hdr_t + payload and lands in a pre-posted receive buffer; the
+ * sequence number hands inbound messages up in send order even when a
+ * provider completes receives out of order.  Bulk streams (bulk_recv/send):
+ * the receiver posts tagged receives for the chunks under a cookie of its
+ * own and hands the token (cookie, chunk size) to the protocol layer, which
+ * carries it to the sender. */
 #ifndef WH_CHAN_NET_NET_H
 #define WH_CHAN_NET_NET_H
 #include <rdma/fabric.h>
@@ -28,7 +31,6 @@
 
 #include "chan/chan.h"
 
-#define WH_NET_CTS (WH_MSG_CHAN + 0) /* receiver -> sender: post the bulk data now */
 
 /* Channel prefix of every control message. */
 typedef struct wh_net_pre {
@@ -41,8 +43,6 @@ typedef struct wh_net_pre {
 #define WH_NET_WINDOW 4              /* bulk chunks in flight per transfer and side */
 #define WH_NET_MAXIOV 8              /* iovecs per bulk chunk before falling back to a bounce */
 #define WH_NET_CHUNK_MAX ((size_t)8 << 20)
-#define WH_NET_RTS_PLEN 16           /* RTS payload: cookie, flags, chunk size */
-#define WH_NET_CTS_PLEN 8            /* CTS payload: cookie, reserved */
 
 enum wh_net_op_kind {
     WH_NET_OP_RX = 1,   /* pre-posted control receive buffer */
@@ -69,9 +69,10 @@ typedef struct wh_net_op {
     size_t chunk;               /* BSEND/BRECV: chunk index */
 } wh_net_op_t;
 
-/* One rendezvous transfer, either side. */
+/* One bulk transfer, either side. */
 typedef struct wh_net_xfer {
-    wh_req_t *req;
+    wh_data_t data;             /* the user buffer (the protocol keeps its ctx alive) */
+    wh_comp_t *comp;
     int peer;                   /* world rank of the other side */
     int is_send;
     uint32_t cookie;            /* chunk k uses cookie + k */
@@ -82,7 +83,6 @@ typedef struct wh_net_xfer {
     int inflight;               /* chunk operations posted or queued */
     int starting;               /* inside the first window's posts: finish later */
     int err;                    /* first libfabric error (negative), 0 if none */
-    const char *contig;         /* start of a contiguous user buffer, else NULL */
     struct wh_net_xfer *lnext, *lprev; /* live transfers (freed at close) */
     wh_net_op_t ops[WH_NET_WINDOW];
 } wh_net_xfer_t;
@@ -120,7 +120,8 @@ typedef struct wh_net_state {
     wh_net_peer_t *peers;
     uint64_t bulk_bit;          /* tag bit of the bulk space */
     int rank_bits;              /* width of the sender field in bulk tags */
-    size_t ctrl_cap;            /* largest control payload (eager max or RTS payload) */
+    size_t ctrl_cap;            /* largest active-message payload */
+    size_t eager_max;           /* WHARF_NET_EAGER_MAX as the buffers allow */
     size_t inject_max;          /* provider inject size */
     size_t csize;               /* bulk chunk size */
     int maxiov;
@@ -135,7 +136,7 @@ typedef struct wh_net_state {
     wh_net_op_t *q_head, *q_tail; /* operations waiting for the provider (FI_EAGAIN) */
     int queued;
     uint32_t next_cookie;
-    wh_net_xfer_t *xfers;       /* live rendezvous transfers */
+    wh_net_xfer_t *xfers;       /* live bulk transfers */
     int in_progress;
     int rx_held;                /* receive buffers held by stashed messages */
     unsigned idle;              /* consecutive progress calls without events */
@@ -149,11 +150,7 @@ extern wh_net_state_t wh_net;
 int wh_net_io_init(void);
 void wh_net_io_finalize(void);
 int wh_net_progress(void);
-int wh_net_send_eager(int wpeer, const wh_hdr_t *h, const void *buf, MPI_Count count, const wh_dtype_t *dt);
-int wh_net_send_ctrl(int wpeer, const wh_hdr_t *h, const void *raw, size_t rawlen);
-/* Send header h + rawlen bytes of raw.  internal = 1: never
- * WH_AGAIN (the pool may exceed its limit). */
-int wh_net_ctrl_out(int wpeer, const wh_hdr_t *h, const void *raw, size_t rawlen, int internal);
+int wh_net_am_send(int wpeer, const wh_hdr_t *h, const wh_data_t *d);
 /* The same in two steps: take a send buffer (payload goes at buf +
  * WH_NET_PL_OFF), later commit it with its header (never fails). */
 int wh_net_ctrl_take(int wpeer, size_t plen, int internal, wh_net_op_t **op);
@@ -163,14 +160,13 @@ void wh_net_submit(wh_net_op_t *op);
 int wh_net_drain(double seconds);
 int wh_net_wait_arm(void);    /* the ops' wait_arm: fi_trywait on the completion queue */
 
-/* rendezvous (net_rndv.c) */
-int wh_net_rndv_send(wh_req_t *sreq, const wh_hdr_t *h);
-int wh_net_rndv_recv(wh_req_t *rreq, const wh_hdr_t *h, const void *payload, size_t plen);
-void wh_net_on_cts(int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
+/* bulk streams (net_bulk.c) */
+int wh_net_bulk_recv(int wpeer, const wh_data_t *dst, uint64_t *token, wh_comp_t *c);
+int wh_net_bulk_send(int wpeer, uint64_t token, const wh_data_t *src, wh_comp_t *c);
 /* Post a bulk op (fi_tsendv/fi_trecvv); returns 0, -FI_EAGAIN or another error. */
 ssize_t wh_net_bulk_post(wh_net_op_t *op);
 void wh_net_bulk_done(wh_net_op_t *op, int err);
-void wh_net_rndv_finalize(void); /* frees transfers left at close */
+void wh_net_bulk_finalize(void); /* frees transfers left at close */
 
 /* Entry points used by init() and by tests that exchange addresses without
  * PMI.  wh_net_open: choose the provider, open the endpoint and return its

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "chan/net/net.h"
+#include "locality/locality.h"
 #include "core/core.h"
 #include "pmi/pmi.h"
 #include "util/log.h"
@@ -17,22 +18,25 @@ wh_net_state_t wh_net = {.wait_fd = -1};
 
 static int net_init(int phase, int *usable);
 static int net_finalize(void);
-static size_t net_eager_cap(void);
+static void net_query(wh_chan_caps_t *caps);
+static int net_may_reach(int wpeer);
+static int net_reaches(int wpeer, int *why, uint32_t *peer_caps, int *cap_why);
+static int net_wait_fd(void);
 
-/* Not const: eager_max (tunable) and blocking_fd (provider) are set by init. */
-wh_chan_ops_t wh_chan_net_ops = {
+const wh_chan_ops_t wh_chan_net_ops = {
     .name = "net",
-    .id = WH_CHAN_NET,
     .init = net_init,
     .finalize = net_finalize,
     .progress = wh_net_progress,
-    .send_eager = wh_net_send_eager,
-    .send_ctrl = wh_net_send_ctrl,
-    .rndv_send = wh_net_rndv_send,
-    .rndv_recv = wh_net_rndv_recv,
-    .eager_max = 16384,
-    .blocking_fd = -1,
-    .eager_cap = net_eager_cap,
+    .query = net_query,
+    .may_reach = net_may_reach,
+    .reaches = net_reaches,
+    .am_send = wh_net_am_send,
+    .get_zcopy = wh_chan_nosup_get,
+    .put_zcopy = wh_chan_nosup_put,
+    .bulk_recv = wh_net_bulk_recv,
+    .bulk_send = wh_net_bulk_send,
+    .wait_fd = net_wait_fd,
     .wait_arm = wh_net_wait_arm,
 };
 
@@ -193,7 +197,7 @@ static void close_all(void)
     if (wh_net.ep)
         fi_close(&wh_net.ep->fid);
     wh_net.ep = NULL;
-    wh_net_rndv_finalize();
+    wh_net_bulk_finalize();
     wh_net_io_finalize();
     if (wh_net.av)
         fi_close(&wh_net.av->fid);
@@ -208,7 +212,6 @@ static void close_all(void)
     free(wh_net.peers);
     memset(&wh_net, 0, sizeof wh_net);
     wh_net.wait_fd = -1;
-    wh_chan_net_ops.blocking_fd = -1;
 }
 
 #define TRY(call, what)                                                                           \
@@ -252,7 +255,7 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
         WH_DEBUG("net", "eager max capped at %zu: headers + payload must fit ofi_rxm's eager limit %zu "
                  "(FI_OFI_RXM_EAGER_LIMIT)", wh_net.ctrl_cap, rxm);
     }
-    wh_chan_net_ops.eager_max = emax < wh_net.ctrl_cap ? emax : wh_net.ctrl_cap;
+    wh_net.eager_max = emax < wh_net.ctrl_cap ? emax : wh_net.ctrl_cap;
     wh_net.inject_max = info->tx_attr->inject_size;
     wh_net.csize = info->ep_attr->max_msg_size < WH_NET_CHUNK_MAX ? info->ep_attr->max_msg_size : WH_NET_CHUNK_MAX;
     wh_net.maxiov = info->tx_attr->iov_limit < WH_NET_MAXIOV ? (int)info->tx_attr->iov_limit : WH_NET_MAXIOV;
@@ -305,12 +308,11 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     }
     wh_net.open = 1;
     wh_net.auto_progress = info->domain_attr->data_progress == FI_PROGRESS_AUTO;
-    wh_chan_net_ops.blocking_fd = wh_net.wait_fd;
     char text[INET6_ADDRSTRLEN];
     addr_rank(info, text, sizeof text);
     WH_DEBUG("net", "provider %s, fabric %s, domain %s, address %s (%s), eager max %zu, inject %zu, chunk %zu, "
              "iov %d, wait fd %d, progress %s",
-             wh_net.prov, info->fabric_attr->name, dom_name(info), text, name, wh_chan_net_ops.eager_max,
+             wh_net.prov, info->fabric_attr->name, dom_name(info), text, name, wh_net.eager_max,
              wh_net.inject_max, wh_net.csize, wh_net.maxiov, wh_net.wait_fd,
              info->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto");
     *usable = 1;
@@ -449,11 +451,33 @@ static int net_init(int phase, int *usable)
     return MPI_SUCCESS;
 }
 
-/* after init: WHARF_NET_EAGER_MAX as the receive buffers allow */
-static size_t net_eager_cap(void)
+static void net_query(wh_chan_caps_t *caps)
 {
-    return wh_chan_net_ops.eager_max;
+    caps->flags = WH_CAP_AM | WH_CAP_BULK | WH_CAP_FALLBACK;
+    caps->mem_kinds = 1u << WH_MEM_HOST;
+    caps->max_am = wh_net.open ? wh_net.ctrl_cap : wh_tun.net_eager_max;
+    caps->eager_max = wh_net.open ? wh_net.eager_max : wh_tun.net_eager_max;
+    caps->max_inline = wh_net.inject_max > WH_NET_PL_OFF ? wh_net.inject_max - WH_NET_PL_OFF : 0;
+    caps->max_frag = wh_net.open ? wh_net.csize : WH_NET_CHUNK_MAX;
+    caps->lat_us = 5.0;
+    caps->bw_mbs = 1000.0;
 }
+
+static int net_may_reach(int wpeer) { return wpeer != wh_job.rank; }
+
+static int net_reaches(int wpeer, int *why, uint32_t *peer_caps, int *cap_why)
+{
+    *cap_why = 0;
+    *peer_caps = 0;
+    if (!wh_net.open || wpeer < 0 || wpeer >= wh_net.size || wh_net.peers[wpeer].addr == FI_ADDR_NOTAVAIL) {
+        *why = WH_WHY_NO_ENDPOINT;
+        return 0;
+    }
+    *peer_caps = WH_CAP_AM | WH_CAP_BULK;
+    return 1;
+}
+
+static int net_wait_fd(void) { return wh_net.open ? wh_net.wait_fd : -1; }
 
 static int net_finalize(void)
 {

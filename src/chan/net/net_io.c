@@ -9,7 +9,7 @@
 
 #include "chan/net/net.h"
 #include "core/core.h"
-#include "dtype/dtype.h"
+#include "chan/am.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
@@ -55,7 +55,7 @@ static int tx_grow(void)
     return 0;
 }
 
-/* internal messages (CTS) may exceed the limit: they must never wait */
+/* internal = 1: may exceed the pool limit (never WH_AGAIN) */
 static wh_net_op_t *tx_get(int internal)
 {
     if (!wh_net.tx_free && ((wh_net.tx_count >= wh_net.tx_max && !internal) || tx_grow()))
@@ -206,39 +206,16 @@ void wh_net_ctrl_commit(wh_net_op_t *op, const wh_hdr_t *h)
     wh_net_submit(op);
 }
 
-int wh_net_ctrl_out(int wpeer, const wh_hdr_t *h, const void *raw, size_t rawlen, int internal)
+int wh_net_am_send(int wpeer, const wh_hdr_t *h, const wh_data_t *d)
 {
-    wh_net_op_t *op;
-    int rc = wh_net_ctrl_take(wpeer, rawlen, internal, &op);
-    if (rc)
-        return rc;
-    if (rawlen)
-        memcpy(op->buf + WH_NET_PL_OFF, raw, rawlen);
-    wh_net_ctrl_commit(op, h);
-    return MPI_SUCCESS;
-}
-
-int wh_net_send_ctrl(int wpeer, const wh_hdr_t *h, const void *raw, size_t rawlen)
-{
-    return wh_net_ctrl_out(wpeer, h, raw, rawlen, 0);
-}
-
-int wh_net_send_eager(int wpeer, const wh_hdr_t *h, const void *buf, MPI_Count count, const wh_dtype_t *dt)
-{
-    size_t len = (size_t)h->len;
+    size_t len = d ? d->len : 0;
     wh_net_op_t *op;
     int rc = wh_net_ctrl_take(wpeer, len, 0, &op);
     if (rc)
         return rc;
-    if (len) {
-        char *out = op->buf + WH_NET_PL_OFF;
-        const char *start;
-        if (wh_dtype_is_contig(dt, (size_t)count, buf, &start)) {
-            memcpy(out, start, len);
-        } else if ((rc = wh_dtype_pack(buf, (size_t)count, dt, 0, out, len))) {
-            tx_put(op);
-            return rc;
-        }
+    if (len && (rc = wh_data_out(d, 0, op->buf + WH_NET_PL_OFF, len))) {
+        tx_put(op);
+        return rc;
     }
     wh_net_ctrl_commit(op, h);
     return MPI_SUCCESS;
@@ -253,23 +230,7 @@ static void dispatch(int peer, const char *data, size_t len)
     const char *pl = data + WH_NET_PL_OFF;
     size_t plen = len - WH_NET_PL_OFF;
     wh_net.peers[peer].rx_seq++;
-    switch (h->type) {
-    case WH_MSG_EAGER:
-        if (plen != h->len)
-            WH_ERRLOG("net", "eager message from rank %d carries %zu bytes, header says %llu", peer, plen,
-                      (unsigned long long)h->len);
-        /* fallthrough */
-    case WH_MSG_RTS:
-    case WH_MSG_SACK:
-        wh_proto_incoming(WH_CHAN_NET, peer, h, pl, plen);
-        break;
-    case WH_NET_CTS:
-        wh_net_on_cts(peer, h, pl, plen);
-        break;
-    default:
-        WH_ERRLOG("net", "unknown message type %d from rank %d dropped", h->type, peer);
-        break;
-    }
+    wh_am_dispatch(WH_CHAN_NET, peer, h, pl, plen);
 }
 
 /* Keep a message that overtook an earlier one (list sorted by seq).  Holding
@@ -281,8 +242,9 @@ static void stash(wh_net_peer_t *p, uint16_t seq, wh_net_op_t *op, size_t len)
     int hold = wh_net.rx_held < wh_net.nrx / 2;
     wh_net_stash_t *s = malloc(sizeof *s + (hold ? 0 : len));
     if (!s) {
-        WH_ERRLOG("net", "out of memory holding an out-of-order message");
-        abort();
+        /* cannot keep it: the pair's order would break, so the job cannot go on */
+        WH_ERRLOG("net", "out of memory holding an out-of-order message from rank %d", (int)(p - wh_net.peers));
+        wh_job_abort(1, "network channel: out of memory holding an out-of-order message");
     }
     s->seq = seq;
     s->len = len;

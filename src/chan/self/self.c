@@ -1,9 +1,9 @@
-/* The self channel: messages to one's own rank are delivered at once (the
- * payload is copied straight into a matching receive, or buffered). */
+/* The self channel: an active message to one's own rank is dispatched at
+ * once (a contiguous payload straight from the user buffer, else packed). */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "chan/chan.h"
+#include "chan/am.h"
 #include "core/core.h"
 
 static int self_init(int phase, int *usable)
@@ -14,57 +14,61 @@ static int self_init(int phase, int *usable)
 }
 
 static int self_finalize(void) { return MPI_SUCCESS; }
-static int self_progress(void) { return 0; }
+static int self_may_reach(int wpeer) { return wpeer == wh_job.rank; }
 
-static int self_send_eager(int wpeer, const wh_hdr_t *h, const void *buf, MPI_Count count, const wh_dtype_t *dt)
+static int self_reaches(int wpeer, int *why, uint32_t *peer_caps, int *cap_why)
 {
-    const char *start;
-    if (h->len == 0 || wh_dtype_is_contig(dt, (size_t)count, buf, &start)) {
-        wh_proto_incoming(WH_CHAN_SELF, wpeer, h, h->len ? start : NULL, h->len);
+    (void)why;
+    *peer_caps = WH_CAP_AM;
+    *cap_why = 0;
+    return wpeer == wh_job.rank;
+}
+
+static void self_query(wh_chan_caps_t *caps)
+{
+    caps->flags = WH_CAP_AM;
+    caps->mem_kinds = 1u << WH_MEM_HOST;
+    caps->max_inline = SIZE_MAX;
+    caps->max_am = SIZE_MAX;
+    caps->eager_max = SIZE_MAX;
+    caps->max_frag = SIZE_MAX;
+    caps->lat_us = 0.0;
+    caps->bw_mbs = 0.0;
+}
+
+static int self_am_send(int wpeer, const wh_hdr_t *h, const wh_data_t *d)
+{
+    if (!d || !d->len) {
+        wh_am_dispatch(WH_CHAN_SELF, wpeer, h, NULL, 0);
         return MPI_SUCCESS;
     }
-    void *tmp = malloc(h->len);
+    if (d->base && d->mem == WH_MEM_HOST) {
+        wh_am_dispatch(WH_CHAN_SELF, wpeer, h, d->base, d->len);
+        return MPI_SUCCESS;
+    }
+    void *tmp = malloc(d->len);
     if (!tmp)
-        return wh_error(MPI_ERR_NO_MEM, "out of memory packing a %llu-byte message to self",
-                        (unsigned long long)h->len);
-    wh_dtype_pack(buf, (size_t)count, dt, 0, tmp, h->len);
-    wh_proto_incoming(WH_CHAN_SELF, wpeer, h, tmp, h->len);
+        return wh_error(MPI_ERR_NO_MEM, "out of memory packing a %zu-byte message to self", d->len);
+    int rc = wh_data_out(d, 0, tmp, d->len);
+    if (rc == MPI_SUCCESS)
+        wh_am_dispatch(WH_CHAN_SELF, wpeer, h, tmp, d->len);
     free(tmp);
-    return MPI_SUCCESS;
-}
-
-static int self_send_ctrl(int wpeer, const wh_hdr_t *h, const void *raw, size_t rawlen)
-{
-    wh_proto_incoming(WH_CHAN_SELF, wpeer, h, raw, rawlen);
-    return MPI_SUCCESS;
-}
-
-static int self_rndv_send(wh_req_t *sreq, const wh_hdr_t *h)
-{
-    (void)sreq;
-    (void)h;
-    return wh_error(MPI_ERR_INTERN, "self channel has no rendezvous protocol");
-}
-
-static int self_rndv_recv(wh_req_t *rreq, const wh_hdr_t *h, const void *payload, size_t plen)
-{
-    (void)rreq;
-    (void)h;
-    (void)payload;
-    (void)plen;
-    return wh_error(MPI_ERR_INTERN, "self channel has no rendezvous protocol");
+    return rc;
 }
 
 const wh_chan_ops_t wh_chan_self_ops = {
     .name = "self",
-    .id = WH_CHAN_SELF,
     .init = self_init,
     .finalize = self_finalize,
-    .progress = self_progress,
-    .send_eager = self_send_eager,
-    .send_ctrl = self_send_ctrl,
-    .rndv_send = self_rndv_send,
-    .rndv_recv = self_rndv_recv,
-    .eager_max = SIZE_MAX,
-    .blocking_fd = -1,
+    .progress = NULL,
+    .query = self_query,
+    .may_reach = self_may_reach,
+    .reaches = self_reaches,
+    .am_send = self_am_send,
+    .get_zcopy = wh_chan_nosup_get,
+    .put_zcopy = wh_chan_nosup_put,
+    .bulk_recv = wh_chan_nosup_bulk_recv,
+    .bulk_send = wh_chan_nosup_bulk_send,
+    .wait_fd = wh_chan_no_fd,
+    .wait_arm = NULL,
 };

@@ -35,37 +35,46 @@ int wh_shm_cma_setup(int phase)
     }
     return MPI_SUCCESS;
 }
-int wh_shm_cma_read(int lp, int pid, uint64_t raddr, wh_req_t *r, size_t len)
+/* One CMA transfer between the local range described by d and the peer's
+ * contiguous range at raddr: readv (get) or writev (put). */
+static int cma_xfer(int wpeer, uint64_t raddr, const wh_data_t *d, int put, wh_comp_t *comp)
 {
-    size_t off = 0;
-    const char *start;
-    int contig = wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &start);
+    int lp = wh_job.local_index[wpeer];
+    if (lp < 0 || !wh_shm.cma_ok || !wh_shm.cma_ok[lp] || d->mem != WH_MEM_HOST || !raddr)
+        return WH_FALLBACK;
+    size_t off = 0, len = d->len;
     while (off < len) {
         struct iovec liov[64];
-        int nl;
-        size_t covered;
-        if (contig) {
-            liov[0].iov_base = (char *)start + off;
-            liov[0].iov_len = len - off;
-            nl = 1;
-            covered = len - off;
-        } else {
-            nl = wh_dtype_iov(r->buf, (size_t)r->count, r->dt, off, len - off, liov, 64, &covered);
-            if (nl <= 0)
-                return wh_error(MPI_ERR_INTERN, "datatype iovec failed at offset %zu", off);
-        }
+        size_t covered = 0;
+        int nl = wh_data_iov(d, off, len - off, liov, 64, &covered);
+        if (nl <= 0 || !covered)
+            return wh_error(MPI_ERR_INTERN, "datatype iovec failed at offset %zu", off);
         struct iovec riov = {(void *)(uintptr_t)(raddr + off), covered};
-        ssize_t got = process_vm_readv(pid, liov, (unsigned long)nl, &riov, 1, 0);
+        ssize_t got = put ? process_vm_writev(wh_shm.pid[lp], liov, (unsigned long)nl, &riov, 1, 0)
+                          : process_vm_readv(wh_shm.pid[lp], liov, (unsigned long)nl, &riov, 1, 0);
         if (got <= 0) {
-            WH_WARN("cma", "process_vm_readv from local rank %d failed: %s; using the shared-memory copy instead",
-                    lp, got < 0 ? strerror(errno) : "no progress");
+            WH_WARN("cma", "process_vm_%s with rank %d failed: %s; using the shared-memory copy instead",
+                    put ? "writev" : "readv", wpeer, got < 0 ? strerror(errno) : "no progress");
             wh_shm.cma_ok[lp] = 0;
             wh_shm.cma_why[lp] = WH_WHY_PROBE;
             if (off == 0)
-                return MPI_ERR_OTHER;
-            return wh_error(MPI_ERR_OTHER, "CMA read failed after %zu of %zu bytes", off, len);
+                return WH_FALLBACK;
+            return wh_error(MPI_ERR_OTHER, "CMA %s failed after %zu of %zu bytes", put ? "write" : "read", off, len);
         }
         off += (size_t)got;
     }
+    comp->done(comp, MPI_SUCCESS);
     return MPI_SUCCESS;
+}
+
+int wh_shm_get_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *dst, wh_comp_t *c)
+{
+    (void)rkey;
+    return cma_xfer(wpeer, raddr, dst, 0, c);
+}
+
+int wh_shm_put_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *src, wh_comp_t *c)
+{
+    (void)rkey;
+    return cma_xfer(wpeer, raddr, src, 1, c);
 }

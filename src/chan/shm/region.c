@@ -8,15 +8,13 @@
 #include <string.h>
 
 #include "chan/shm/shm.h"
+#include "core/err.h"
+#include "core/job.h"
 #include "locality/locality.h"
-#include "mpi/init.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
 wh_shm_state_t wh_shm;
-
-static void abort_cleanup(void) { wh_loc_abort_cleanup(); }
-void (*wh_shm_abort_cleanup)(void) = abort_cleanup;
 
 static int layout(void)
 {
@@ -40,10 +38,7 @@ static int alloc_tables(int n)
     wh_shm.rx_idx = calloc((size_t)n, sizeof(uint32_t));
     wh_shm.peers = calloc((size_t)n, sizeof(int));
     wh_shm.peer_ok = calloc((size_t)n, sizeof(int));
-    wh_shm.stream_head = calloc((size_t)n, sizeof(void *));
-    wh_shm.stream_tail = calloc((size_t)n, sizeof(void *));
-    if (!wh_shm.txq || !wh_shm.rxq || !wh_shm.tx_idx || !wh_shm.rx_idx || !wh_shm.peers || !wh_shm.peer_ok ||
-        !wh_shm.stream_head || !wh_shm.stream_tail)
+    if (!wh_shm.txq || !wh_shm.rxq || !wh_shm.tx_idx || !wh_shm.rx_idx || !wh_shm.peers || !wh_shm.peer_ok)
         return wh_error(MPI_ERR_NO_MEM, "out of memory setting up shared-memory queues");
     return MPI_SUCCESS;
 }
@@ -66,8 +61,8 @@ int wh_shm_region_setup(int phase)
         wh_shm.queues = wh_loc_carve((size_t)n * (size_t)n * qb, &rc);
         if (!wh_shm.queues) {
             char msg[MPI_MAX_ERROR_STRING];
-            fprintf(stderr, "wharf: rank %d: warning: shared-memory queues unavailable: %s; using the network\n",
-                    wh_job.rank, wh_error_text(rc, msg, sizeof msg));
+            WH_WARN("shm", "shared-memory queues unavailable: %s; using the network",
+                    wh_error_text(rc, msg, sizeof msg));
             __atomic_store_n(&me->shm_state, 2, __ATOMIC_RELEASE);
             return rc;
         }
@@ -109,8 +104,6 @@ void wh_shm_region_teardown(void)
     free(wh_shm.rx_idx);
     free(wh_shm.peers);
     free(wh_shm.peer_ok);
-    free(wh_shm.stream_head);
-    free(wh_shm.stream_tail);
     free(wh_shm.cma_ok);
     free(wh_shm.cma_why);
     free(wh_shm.pid);

@@ -1,11 +1,12 @@
-/* Shared-memory channel: eager messages through per-pair cell queues. */
+/* Shared-memory channel: active messages through per-pair cell queues in the
+ * node region; CMA single copy as its zero-copy get/put (cma.c). */
 #include <stdio.h>
 #include <string.h>
 
+#include "chan/am.h"
 #include "chan/shm/shm.h"
 #include "core/core.h"
 #include "locality/locality.h"
-#include "mpi/init.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
@@ -29,11 +30,16 @@ static int shm_init(int phase, int *usable)
     return rc;
 }
 
-static int shm_reaches(int wpeer, int *why, int *single_copy, int *sc_why)
+static int shm_may_reach(int wpeer)
+{
+    return wpeer != wh_job.rank && wh_job.local_index[wpeer] >= 0 && wh_loc_have_region();
+}
+
+static int shm_reaches(int wpeer, int *why, uint32_t *peer_caps, int *cap_why)
 {
     int lp = wh_job.local_index[wpeer];
-    *single_copy = 0;
-    *sc_why = WH_WHY_NA;
+    *peer_caps = 0;
+    *cap_why = WH_WHY_NA;
     if (lp < 0) {
         *why = WH_WHY_NOT_LOCAL;
         return 0;
@@ -43,9 +49,24 @@ static int shm_reaches(int wpeer, int *why, int *single_copy, int *sc_why)
         return 0;
     }
     *why = WH_WHY_OK;
-    *single_copy = wh_shm.cma_ok && wh_shm.cma_ok[lp];
-    *sc_why = wh_shm.cma_why ? wh_shm.cma_why[lp] : WH_WHY_NA;
+    *peer_caps = WH_CAP_AM;
+    if (wh_shm.cma_ok && wh_shm.cma_ok[lp])
+        *peer_caps |= WH_CAP_GET_ZCOPY | WH_CAP_PUT_ZCOPY;
+    *cap_why = wh_shm.cma_why ? wh_shm.cma_why[lp] : WH_WHY_NA;
     return 1;
+}
+
+static void shm_query(wh_chan_caps_t *caps)
+{
+    size_t pay = wh_shm.cell_payload ? wh_shm.cell_payload : wh_tun.shm_cell_size;
+    caps->flags = WH_CAP_AM | (wh_tun.cma ? WH_CAP_GET_ZCOPY | WH_CAP_PUT_ZCOPY : 0);
+    caps->mem_kinds = 1u << WH_MEM_HOST;
+    caps->max_inline = 64 - WH_SHM_CELL_HDR; /* payload sharing the header's cache line */
+    caps->max_am = pay;
+    caps->eager_max = wh_tun.shm_eager_max < pay ? wh_tun.shm_eager_max : pay;
+    caps->max_frag = pay;
+    caps->lat_us = 0.2;
+    caps->bw_mbs = 10000.0;
 }
 
 static int shm_finalize(void)
@@ -54,53 +75,32 @@ static int shm_finalize(void)
     return MPI_SUCCESS;
 }
 
-/* Claim the next cell of my queue towards local peer lp, or NULL if full. */
-static inline wh_shm_cell_t *tx_cell(int lp)
-{
-    wh_shm_cell_t *c = wh_shm_cell(wh_shm.txq[lp], wh_shm.tx_idx[lp]);
-    if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != 0)
-        return NULL;
-    return c;
-}
-
-static inline void tx_commit(int lp, wh_shm_cell_t *c)
-{
-    __atomic_store_n(&c->state, 1, __ATOMIC_RELEASE);
-    wh_shm.tx_idx[lp]++;
-}
-
-static int shm_send_eager(int wpeer, const wh_hdr_t *h, const void *buf, MPI_Count count, const wh_dtype_t *dt)
+static int shm_am_send(int wpeer, const wh_hdr_t *h, const wh_data_t *d)
 {
     int lp = wh_job.local_index[wpeer];
-    wh_shm_cell_t *c = tx_cell(lp);
-    if (!c)
+    wh_shm_cell_t *c = wh_shm_cell(wh_shm.txq[lp], wh_shm.tx_idx[lp]);
+    if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != 0)
         return WH_AGAIN;
-    size_t len = h->len;
-    if (len) {
-        if (dt->contig)
-            memcpy(c->payload, (const char *)buf + dt->true_lb, len);
-        else
-            wh_dtype_pack(buf, (size_t)count, dt, 0, c->payload, len);
+    size_t len = 0;
+    if (d && (len = d->len)) {
+        int rc = wh_data_out(d, 0, c->payload, len);
+        if (__builtin_expect(rc != MPI_SUCCESS, 0))
+            return rc;
     }
     c->hdr = *h;
     c->plen = (uint32_t)len;
-    tx_commit(lp, c);
+    __atomic_store_n(&c->state, 1, __ATOMIC_RELEASE);
+    wh_shm.tx_idx[lp]++;
     return MPI_SUCCESS;
 }
 
-/* Also used by rndv.c for CTS/FIN (through wh_send_ctrl). */
-static int shm_send_ctrl(int wpeer, const wh_hdr_t *h, const void *raw, size_t rawlen)
+static _Noreturn void corrupt(int lp, const wh_shm_cell_t *c)
 {
-    int lp = wh_job.local_index[wpeer];
-    wh_shm_cell_t *c = tx_cell(lp);
-    if (!c)
-        return WH_AGAIN;
-    if (rawlen)
-        memcpy(c->payload, raw, rawlen);
-    c->hdr = *h;
-    c->plen = (uint32_t)rawlen;
-    tx_commit(lp, c);
-    return MPI_SUCCESS;
+    char msg[160];
+    snprintf(msg, sizeof msg, "corrupt shared-memory cell from rank %d: %u payload bytes in a %u-byte cell",
+             wh_job.local_ranks[lp], c->plen, wh_shm.cell_payload);
+    WH_ERRLOG("shm", "%s", msg);
+    wh_job_abort(1, msg);
 }
 
 static int shm_progress(void)
@@ -113,45 +113,30 @@ static int shm_progress(void)
             wh_shm_cell_t *c = wh_shm_cell(q, wh_shm.rx_idx[lp]);
             if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == 0)
                 break;
-            if (__builtin_expect(c->plen > wh_shm.cell_payload, 0)) {
-                char msg[160];
-                snprintf(msg, sizeof msg, "corrupt shared-memory cell from rank %d: %u payload bytes in a %u-byte cell",
-                         wh_job.local_ranks[lp], c->plen, wh_shm.cell_payload);
-                fprintf(stderr, "wharf: rank %d: %s\n", wh_job.rank, msg);
-                wh_job_abort(1, msg);
-            }
-            if (c->hdr.type < WH_MSG_CHAN)
-                wh_proto_incoming(WH_CHAN_SHM, wh_job.local_ranks[lp], &c->hdr, c->payload, c->plen);
-            else
-                wh_shm_handle_chan(lp, c);
+            if (__builtin_expect(c->plen > wh_shm.cell_payload, 0))
+                corrupt(lp, c);
+            wh_am_dispatch(WH_CHAN_SHM, wh_job.local_ranks[lp], &c->hdr, c->payload, c->plen);
             __atomic_store_n(&c->state, 0, __ATOMIC_RELEASE);
             wh_shm.rx_idx[lp]++;
             n++;
         }
     }
-    if (wh_shm.nstreams)
-        n += wh_shm_stream_push();
     return n;
 }
 
-static size_t shm_eager_cap(void) { return wh_shm.cell_payload; }
-
-int wh_shm_rndv_send(wh_req_t *sreq, const wh_hdr_t *h);
-int wh_shm_rndv_recv(wh_req_t *rreq, const wh_hdr_t *h, const void *payload, size_t plen);
-
-/* eager_max is the cell payload; the coordinator caps it with WHARF_SHM_EAGER_MAX */
 const wh_chan_ops_t wh_chan_shm_ops = {
     .name = "shm",
-    .id = WH_CHAN_SHM,
     .init = shm_init,
     .finalize = shm_finalize,
     .progress = shm_progress,
-    .send_eager = shm_send_eager,
-    .send_ctrl = shm_send_ctrl,
-    .rndv_send = wh_shm_rndv_send,
-    .rndv_recv = wh_shm_rndv_recv,
-    .eager_max = 64u << 20,
-    .blocking_fd = -1,
-    .eager_cap = shm_eager_cap,
+    .query = shm_query,
+    .may_reach = shm_may_reach,
     .reaches = shm_reaches,
+    .am_send = shm_am_send,
+    .get_zcopy = wh_shm_get_zcopy,
+    .put_zcopy = wh_shm_put_zcopy,
+    .bulk_recv = wh_chan_nosup_bulk_recv,
+    .bulk_send = wh_chan_nosup_bulk_send,
+    .wait_fd = wh_chan_no_fd,
+    .wait_arm = NULL,
 };

@@ -1,6 +1,8 @@
 /* Shared-memory channel internals: one node-level region per host holds a
  * lock-free single-producer/single-consumer queue of cells for every directed
- * pair of co-resident ranks. */
+ * pair of co-resident ranks.  Large transfers: CMA single copy (cma.c) as the
+ * zero-copy get/put; otherwise the protocol layer pipelines fragments through
+ * the cells as active messages. */
 #ifndef WH_CHAN_SHM_SHM_H
 #define WH_CHAN_SHM_SHM_H
 #include <stdint.h>
@@ -13,20 +15,12 @@ typedef struct wh_shm_cell {
     volatile uint32_t state;  /* 0 empty, 1 full (release/acquire) */
     uint32_t plen;            /* payload bytes in this cell */
     wh_hdr_t hdr;
-    uint64_t aux;             /* DATA: stream offset */
+    uint64_t aux;             /* reserved */
     unsigned char payload[];  /* continues past the first line */
 } wh_shm_cell_t;
 
 #define WH_SHM_CELL_HDR offsetof(wh_shm_cell_t, payload)
 
-
-/* channel-private message types */
-enum { WH_SHM_CTS = WH_MSG_CHAN, WH_SHM_DATA, WH_SHM_FIN };
-
-/* RTS payload */
-typedef struct wh_shm_rts {
-    uint64_t addr;            /* sender's contiguous buffer (CMA), 0 if not contiguous */
-} wh_shm_rts_t;
 
 typedef struct wh_shm_state {
     unsigned char *queues;    /* nlocal x nlocal queues in the node region */
@@ -43,9 +37,6 @@ typedef struct wh_shm_state {
     int *cma_ok;              /* per local index: I can CMA-read it */
     int *cma_why;             /* per local index: WH_WHY_* when not */
     int *pid;                 /* per local index */
-    /* rendezvous sends streaming DATA, per local index */
-    wh_req_t **stream_head, **stream_tail;
-    int nstreams;
 } wh_shm_state_t;
 
 extern wh_shm_state_t wh_shm;
@@ -58,7 +49,7 @@ static inline wh_shm_cell_t *wh_shm_cell(unsigned char *q, uint32_t idx)
 int wh_shm_region_setup(int phase);  /* region.c */
 void wh_shm_region_teardown(void);
 int wh_shm_cma_setup(int phase);     /* cma.c */
-int wh_shm_cma_read(int lpeer, int pid, uint64_t raddr, wh_req_t *r, size_t len);
-int wh_shm_stream_push(void);        /* rndv.c */
-int wh_shm_handle_chan(int lpeer, wh_shm_cell_t *c);
+/* zero-copy get/put through process_vm_readv/writev (cma.c) */
+int wh_shm_get_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *dst, wh_comp_t *c);
+int wh_shm_put_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *src, wh_comp_t *c);
 #endif

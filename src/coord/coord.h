@@ -1,0 +1,102 @@
+/* The coordinator: one function (peer, bytes, memory kind, operation) ->
+ * (channel, protocol).  The channel serving each peer is chosen once at init
+ * from what every channel says it can do for that pair (reaches(), caps);
+ * the protocol per message from the thresholds in the tunable table.  Every
+ * decision is counted for WHARF_REPORT=channels and explained (with the
+ * reasons for rejected channels) for WHARF_REPORT=locality. */
+#ifndef WH_COORD_COORD_H
+#define WH_COORD_COORD_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chan/chan.h"
+
+/* operations the coordinator decides for */
+enum wh_opk {
+    WH_OPK_SEND = 0, /* two-sided message, sender side: eager or rendezvous */
+    WH_OPK_RNDV,     /* rendezvous, receiver side: how the bulk data moves */
+    WH_OPK_PUT,      /* one-sided (later) */
+    WH_OPK_GET,
+    WH_OPK_ATOMIC,
+    WH_OPK_MAX
+};
+
+/* protocols */
+enum wh_proto_id {
+    WH_PROTO_EAGER = 0, /* header + payload in one active message */
+    WH_PROTO_RNDV,      /* sender: request-to-send, the receiver decides how the data moves */
+    WH_PROTO_GET,       /* receiver pulls with the channel's zero-copy get (CMA, RDMA read) */
+    WH_PROTO_BULK,      /* receiver posts a channel bulk stream, clear-to-send carries its token */
+    WH_PROTO_FRAG,      /* clear-to-send, then pipelined fragments as active messages */
+    WH_PROTO_PUT,       /* zero-copy put (one-sided, later) */
+    WH_PROTO_AM,        /* emulated through active messages (one-sided, later) */
+    WH_PROTO_MAX
+};
+extern const char *const wh_proto_names[WH_PROTO_MAX];
+
+typedef struct wh_coord_choice {
+    uint8_t chan, proto;
+} wh_coord_choice_t;
+
+/* What the coordinator knows of one peer (filled at init). */
+typedef struct wh_coord_peer {
+    uint8_t chan;       /* channel serving it */
+    uint32_t caps;      /* WH_CAP_* that hold for this pair on that channel */
+} wh_coord_peer_t;
+
+/* Thresholds (from the tunable table and the channels' caps). */
+typedef struct wh_coord_limits {
+    size_t eager_max[WH_CHAN_MAX]; /* largest eager message per channel */
+    size_t max_am[WH_CHAN_MAX];    /* largest active-message payload per channel */
+    uint32_t mem_kinds[WH_CHAN_MAX];
+    size_t zcopy_min;              /* smallest rendezvous moved by a zero-copy get (WHARF_CMA_MIN) */
+} wh_coord_limits_t;
+
+/* The decision as a pure function (unit-tested): remote_addr says whether the
+ * sender exposed a contiguous address a zero-copy get can read. */
+wh_coord_choice_t wh_coord_decide_pure(const wh_coord_peer_t *p, const wh_coord_limits_t *lim, size_t bytes,
+                                       int mem, int op, int remote_addr);
+
+/* A candidate channel for a peer, at init. */
+typedef struct wh_coord_cand {
+    int reaches;        /* the channel reaches the peer */
+    double lat_us;      /* declared latency */
+    const char *name;
+} wh_coord_cand_t;
+/* Index of the channel to use among n candidates (lowest latency among those
+ * that reach; force = a channel name from WHARF_CHANNEL or "auto"), -1 if none. */
+int wh_coord_pick_pure(int n, const wh_coord_cand_t *cands, const char *force, int self);
+
+/* ---- the live state ---- */
+extern wh_coord_peer_t *wh_coord_peers;     /* per world rank */
+extern wh_coord_limits_t wh_coord_lim;
+extern uint64_t wh_coord_count[WH_CHAN_MAX][WH_PROTO_MAX];
+extern uint64_t wh_coord_bytes[WH_CHAN_MAX][WH_PROTO_MAX];
+
+int wh_coord_init(void);
+void wh_coord_finalize(void);
+void wh_coord_report_counts(void); /* WHARF_REPORT=channels, at finalize */
+
+static inline void wh_coord_note(int chan, int proto, size_t bytes)
+{
+    wh_coord_count[chan][proto]++;
+    wh_coord_bytes[chan][proto] += bytes;
+}
+
+/* The sender's decision, inline on the hot path: eager when it fits the
+ * channel's threshold and the channel moves this memory kind. */
+static inline wh_coord_choice_t wh_coord_send(int wpeer, size_t bytes, int mem)
+{
+    wh_coord_choice_t c;
+    c.chan = wh_coord_peers[wpeer].chan;
+    c.proto = (uint8_t)(bytes <= wh_coord_lim.eager_max[c.chan] && mem == WH_MEM_HOST ? WH_PROTO_EAGER
+                                                                                      : WH_PROTO_RNDV);
+    return c;
+}
+
+/* The receiver's decision for a matched rendezvous. */
+static inline wh_coord_choice_t wh_coord_rndv(int wpeer, size_t bytes, int mem, int remote_addr)
+{
+    return wh_coord_decide_pure(&wh_coord_peers[wpeer], &wh_coord_lim, bytes, mem, WH_OPK_RNDV, remote_addr);
+}
+#endif

@@ -1,0 +1,34 @@
+/* The memory-kind registry (see mem.h). */
+#include <mpi.h>
+
+#include "core/err.h"
+#include "mem/mem.h"
+
+static const wh_mem_ops_t host_ops = {.name = "host", .owns = NULL, .copy = NULL};
+const wh_mem_ops_t *wh_mem_kinds[WH_MEM_KINDS] = {[WH_MEM_HOST] = &host_ops};
+int wh_mem_nonhost;
+
+int wh_mem_register(int kind, const wh_mem_ops_t *ops)
+{
+    if (kind <= WH_MEM_HOST || kind >= WH_MEM_KINDS || !ops || !ops->owns || !ops->copy)
+        return wh_error(MPI_ERR_INTERN, "memory kind %d: invalid registration", kind);
+    wh_mem_kinds[kind] = ops;
+    wh_mem_nonhost = 1;
+    return MPI_SUCCESS;
+}
+
+int wh_mem_query_slow(const void *p)
+{
+    for (int k = WH_MEM_HOST + 1; k < WH_MEM_KINDS; k++)
+        if (wh_mem_kinds[k] && wh_mem_kinds[k]->owns(p))
+            return k;
+    return WH_MEM_HOST;
+}
+
+int wh_mem_copy_slow(void *dst, int dk, const void *src, int sk, size_t n)
+{
+    int k = dk != WH_MEM_HOST ? dk : sk;
+    if (k < 0 || k >= WH_MEM_KINDS || !wh_mem_kinds[k] || !wh_mem_kinds[k]->copy)
+        return wh_error(MPI_ERR_INTERN, "no provider copies memory of kind %d", k);
+    return wh_mem_kinds[k]->copy(dst, dk, src, sk, n);
+}

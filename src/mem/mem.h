@@ -1,0 +1,46 @@
+/* Memory kinds: every copy of user data (eager copy-in/out, pipelined
+ * fragments, zero-copy staging, pack/unpack in the protocol layer) goes
+ * through wh_mem_copy, so a new kind of memory (device memory, later) is one
+ * new provider here and not a change in every channel.  Today only host
+ * memory exists; the host-to-host case is an inline memcpy. */
+#ifndef WH_MEM_MEM_H
+#define WH_MEM_MEM_H
+#include <stddef.h>
+#include <string.h>
+
+enum wh_mem_kind { WH_MEM_HOST = 0, WH_MEM_KINDS = 4 };
+
+/* A provider of one memory kind (registered at init by its directory). */
+typedef struct wh_mem_ops {
+    const char *name;
+    /* 1 if p lies in memory of this kind (pointer query) */
+    int (*owns)(const void *p);
+    /* copy n bytes between dst (kind dk) and src (kind sk), one of them this kind */
+    int (*copy)(void *dst, int dk, const void *src, int sk, size_t n);
+} wh_mem_ops_t;
+
+extern const wh_mem_ops_t *wh_mem_kinds[WH_MEM_KINDS];
+extern int wh_mem_nonhost; /* a non-host provider is registered */
+
+int wh_mem_register(int kind, const wh_mem_ops_t *ops);
+int wh_mem_query_slow(const void *p);
+int wh_mem_copy_slow(void *dst, int dk, const void *src, int sk, size_t n);
+
+/* Kind of the memory at p (host unless a provider claims it). */
+static inline int wh_mem_query(const void *p)
+{
+    if (__builtin_expect(!wh_mem_nonhost, 1))
+        return WH_MEM_HOST;
+    return wh_mem_query_slow(p);
+}
+
+/* Copy n bytes; returns an MPI error code (MPI_SUCCESS = 0). */
+static inline int wh_mem_copy(void *dst, int dk, const void *src, int sk, size_t n)
+{
+    if (__builtin_expect((dk | sk) == WH_MEM_HOST, 1)) {
+        memcpy(dst, src, n);
+        return 0;
+    }
+    return wh_mem_copy_slow(dst, dk, src, sk, n);
+}
+#endif

@@ -1,0 +1,241 @@
+/* The rendezvous protocol, once for every channel (see proto.h): RTS from the
+ * sender; on the match the coordinator picks how the data moves (zero-copy
+ * get, a channel's bulk stream, or fragments through active messages); FIN or
+ * the last byte completes each side. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/proto.h"
+#include "util/log.h"
+
+/* FRAG senders with fragments left to push (linked through r->next). */
+static wh_req_t *streams;
+int wh_rndv_nstreams;
+
+int wh_rndv_start(wh_req_t *r, int chan, const wh_hdr_t *eh)
+{
+    (void)chan; /* r->chan */
+    wh_hdr_t h = *eh;
+    h.type = wh_p2p_am.rts;
+    h.flags = 0;
+    wh_rts_t rts = {.mem = (uint32_t)r->mem};
+    const char *start;
+    if (r->bytes && wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &start))
+        rts.addr = (uint64_t)(uintptr_t)start;
+    r->xfer_off = 0;
+    int rc = wh_send_rts(r, &h, &rts, sizeof rts);
+    if (rc != MPI_SUCCESS) {
+        r->err = rc;
+        wh_req_send_done(r);
+    }
+    return MPI_SUCCESS;
+}
+
+static void send_fin(wh_req_t *r, int chan, uint64_t sreq)
+{
+    wh_hdr_t fin = {.type = wh_p2p_am.fin, .sreq = sreq};
+    int rc = wh_send_ctrl(chan, r->wpeer, &fin, NULL, 0);
+    if (rc != MPI_SUCCESS && !r->err)
+        r->err = rc;
+}
+
+/* completion of a zero-copy get (receiver) */
+static void get_done(wh_comp_t *c, int err)
+{
+    wh_req_t *r = (wh_req_t *)((char *)c - offsetof(wh_req_t, comp));
+    if (err && !r->err)
+        r->err = err;
+    send_fin(r, r->chan, r->remote);
+    wh_req_recv_done(r);
+}
+
+/* completion of a bulk stream (either side) */
+static void bulk_done(wh_comp_t *c, int err)
+{
+    wh_req_t *r = (wh_req_t *)((char *)c - offsetof(wh_req_t, comp));
+    if (err && !r->err)
+        r->err = err;
+    if (r->kind == WH_REQ_SEND) {
+        r->sync_pending = 0; /* the CTS proved the match */
+        wh_req_send_done(r);
+    } else {
+        wh_req_recv_done(r);
+    }
+}
+
+void wh_rndv_matched(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
+{
+    wh_rts_t rts = {0};
+    if (plen >= sizeof rts)
+        memcpy(&rts, payload, sizeof rts);
+    size_t n = h->len < r->bytes ? (size_t)h->len : r->bytes;
+    r->msg_len = (size_t)h->len;
+    r->remote = h->sreq;
+    r->xfer_len = n;
+    r->xfer_off = 0;
+    r->chan = chan;
+    r->wpeer = wpeer;
+    if (n == 0) { /* nothing to move (empty message or zero-capacity receive) */
+        send_fin(r, chan, h->sreq);
+        wh_req_recv_done(r);
+        return;
+    }
+    wh_coord_choice_t ch = wh_coord_rndv(wpeer, n, r->mem, rts.addr != 0);
+    wh_data_t d;
+    wh_req_data(r, 0, n, &d);
+    int rc;
+    if (ch.proto == WH_PROTO_GET) {
+        r->rproto = WH_PROTO_GET;
+        r->comp.done = get_done;
+        rc = wh_chans[chan]->get_zcopy(wpeer, rts.addr, rts.rkey, &d, &r->comp);
+        if (rc == MPI_SUCCESS) {
+            wh_coord_note(chan, WH_PROTO_GET, n);
+            return;
+        }
+        if (rc != WH_FALLBACK)
+            goto fail;
+        /* refused before moving a byte (the probe passed but the read failed): the next protocol */
+        ch.proto = (wh_coord_peers[wpeer].caps & WH_CAP_BULK) ? WH_PROTO_BULK : WH_PROTO_FRAG;
+    }
+    wh_cts_t cts = {.rreq = wh_req_id(r), .proto = ch.proto};
+    if (ch.proto == WH_PROTO_BULK) {
+        r->rproto = WH_PROTO_BULK;
+        r->comp.done = bulk_done;
+        rc = wh_chans[chan]->bulk_recv(wpeer, &d, &cts.token, &r->comp);
+        if (rc == WH_FALLBACK) {
+            ch.proto = WH_PROTO_FRAG;
+            cts.proto = WH_PROTO_FRAG;
+        } else if (rc != MPI_SUCCESS) {
+            goto fail;
+        }
+    }
+    if (ch.proto == WH_PROTO_FRAG)
+        r->rproto = WH_PROTO_FRAG;
+    wh_coord_note(chan, ch.proto, n);
+    wh_hdr_t c = {.type = wh_p2p_am.cts, .len = n, .sreq = h->sreq};
+    rc = wh_send_ctrl(chan, wpeer, &c, &cts, sizeof cts);
+    if (rc == MPI_SUCCESS)
+        return;
+fail:
+    r->err = rc;
+    wh_req_recv_done(r);
+}
+
+/* ---------- sender side ---------- */
+
+void wh_am_cts(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
+{
+    wh_req_t *s = wh_req_from_id(h->sreq);
+    wh_cts_t cts;
+    if (plen != sizeof cts || !s || s->kind != WH_REQ_SEND || s->complete || s->wpeer != wpeer || h->len > s->bytes) {
+        WH_ERRLOG("proto", "clear-to-send from rank %d for unknown request %#llx dropped", wpeer,
+                  (unsigned long long)h->sreq);
+        return;
+    }
+    memcpy(&cts, payload, sizeof cts);
+    s->xfer_len = (size_t)h->len;
+    s->xfer_off = 0;
+    s->remote = cts.rreq;
+    if (cts.proto == WH_PROTO_BULK) {
+        wh_data_t d;
+        wh_req_data(s, 0, s->xfer_len, &d);
+        s->rproto = WH_PROTO_BULK;
+        s->comp.done = bulk_done;
+        int rc = wh_chans[chan]->bulk_send(wpeer, cts.token, &d, &s->comp);
+        if (rc != MPI_SUCCESS) {
+            s->err = rc;
+            s->sync_pending = 0;
+            wh_req_send_done(s);
+        }
+        return;
+    }
+    s->rproto = WH_PROTO_FRAG;
+    s->next = streams;
+    streams = s;
+    wh_rndv_nstreams++;
+    wh_rndv_push();
+}
+
+/* Push DATA fragments of the FRAG senders while their channels take them. */
+int wh_rndv_push(void)
+{
+    int n = 0;
+    wh_req_t **pp = &streams;
+    while (*pp) {
+        wh_req_t *s = *pp;
+        size_t frag = wh_chan_caps[s->chan].max_frag;
+        while (s->xfer_off < s->xfer_len) {
+            size_t len = s->xfer_len - s->xfer_off < frag ? s->xfer_len - s->xfer_off : frag;
+            wh_hdr_t h = {.type = wh_p2p_am.data, .len = s->xfer_off, .sreq = s->remote};
+            wh_data_t d;
+            wh_req_data(s, s->xfer_off, len, &d);
+            int rc = wh_chans[s->chan]->am_send(s->wpeer, &h, &d);
+            if (rc == WH_AGAIN)
+                break;
+            if (rc != MPI_SUCCESS) {
+                s->err = rc;
+                s->xfer_off = s->xfer_len;
+                break;
+            }
+            s->xfer_off += len;
+            n++;
+        }
+        if (s->xfer_off < s->xfer_len) {
+            pp = &s->next;
+            continue;
+        }
+        *pp = s->next;
+        s->next = NULL;
+        wh_rndv_nstreams--;
+        s->sync_pending = 0;
+        wh_req_send_done(s);
+    }
+    return n;
+}
+
+void wh_am_fin(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
+{
+    (void)chan, (void)payload, (void)plen;
+    wh_req_t *s = wh_req_from_id(h->sreq);
+    if (!s || s->kind != WH_REQ_SEND || s->complete || s->wpeer != wpeer) {
+        WH_ERRLOG("proto", "rendezvous finish from rank %d for unknown request %#llx dropped", wpeer,
+                  (unsigned long long)h->sreq);
+        return;
+    }
+    s->sync_pending = 0;
+    wh_req_send_done(s);
+}
+
+/* ---------- receiver side of FRAG ---------- */
+
+void wh_am_data(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
+{
+    (void)chan;
+    wh_req_t *r = wh_req_from_id(h->sreq);
+    size_t off = (size_t)h->len;
+    if (!r || r->kind != WH_REQ_RECV || r->complete || r->rproto != WH_PROTO_FRAG || r->wpeer != wpeer ||
+        off > r->xfer_len || plen > r->xfer_len - off) {
+        WH_ERRLOG("proto", "data fragment from rank %d for unknown request %#llx (offset %zu, %zu bytes) dropped",
+                  wpeer, (unsigned long long)h->sreq, off, plen);
+        return;
+    }
+    wh_data_t d;
+    wh_req_data(r, off, plen, &d);
+    int rc = wh_data_in(&d, 0, payload, plen);
+    if (rc != MPI_SUCCESS && !r->err)
+        r->err = rc;
+    r->xfer_off += plen;
+    if (r->xfer_off >= r->xfer_len)
+        wh_req_recv_done(r);
+}
+
+void wh_am_sack(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
+{
+    (void)chan, (void)wpeer, (void)payload, (void)plen;
+    wh_req_t *s = wh_req_from_id(h->sreq);
+    if (!s || s->kind != WH_REQ_SEND)
+        return;
+    s->sync_pending = 0;
+    if (!s->data_pending)
+        wh_req_send_done(s);
+}
