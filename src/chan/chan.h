@@ -11,6 +11,7 @@
 #define WH_CHAN_CHAN_H
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/uio.h>
 
 #include "mem/mem.h"
@@ -52,11 +53,14 @@ struct wh_data {
 };
 
 /* Copy bytes [off, off+n) of d out to host memory dst / in from host memory src. */
+int wh_data_out_slow(const wh_data_t *d, size_t off, void *dst, size_t n);
 static inline int wh_data_out(const wh_data_t *d, size_t off, void *dst, size_t n)
 {
-    if (__builtin_expect(d->base != NULL, 1))
-        return wh_mem_copy(dst, WH_MEM_HOST, d->base + off, d->mem, n);
-    return d->pack(d, off, dst, n);
+    if (__builtin_expect(d->base != NULL && d->mem == WH_MEM_HOST, 1)) {
+        memcpy(dst, d->base + off, n);
+        return 0;
+    }
+    return wh_data_out_slow(d, off, dst, n);
 }
 static inline int wh_data_in(const wh_data_t *d, size_t off, const void *src, size_t n)
 {
@@ -149,7 +153,16 @@ extern wh_chan_caps_t wh_chan_caps[WH_CHAN_MAX]; /* filled by query() after init
 int wh_chan_by_name(const char *name);   /* id, or -1 */
 int wh_chans_init(void);                 /* phases + barriers, fallback channels only when needed */
 void wh_chans_finalize(void);
-int wh_chans_progress(void);             /* polls the channels with peers */
+extern int (*wh_chan_poll_fns[WH_CHAN_MAX])(void);
+extern int wh_chan_npoll;
+/* Poll the channels with peers once (inline: the engine's hot loop). */
+static inline int wh_chans_progress(void)
+{
+    int n = 0;
+    for (int i = 0; i < wh_chan_npoll; i++)
+        n += wh_chan_poll_fns[i]();
+    return n;
+}
 extern int wh_chan_polled[WH_CHAN_MAX];  /* channel serves at least one peer (set by the coordinator) */
 void wh_chans_poll_set(void);            /* after wh_chan_polled changed */
 

@@ -86,23 +86,22 @@ void wh_chans_finalize(void)
 }
 
 /* progress functions of the polled channels, compact for the hot loop */
-static int (*poll_fns[WH_CHAN_MAX])(void);
-static int npoll;
+int (*wh_chan_poll_fns[WH_CHAN_MAX])(void);
+int wh_chan_npoll;
 
 void wh_chans_poll_set(void)
 {
-    npoll = 0;
+    wh_chan_npoll = 0;
     for (int c = 0; c < WH_CHAN_MAX; c++)
         if (wh_chan_polled[c] && wh_chans[c]->progress)
-            poll_fns[npoll++] = wh_chans[c]->progress;
+            wh_chan_poll_fns[wh_chan_npoll++] = wh_chans[c]->progress;
 }
 
-int wh_chans_progress(void)
+int wh_data_out_slow(const wh_data_t *d, size_t off, void *dst, size_t n)
 {
-    int n = 0;
-    for (int i = 0; i < npoll; i++)
-        n += poll_fns[i]();
-    return n;
+    if (d->base)
+        return wh_mem_copy(dst, WH_MEM_HOST, d->base + off, d->mem, n);
+    return d->pack(d, off, dst, n);
 }
 
 int wh_data_iov(const wh_data_t *d, size_t off, size_t n, struct iovec *iov, int max, size_t *covered)

@@ -54,9 +54,15 @@ static void deliver_eager(wh_req_t *r, const void *payload, size_t len)
 {
     size_t n = len < r->bytes ? len : r->bytes;
     if (n) {
-        wh_data_t d;
-        wh_req_data(r, 0, n, &d);
-        int rc = wh_data_in(&d, 0, payload, n);
+        const char *start;
+        int rc;
+        if (__builtin_expect(wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &start), 1)) {
+            rc = wh_mem_copy((char *)start, r->mem, payload, WH_MEM_HOST, n);
+        } else {
+            wh_data_t d;
+            wh_req_data(r, 0, n, &d);
+            rc = wh_data_in(&d, 0, payload, n);
+        }
         if (rc != MPI_SUCCESS && !r->err)
             r->err = rc;
     }

@@ -69,7 +69,8 @@ void wh_progress_init(void)
 int wh_progress(void)
 {
     int n = wh_chans_progress();
-    n += wh_pending_push();
+    if (__builtin_expect(wh_pend_head != NULL, 0))
+        n += wh_pending_push();
     if (wh_rndv_nstreams)
         n += wh_rndv_push();
     for (int i = 0; i < nhooks; i++)

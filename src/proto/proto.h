@@ -65,6 +65,8 @@ void wh_am_eager(int chan, int wpeer, const wh_hdr_t *h, const void *payload, si
 void wh_am_rts(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
 
 /* messages waiting for channel resources, per-peer FIFO (send.c) */
+typedef struct wh_pend wh_pend_t;
+extern wh_pend_t *wh_pend_head;
 int wh_pending_push(void);
 int wh_pending_count(void);
 /* Send a protocol message of rawlen (<= 64) bytes, queued behind earlier

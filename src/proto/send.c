@@ -7,16 +7,18 @@
 #include "proto/proto.h"
 #include "util/log.h"
 
-typedef struct wh_pend {
+struct wh_pend {
     struct wh_pend *next;
     int wpeer, chan;
     wh_req_t *r;            /* the send request of an EAGER or RTS (payload of EAGER from it); NULL for ctrl */
     wh_hdr_t h;
     size_t rawlen;
     unsigned char raw[64];
-} wh_pend_t;
+};
 
-static wh_pend_t *pend_head, *pend_tail;
+static wh_pend_t *pend_tail;
+wh_pend_t *wh_pend_head; /* read inline by the progress engine */
+#define pend_head wh_pend_head
 static int *pend_count; /* per world rank */
 
 static int pend_add(int chan, int wpeer, wh_req_t *r, const wh_hdr_t *h, const void *raw, size_t rawlen)
@@ -264,13 +266,16 @@ int wh_send(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag,
     if (__builtin_expect(dest != MPI_PROC_NULL, 1)) {
         int wpeer = wh_comm_wrank(c, dest);
         size_t bytes = wh_dtype_bytes(dt, (size_t)count);
-        const char *start;
+        const char *start = buf;
         wh_coord_choice_t ch = wh_coord_send(wpeer, bytes, wh_mem_query(buf));
         if (ch.proto == WH_PROTO_EAGER && (!pend_count || !pend_count[wpeer]) &&
             (bytes == 0 || wh_dtype_is_contig(dt, (size_t)count, buf, &start))) {
             wh_hdr_t h = {.type = wh_p2p_am.eager, .ctx = c->ctx | (uint32_t)ctxoff, .src = c->rank, .tag = tag,
                           .len = bytes};
-            wh_data_t d = {.base = bytes ? (char *)start : NULL, .len = bytes, .mem = WH_MEM_HOST};
+            wh_data_t d; /* contiguous host bytes: the callbacks are never read */
+            d.base = (char *)start;
+            d.len = bytes;
+            d.mem = WH_MEM_HOST;
             int rc = wh_chans[ch.chan]->am_send(wpeer, &h, bytes ? &d : NULL);
             if (rc == MPI_SUCCESS) {
                 wh_coord_note(ch.chan, WH_PROTO_EAGER, bytes);
