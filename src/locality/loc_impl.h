@@ -11,6 +11,8 @@ typedef struct wh_loc {
     uint32_t slot_cap;
     size_t tags_off, slots_off, reg_len;
     size_t cursor;               /* next free byte for wh_loc_carve */
+    int carve_failed;            /* a carve failed: the cursor differs from the peers' */
+    struct wh_nheap_ctl *heap_ctl; /* node heap control block (carved at members) */
     wh_reg_rec_t *me;
     wh_reg_rec_t **recs;         /* local index -> record */
     char fail[MPI_MAX_ERROR_STRING]; /* why this rank has no region ("" if it has) */
@@ -22,4 +24,5 @@ typedef struct wh_loc {
 extern wh_loc_t wh_loc;
 int wh_loc_launcher_mode(void);
 int wh_loc_report(void);         /* report.c: rank 0 prints WHARF_REPORT=locality */
+void wh_loc_heap_open(void);     /* once init's carving is done (wh_loc_finish) */
 #endif

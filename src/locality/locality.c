@@ -13,6 +13,7 @@
 #include "core/core.h"
 #include "locality/ident.h"
 #include "locality/loc_impl.h"
+#include "locality/nodeheap.h"
 #include "pmi/pmi.h"
 #include "util/log.h"
 #include "util/tunables.h"
@@ -192,6 +193,58 @@ int wh_loc_join(void)
 
 /* After the barrier that follows wh_loc_join: the ranks whose tags are in my
  * region are my co-residents. */
+/* ---------- the node heap (nodeheap.h) ---------- */
+static wh_nheap_t heap;
+static int heap_ok;
+
+static uint32_t heap_chunks(void) { return (uint32_t)(wh_tun.node_heap / WH_NHEAP_CHUNK); }
+
+static int heap_grow(void *arg, size_t len)
+{
+    (void)arg;
+    return wh_loc.reg.prov->grow(&wh_loc.reg, len);
+}
+
+/* The control block, carved by every co-resident in the same order; the
+ * first of them formats it (the PMI barriers of channel init follow). */
+static void heap_carve(void)
+{
+    if (wh_job.local_size < 2 || !heap_chunks())
+        return;
+    int rc;
+    wh_loc.heap_ctl = wh_loc_carve(wh_nheap_ctl_size(heap_chunks()), &rc);
+    if (wh_loc.heap_ctl && wh_job.local_rank == 0)
+        wh_nheap_open(&heap, wh_loc.heap_ctl, wh_loc.reg.base, 0, heap_chunks(), 1, heap_grow, NULL);
+}
+
+/* After init's carving: chunks start past everything carved, the same offset
+ * for every co-resident (checked through the control block). */
+void wh_loc_heap_open(void)
+{
+    heap_ok = 0;
+    if (!wh_loc.heap_ctl || wh_loc.carve_failed)
+        return;
+    uint64_t base = ALIGN(wh_loc.cursor, WH_NHEAP_CHUNK), zero = 0;
+    if (base + (uint64_t)heap_chunks() * WH_NHEAP_CHUNK > wh_loc.reg.map_len) {
+        WH_INFO("nodeheap", "node region cannot hold a %zu-byte heap: run-time shared memory disabled", wh_tun.node_heap);
+        return;
+    }
+    if (!__atomic_compare_exchange_n(&wh_loc.heap_ctl->base, &zero, base, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+        zero != base) {
+        WH_WARN("nodeheap", "node heap starts at %llu for a peer but %llu here: run-time shared memory disabled",
+                (unsigned long long)zero, (unsigned long long)base);
+        return;
+    }
+    wh_nheap_open(&heap, wh_loc.heap_ctl, wh_loc.reg.base, base, heap_chunks(), 0, heap_grow, NULL);
+    heap_ok = 1;
+    WH_DEBUG("nodeheap", "%u chunks of %zu bytes from offset %llu", heap_chunks(), WH_NHEAP_CHUNK,
+             (unsigned long long)base);
+}
+
+void *wh_node_alloc(size_t len, uint64_t *off) { return heap_ok ? wh_nheap_alloc(&heap, len, off) : NULL; }
+void *wh_node_attach(uint64_t off, size_t len) { return heap_ok ? wh_nheap_attach(&heap, off, len) : NULL; }
+int wh_node_free(uint64_t off) { return heap_ok ? wh_nheap_free(&heap, off) : -1; }
+
 int wh_loc_members(void)
 {
     int n = wh_job.size;
@@ -252,6 +305,7 @@ int wh_loc_members(void)
             if (!wh_loc.recs[i])
                 return wh_error(MPI_ERR_OTHER, "node region %s: no record for co-resident rank %d", wh_loc.reg.path,
                                 wh_job.local_ranks[i]);
+        heap_carve();
         /* everyone is attached: the name can go (nothing outlives a crash) */
         if (wh_job.local_rank == 0)
             wh_loc.reg.prov->unlink(&wh_loc.reg);
@@ -279,8 +333,10 @@ void *wh_loc_carve(size_t len, int *rc)
 {
     size_t off = ALIGN(wh_loc.cursor, 4096);
     *rc = wh_loc.reg.prov->grow(&wh_loc.reg, off + len);
-    if (*rc != MPI_SUCCESS)
+    if (*rc != MPI_SUCCESS) {
+        wh_loc.carve_failed = 1;
         return NULL;
+    }
     wh_loc.cursor = off + len;
     return wh_loc.reg.base + off;
 }
@@ -336,6 +392,7 @@ void wh_loc_abort_cleanup(void)
 
 void wh_loc_finalize(void)
 {
+    heap_ok = 0;
     drop_region();
     free(wh_loc.recs);
     free(wh_loc.code);

@@ -74,7 +74,7 @@ static int file_grow(wh_region_t *r, size_t len)
         return MPI_SUCCESS;
     if (len > r->map_len)
         return wh_error(MPI_ERR_NO_MEM, "node region %s: %zu bytes exceed the reserved %zu", r->path, len, r->map_len);
-    int e = posix_fallocate(r->fd, 0, (off_t)len);
+    int e = posix_fallocate(r->fd, (off_t)r->len, (off_t)(len - r->len)); /* [0, r->len) is in place */
     if (e != 0)
         return wh_error(MPI_ERR_NO_MEM, "node directory: cannot size %s to %zu bytes: %s", r->path, len, strerror(e));
     if (mmap(r->base, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, r->fd, 0) == MAP_FAILED)

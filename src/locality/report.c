@@ -114,6 +114,7 @@ static void print_report(char **grp, char **rows)
 
 int wh_loc_finish(void)
 {
+    wh_loc_heap_open();
     int n = wh_job.size, rc = put_row();
     if (rc != MPI_SUCCESS)
         return rc;

@@ -16,6 +16,40 @@ const wh_tunable_desc_t wh_tunable_descs[] = {
 };
 const int wh_tunable_count = (int)(sizeof(wh_tunable_descs) / sizeof(wh_tunable_descs[0]));
 
+static const struct {
+    const char *name, *list;
+} choices[] = {
+#define X(NAME, field, type, def, doc)
+#define WH_CHOICES(NAME, list) {#NAME, list},
+#include "util/tunables.def"
+#undef WH_CHOICES
+#undef X
+};
+
+const char *wh_tunable_choices(const char *name)
+{
+    for (size_t i = 0; i < sizeof choices / sizeof choices[0]; i++)
+        if (!strcmp(choices[i].name, name))
+            return choices[i].list;
+    return NULL;
+}
+
+/* v is one of the comma-separated words of list */
+static int in_list(const char *list, const char *v)
+{
+    size_t n = strlen(v);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == n && !strncasecmp(p, v, n))
+            return 1;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return 0;
+}
+
 const char *wh_tunable_type_name(wh_tunable_type_t t)
 {
     switch (t) {
@@ -89,10 +123,11 @@ int wh_tunables_load(char *err, size_t errlen)
         char env[96];
         snprintf(env, sizeof env, "WHARF_%s", d->name);
         const char *v = getenv(env);
-        if (v && wh_tunable_parse(d->type, v, field) != 0) {
+        const char *list = d->type == WH_TT_STR ? wh_tunable_choices(d->name) : NULL;
+        if (v && (wh_tunable_parse(d->type, v, field) != 0 || (list && !in_list(list, v)))) {
             if (rc == 0 && err)
                 snprintf(err, errlen, "invalid value '%s' for %s (expected %s)", v, env,
-                         wh_tunable_type_name(d->type));
+                         list ? list : wh_tunable_type_name(d->type));
             wh_tunable_parse(d->type, d->def, field);
             rc = -1;
         }

@@ -35,5 +35,7 @@ int wh_tunable_parse(wh_tunable_type_t t, const char *text, void *out);
 /* Current value as text. */
 void wh_tunable_format(const wh_tunable_desc_t *d, char *buf, size_t len);
 const char *wh_tunable_type_name(wh_tunable_type_t t);
+/* "a,b,c" for a string tunable with fixed choices (name without WHARF_), else NULL */
+const char *wh_tunable_choices(const char *name);
 
 #endif
