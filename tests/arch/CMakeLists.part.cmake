@@ -5,3 +5,32 @@ wh_unit_test(nodeheap ${CMAKE_SOURCE_DIR}/tests/unit/test_nodeheap.c)
 wh_unit_test(coord ${CMAKE_SOURCE_DIR}/tests/unit/test_coord.c)
 add_test(NAME arch.layers COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tools/check_layers.py ${CMAKE_SOURCE_DIR}/src)
 set_tests_properties(arch.layers PROPERTIES LABELS unit TIMEOUT 60)
+
+# Channel conformance: test_chan drives one channel's ops table between two
+# ranks (self: one rank).  name : channel : ranks : environment ("," separated).
+add_executable(test_chan ${CMAKE_SOURCE_DIR}/tests/unit/test_chan.c)
+target_link_libraries(test_chan PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,wh_internal>")
+target_compile_options(test_chan PRIVATE ${WH_WARN})
+set_target_properties(test_chan PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/unit)
+set(WH_CHAN_CONF
+  "self:self:1:WHARF_CHANNEL=auto"
+  "shm:shm:2:WHARF_CHANNEL=auto,WHARF_CMA=1"
+  "shm_nocma:shm:2:WHARF_CHANNEL=auto,WHARF_CMA=0"
+  "shm_tiny:shm:2:WHARF_CMA=1,WHARF_SHM_CELLS=2,WHARF_SHM_CELL_SIZE=64"
+  "net:net:2:WHARF_CHANNEL=net"
+  "net_queue:net:2:WHARF_CHANNEL=net,WHARF_NET_TX_BUFS=16,WHARF_NET_RX_BUFS=4,WHARF_NET_EAGER_MAX=1024"
+  "net_reorder:net:2:WHARF_CHANNEL=net,WHARF_NET_EAGER_MAX=65536,WHARF_NET_RX_BUFS=8"
+  "net_sockets:net:2:WHARF_CHANNEL=net,WHARF_NET_PROVIDER=sockets"
+  "net_shm:net:2:WHARF_CHANNEL=net,WHARF_NET_PROVIDER=shm")
+foreach(v ${WH_CHAN_CONF})
+  string(REPLACE ":" ";" parts "${v}")
+  list(GET parts 0 vname)
+  list(GET parts 1 vchan)
+  list(GET parts 2 vnp)
+  list(GET parts 3 venv)
+  string(REPLACE "," ";" venv "${venv}")
+  add_test(NAME chan.conformance.${vname}
+           COMMAND ${WHARFRUN} -n ${vnp} --timeout 240 $<TARGET_FILE:test_chan> ${vchan})
+  set_tests_properties(chan.conformance.${vname} PROPERTIES ENVIRONMENT "${venv}" TIMEOUT 300
+                       LABELS "unit;chan" PROCESSORS ${vnp})
+endforeach()
