@@ -27,4 +27,11 @@ extern wh_job_t wh_job;
 _Noreturn void wh_job_abort(int code, const char *msg);
 /* Register a cleanup run by wh_job_abort (async-signal-safe work only). */
 void wh_job_on_abort(void (*fn)(void));
+
+/* Fatal-signal dispositions around library code that installs its own
+ * handlers (provider initialization): save before, restore after. */
+#define WH_SIG_GUARDED 7
+struct sigaction;
+void wh_sig_save(struct sigaction *saved);          /* WH_SIG_GUARDED entries */
+void wh_sig_restore(const struct sigaction *saved);
 #endif

@@ -186,8 +186,7 @@ int wh_loc_join(void)
     if (!strcmp(wh_tun.node_fallback, "error"))
         return rc;
     snprintf(wh_loc.fail, sizeof wh_loc.fail, "%s", msg);
-    fprintf(stderr, "wharf: rank %d: warning: %s; using the network channel for every peer (WHARF_NODE_FALLBACK=net)\n",
-            wh_job.rank, msg);
+    WH_WARN("locality", "%s; using the network channel for every peer (WHARF_NODE_FALLBACK=net)", msg);
     return MPI_SUCCESS;
 }
 

@@ -34,3 +34,11 @@ foreach(v ${WH_CHAN_CONF})
   set_tests_properties(chan.conformance.${vname} PROPERTIES ENVIRONMENT "${venv}" TIMEOUT 300
                        LABELS "unit;chan" PROCESSORS ${vnp})
 endforeach()
+
+add_executable(crash_segv ${CMAKE_SOURCE_DIR}/tests/mpi/crash_segv.c)
+add_dependencies(crash_segv wh_headers)
+target_include_directories(crash_segv PRIVATE ${WH_INC})
+target_link_libraries(crash_segv PRIVATE mpi)
+set_target_properties(crash_segv PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/mpi)
+add_test(NAME arch.crash_signal COMMAND sh ${CMAKE_SOURCE_DIR}/tests/arch/crash.sh ${WHARFRUN} $<TARGET_FILE:crash_segv>)
+set_tests_properties(arch.crash_signal PROPERTIES LABELS "unit;nosan" TIMEOUT 150 PROCESSORS 2)

@@ -1,6 +1,7 @@
 /* Network channel: provider and interface choice, endpoint setup, address
  * exchange through PMI, finalize.  The ops table lives here. */
 #include <arpa/inet.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <stdio.h>
@@ -416,7 +417,10 @@ static int net_init(int phase, int *usable)
         int vallen = wh_pmi_max_vallen();
         char name[600];
         size_t cap = vallen > 0 && (size_t)vallen < sizeof name ? (size_t)vallen : sizeof name;
+        struct sigaction sigs[WH_SIG_GUARDED];
+        wh_sig_save(sigs); /* providers (psm2) install fatal-signal handlers of their own */
         wh_net_open(wh_job.rank, wh_job.size, name, cap, usable);
+        wh_sig_restore(sigs);
         snprintf(key, sizeof key, "net.%d", wh_job.rank);
         if (wh_pmi_put(key, *usable ? name : "-"))
             return wh_error(MPI_ERR_OTHER, "network channel: cannot publish key %s through PMI", key);
