@@ -262,6 +262,7 @@ badinput)
     check_bad 2 -n 2 --hostfile "$T/hf_bad" true
     check_bad 2 -n 2 --hostfile "$T/hf_bad2" true
     check_bad 2 -n 2 --hostfile "$T/missing" true
+    check_bad 2 -n 2 --hostfile /dev/zero true   # a device: bounded, an error
     check_bad 2 -n 2 --hosts a --hostfile "$T/hf_bad" true
     check_bad 2 -n 2 --hosts no-such-host.invalid --rsh "$A" true
     check_bad 2 -n 2 --hosts 127.0.0.2 --rsh "$T/no-such-agent" true

@@ -118,6 +118,21 @@ int wr_hosts_from_list(wr_opts_t *o, const char *list)
     return 0;
 }
 
+/* One line of at most cap - 1 bytes (NUL-terminated; longer lines are cut
+ * at cap - 1 bytes, which the caller sees as too long); returns its length. */
+static ssize_t read_line(FILE *f, char *buf, size_t cap)
+{
+    size_t n = 0;
+    int c;
+    while (n < cap - 1 && (c = getc(f)) != EOF) {
+        buf[n++] = (char)c;
+        if (c == '\n')
+            break;
+    }
+    buf[n] = '\0';
+    return (ssize_t)n;
+}
+
 int wr_hosts_from_file(wr_opts_t *o, const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -125,14 +140,22 @@ int wr_hosts_from_file(wr_opts_t *o, const char *path)
         wr_error("cannot open hostfile '%s': %s", path, strerror(errno));
         return -1;
     }
-    char line[4096], where[512];
+    char line[4098], where[512];
+    size_t total = 0;
+    ssize_t got;
     int lineno = 0, rc = 0;
-    while (rc == 0 && fgets(line, sizeof line, f)) {
+    /* bounded: a device or binary file (/dev/zero) must end with an error, not loop */
+    while (rc == 0 && (got = read_line(f, line, sizeof line)) > 0) {
         lineno++;
+        total += (size_t)got;
         snprintf(where, sizeof where, "hostfile %s line %d", path, lineno);
-        size_t l = strlen(line);
-        if (l == sizeof line - 1 && line[l - 1] != '\n') {
-            wr_error("%s: line too long", where);
+        if (memchr(line, '\0', (size_t)got)) {
+            wr_error("%s: NUL byte: not a text file", where);
+            rc = -1;
+            break;
+        }
+        if (got > 4096 || total > ((size_t)1 << 20) || lineno > 100000) {
+            wr_error("%s: %s", where, got > 4096 ? "line too long" : "file too large for a hostfile");
             rc = -1;
             break;
         }
