@@ -162,6 +162,42 @@ static void wr_cleanup_local_shm(const wr_job_t *job)
     }
 }
 
+/* A sentinel process removes the job's node regions once wharfrun is gone,
+ * however it went (kill -9 included: the ranks die with it through
+ * PR_SET_PDEATHSIG and cannot clean up themselves).  It waits for the end of
+ * a pipe whose only writer is wharfrun, then cleans twice (a rank killed
+ * inside open(O_CREAT) may finish creating its file a moment later). */
+static void wr_start_sentinel(const wr_job_t *job)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return;
+    pid_t pid = fork();
+    if (pid != 0) {
+        close(p[0]);
+        if (pid < 0)
+            close(p[1]);
+        return; /* wharfrun keeps the write end until it exits */
+    }
+    close(p[1]);
+    int null = open("/dev/null", O_RDWR);
+    for (int fd = 0; fd < 3 && null >= 0; fd++)
+        dup2(null, fd); /* whoever reads wharfrun's output must not wait for the sentinel */
+    if (null > 2)
+        close(null);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    char c;
+    while (read(p[0], &c, 1) < 0 && errno == EINTR)
+        ;
+    usleep(100 * 1000);
+    wr_cleanup_local_shm(job);
+    usleep(500 * 1000);
+    wr_cleanup_local_shm(job);
+    _exit(0);
+}
+
 /* Options and job live in static storage: what they point to stays
  * reachable until exit (wharfrun exits from several places). */
 static wr_opts_t o;
@@ -181,6 +217,7 @@ int main(int argc, char **argv)
     job = (wr_job_t){.o = &o, .n = o.np, .listen_fd = -1, .sigfd = -1};
     snprintf(job.jobid, sizeof job.jobid, "wharf-%d-%08x", (int)getpid(), wr_random32());
     job.connect_timeout = wr_connect_timeout();
+    wr_start_sentinel(&job);
     if (wr_make_ranks(&job) != 0)
         return 1;
     int any_remote = 0;
