@@ -1,0 +1,2 @@
+# Conformance corners found by an established MPI test suite (issue 15).
+wh_mpi_test(conf_requests_2 ${CMAKE_SOURCE_DIR}/tests/mpi/conf_requests.c 2)
