@@ -54,7 +54,8 @@ typedef struct wh_dtype {
     size_t basic_size;         /* packed bytes of one basic element (pairs: the sum of
                                   both members, e.g. 12 for MPI_DOUBLE_INT) */
     char name[MPI_MAX_OBJECT_NAME];
-    void *attrs;               /* attribute list (core attr code) */
+    struct wh_attr *attrs;     /* attribute list (core attr code; always updated in place:
+                                  delete callbacks may change it) */
     void *impl;                /* engine-private representation (dtype_impl.h) */
     /* ---- added by the datatype engine ---- */
     int dense;                 /* one element's data is one contiguous block at buf+true_lb

@@ -1,3 +1,4 @@
 # Conformance corners found by an established MPI test suite (issue 15).
 wh_mpi_test(conf_requests_2 ${CMAKE_SOURCE_DIR}/tests/mpi/conf_requests.c 2)
 wh_mpi_test(conf_errclass_1 ${CMAKE_SOURCE_DIR}/tests/mpi/conf_errclass.c 1)
+wh_mpi_test(conf_attr_2 ${CMAKE_SOURCE_DIR}/tests/mpi/conf_attr.c 2)
