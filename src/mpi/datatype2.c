@@ -143,11 +143,16 @@ WH_API int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resul
     static const char fname[] = "MPI_Type_get_name";
     wh_dtype_t *t;
     WH_CHECK_INIT(fname);
-    GET_TYPE(fname, datatype, t);
     CHK_NULL(fname, type_name, "type_name");
     CHK_NULL(fname, resultlen, "resultlen");
-    size_t n = strnlen(t->name, MPI_MAX_OBJECT_NAME - 1);
-    memcpy(type_name, t->name, n);
+    /* the null handle has a name too (MPICH returns it rather than an error) */
+    const char *name = "MPI_DATATYPE_NULL";
+    if (datatype != MPI_DATATYPE_NULL) {
+        GET_TYPE(fname, datatype, t);
+        name = t->name;
+    }
+    size_t n = strnlen(name, MPI_MAX_OBJECT_NAME - 1);
+    memcpy(type_name, name, n);
     type_name[n] = '\0';
     *resultlen = (int)n;
     return MPI_SUCCESS;

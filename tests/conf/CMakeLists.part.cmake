@@ -2,3 +2,4 @@
 wh_mpi_test(conf_requests_2 ${CMAKE_SOURCE_DIR}/tests/mpi/conf_requests.c 2)
 wh_mpi_test(conf_errclass_1 ${CMAKE_SOURCE_DIR}/tests/mpi/conf_errclass.c 1)
 wh_mpi_test(conf_attr_2 ${CMAKE_SOURCE_DIR}/tests/mpi/conf_attr.c 2)
+wh_mpi_test(conf_names_1 ${CMAKE_SOURCE_DIR}/tests/mpi/conf_names.c 1)
