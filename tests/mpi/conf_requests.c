@@ -53,6 +53,13 @@ int main(int argc, char **argv)
     int cnt = -1;
     MPI_OK(MPI_Get_count(&st, MPI_INT, &cnt));
     CHECK(cnt == 0, "count %d", cnt);
+    MPI_Message msg;
+    MPI_OK(MPI_Mprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &msg, &st));
+    CHECK(msg == MPI_MESSAGE_NO_PROC, "Mprobe(MPI_PROC_NULL) message 0x%x", (unsigned)msg);
+    MPI_OK(MPI_Mrecv(NULL, 0, MPI_DATATYPE_NULL, &msg, &st));
+    CHECK(st.MPI_SOURCE == MPI_PROC_NULL && msg == MPI_MESSAGE_NULL, "Mrecv(NO_PROC) source %d", st.MPI_SOURCE);
+    MPI_OK(MPI_Sendrecv(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0,
+                        MPI_COMM_WORLD, &st));
     /* a non-zero count still needs a datatype */
     int x = 0;
     MPI_FAILS(MPI_ERR_TYPE, MPI_Send(&x, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
