@@ -511,20 +511,46 @@ int wh_attr_get(const wh_attr_t *list, const wh_keyval_t *kv, void **val)
     return 0;
 }
 
+/* Unlink a (if still in list); returns 1 if it was there. */
+static int attr_unlink(wh_attr_t **list, const wh_attr_t *a)
+{
+    for (wh_attr_t **pp = list; *pp; pp = &(*pp)->next)
+        if (*pp == a) {
+            *pp = a->next;
+            return 1;
+        }
+    return 0;
+}
+
+static void attr_append_node(wh_attr_t **list, wh_attr_t *a)
+{
+    a->next = NULL;
+    while (*list)
+        list = &(*list)->next;
+    *list = a;
+}
+
+/* Delete the attribute a of list: it leaves the list before its delete
+ * callback runs, so the callback may delete (or look up) any other attribute
+ * of the object; if the callback fails, a goes back (as the newest). */
+static int attr_remove(wh_attr_t **list, int obj, wh_attr_t *a)
+{
+    attr_unlink(list, a);
+    int rc = call_delete(obj, a);
+    if (rc != MPI_SUCCESS) {
+        attr_append_node(list, a);
+        return rc;
+    }
+    keyval_release(attr_kv(a));
+    free(a);
+    return MPI_SUCCESS;
+}
+
 int wh_attr_delete(wh_attr_t **list, int obj, wh_keyval_t *kv)
 {
-    for (wh_attr_t **pp = list; *pp; pp = &(*pp)->next) {
-        wh_attr_t *a = *pp;
-        if (a->keyval != kv->obj.handle)
-            continue;
-        int rc = call_delete(obj, a);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        *pp = a->next;
-        free(a);
-        keyval_release(kv);
-        return MPI_SUCCESS;
-    }
+    for (wh_attr_t *a = *list; a; a = a->next)
+        if (a->keyval == kv->obj.handle)
+            return attr_remove(list, obj, a);
     return MPI_SUCCESS;
 }
 
@@ -546,20 +572,17 @@ int wh_attr_copy_all(const wh_attr_t *from, int oldobj, wh_attr_t **to)
     return MPI_SUCCESS;
 }
 
-/* Delete callbacks run newest first; on error the attributes not yet deleted stay. */
+/* Delete callbacks run newest first (each may delete other attributes of
+ * the object); on error the attributes not yet deleted stay. */
 int wh_attr_delete_all(wh_attr_t **list, int obj)
 {
     while (*list) {
-        wh_attr_t **pp = list;
-        while ((*pp)->next)
-            pp = &(*pp)->next;
-        wh_attr_t *a = *pp;
-        int rc = call_delete(obj, a);
+        wh_attr_t *a = *list;
+        while (a->next)
+            a = a->next;
+        int rc = attr_remove(list, obj, a);
         if (rc != MPI_SUCCESS)
             return rc;
-        *pp = NULL;
-        keyval_release(attr_kv(a));
-        free(a);
     }
     return MPI_SUCCESS;
 }

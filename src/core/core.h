@@ -112,7 +112,8 @@ void wh_keyval_free(wh_keyval_t *kv);
 /* Attribute lists of any object kind (obj = its handle, passed to callbacks).
  * Datatypes keep theirs in wh_dtype_t.attrs: MPI_Type_dup should call
  *   wh_attr_t *a = NULL; rc = wh_attr_copy_all(old->attrs, oldh, &a); new->attrs = a;
- * and MPI_Type_free  wh_attr_t *a = t->attrs; rc = wh_attr_delete_all(&a, h); t->attrs = a; */
+ * and MPI_Type_free  rc = wh_attr_delete_all(&t->attrs, h);  (always on the object's own
+ * list pointer, never a copy: delete callbacks may delete other attributes) */
 int wh_attr_set(wh_attr_t **list, int obj, wh_keyval_t *kv, void *val);
 int wh_attr_get(const wh_attr_t *list, const wh_keyval_t *kv, void **val); /* returns the flag */
 int wh_attr_delete(wh_attr_t **list, int obj, wh_keyval_t *kv);

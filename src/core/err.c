@@ -121,7 +121,12 @@ static struct {
 } ring[WH_ERR_RING];
 static unsigned next_seq;
 
-/* classes and codes added at run time: value WH_ERR_DYN_BASE + 1 + index */
+/* classes and codes added at run time: value WH_ERR_DYN_BASE + 1 + index.
+ * Removed entries are reused (most recently removed first, through a stack
+ * of free indices checked lazily: an index that was trimmed off the end or
+ * taken again is skipped when popped), and ndyn shrinks past dead entries at
+ * the end, so MPI_LASTUSEDCODE (WH_ERR_DYN_BASE + ndyn) stays the largest
+ * live value and every add/remove is amortized O(1). */
 typedef struct {
     int live;
     int is_class;
@@ -131,6 +136,7 @@ typedef struct {
 } dyn_t;
 static dyn_t *dyn;
 static int ndyn, dyncap;
+static int *dyn_free, nfree, freecap;
 int wh_err_lastusedcode = MPI_ERR_LASTCODE;
 
 static int builtin_class(int v) { return v >= 0 && v < WH_NCLASS && cls_tab[v].name != NULL; }
@@ -231,32 +237,63 @@ const char *wh_error_text(int code, char *buf, size_t len)
 
 /* ---------- run-time classes and codes ---------- */
 
-static void recompute_lastused(void)
+static void set_lastused(void)
 {
-    int last = MPI_ERR_LASTCODE;
-    for (int i = 0; i < ndyn; i++)
-        if (dyn[i].live)
-            last = WH_ERR_DYN_BASE + 1 + i;
-    wh_err_lastusedcode = last;
+    wh_err_lastusedcode = WH_ERR_DYN_BASE + ndyn;
+}
+
+/* a free index below ndyn, or -1 */
+static int pop_free(void)
+{
+    while (nfree > 0) {
+        int i = dyn_free[--nfree];
+        if (i < ndyn && !dyn[i].live)
+            return i;
+    }
+    return -1;
 }
 
 static int dyn_add(int is_class, int cls, int *out)
 {
-    if (ndyn >= INT32_MAX - WH_ERR_DYN_BASE - 1)
-        return wh_error(MPI_ERR_OTHER, "no more error classes or codes can be added");
-    if (ndyn == dyncap) {
-        int ncap = dyncap ? 2 * dyncap : 64;
-        dyn_t *n = realloc(dyn, (size_t)ncap * sizeof *n);
-        if (!n)
-            return wh_error(MPI_ERR_NO_MEM, "out of memory adding an error %s", is_class ? "class" : "code");
-        dyn = n;
-        dyncap = ncap;
+    int i = pop_free();
+    if (i < 0) {
+        if (ndyn >= INT32_MAX - WH_ERR_DYN_BASE - 1)
+            return wh_error(MPI_ERR_OTHER, "no more error classes or codes can be added");
+        if (ndyn == dyncap) {
+            int ncap = dyncap ? 2 * dyncap : 64;
+            dyn_t *n = realloc(dyn, (size_t)ncap * sizeof *n);
+            if (!n)
+                return wh_error(MPI_ERR_NO_MEM, "out of memory adding an error %s", is_class ? "class" : "code");
+            dyn = n;
+            dyncap = ncap;
+        }
+        i = ndyn++;
     }
-    int v = WH_ERR_DYN_BASE + 1 + ndyn;
-    dyn[ndyn++] = (dyn_t){.live = 1, .is_class = is_class, .cls = is_class ? v : cls};
+    int v = WH_ERR_DYN_BASE + 1 + i;
+    dyn[i] = (dyn_t){.live = 1, .is_class = is_class, .cls = is_class ? v : cls};
     *out = v;
-    recompute_lastused();
+    set_lastused();
     return MPI_SUCCESS;
+}
+
+/* retire entry d (its string already freed); caller holds err_lock */
+static void dyn_drop(dyn_t *d)
+{
+    *d = (dyn_t){0};
+    int i = (int)(d - dyn);
+    if (nfree == freecap) {
+        int ncap = freecap ? 2 * freecap : 64;
+        int *n = realloc(dyn_free, (size_t)ncap * sizeof *n);
+        if (n) {
+            dyn_free = n;
+            freecap = ncap;
+        }
+    }
+    if (nfree < freecap) /* out of memory: the value is just not reused */
+        dyn_free[nfree++] = i;
+    while (ndyn > 0 && !dyn[ndyn - 1].live)
+        ndyn--;
+    set_lastused();
 }
 
 int wh_err_add_class(int *cls)
@@ -333,8 +370,7 @@ int wh_err_remove(int v, int what)
                 c->ncodes--;
         }
         free(d->str);
-        *d = (dyn_t){0};
-        recompute_lastused();
+        dyn_drop(d);
     }
     pthread_mutex_unlock(&err_lock);
     if (problem)

@@ -54,7 +54,8 @@ typedef struct wh_dtype {
     size_t basic_size;         /* packed bytes of one basic element (pairs: the sum of
                                   both members, e.g. 12 for MPI_DOUBLE_INT) */
     char name[MPI_MAX_OBJECT_NAME];
-    void *attrs;               /* attribute list (core attr code) */
+    struct wh_attr *attrs;     /* attribute list (core attr code; always updated in place:
+                                  delete callbacks may change it) */
     void *impl;                /* engine-private representation (dtype_impl.h) */
     /* ---- added by the datatype engine ---- */
     int dense;                 /* one element's data is one contiguous block at buf+true_lb
@@ -208,9 +209,13 @@ int64_t wh_dtype_elements(const wh_dtype_t *t, uint64_t bytes);
  * overflows.  Used by MPI_Status_set_elements. */
 int64_t wh_dtype_elements_bytes(const wh_dtype_t *t, uint64_t nelem);
 
-/* Byte-swap every basic element of a packed native stream of (count, t) in
- * place (native <-> external32, which has the native sizes on LP64 Linux). */
-void wh_dtype_swap_stream(const wh_dtype_t *t, size_t count, void *stream);
+/* external32 (src/dtype/ext32.c): bytes of count elements of t in that
+ * representation (MPI_ERR_COUNT code on overflow), and conversion of a whole
+ * packed stream of (count, t) between native and external32 (the buffers
+ * hold count * t->size and wh_dtype_ext32_bytes bytes; they must not overlap). */
+int wh_dtype_ext32_bytes(const wh_dtype_t *t, MPI_Count count, size_t *bytes);
+void wh_dtype_to_ext32(const wh_dtype_t *t, size_t count, const void *native, void *ext);
+void wh_dtype_from_ext32(const wh_dtype_t *t, size_t count, const void *ext, void *native);
 
 /* Name of a predefined type ("MPI_INT"), or "" for derived types. */
 const char *wh_dtype_predef_name(MPI_Datatype h);

@@ -1,6 +1,6 @@
-/* Basic-element views of the packed stream: MPI_Get_elements counting, its
- * inverse for MPI_Status_set_elements, and per-element byte swapping for the
- * external32 representation.
+/* Basic-element views of the packed stream: MPI_Get_elements counting and
+ * its inverse for MPI_Status_set_elements (the external32 conversion walks
+ * the stream the same way: ext32.c).
  *
  * Every derived type except struct is a sequence of whole copies of one
  * `base` type, so the stream of any type is walked by recursion over
@@ -114,80 +114,4 @@ static int64_t bytes_part(const wh_dtype_t *t, uint64_t nel)
         nel -= pel;
     }
     return acc;
-}
-
-/* ---------- byte swapping ---------- */
-
-static void swap_bytes(unsigned char *p, size_t k)
-{
-    for (size_t i = 0, j = k - 1; i < j; i++, j--) {
-        unsigned char c = p[i];
-        p[i] = p[j];
-        p[j] = c;
-    }
-}
-
-static void swap_run(unsigned char *p, size_t k, size_t n)
-{
-    if (k <= 1)
-        return;
-    for (size_t i = 0; i < n; i++, p += k)
-        swap_bytes(p, k);
-}
-
-/* member sizes of one basic element: complex numbers and pairs swap per member */
-static void members(const wh_dtype_t *t, size_t *m1, size_t *m2)
-{
-    size_t f = pair_first(t->basic);
-    switch (t->basic) {
-    case WH_BT_CFLOAT: case WH_BT_CDOUBLE: case WH_BT_CLDOUBLE:
-        *m1 = *m2 = t->basic_size / 2;
-        return;
-    case WH_BT_BYTE: case WH_BT_PACKED: case WH_BT_CHAR: case WH_BT_SCHAR: case WH_BT_UCHAR:
-        *m1 = 1, *m2 = 0;
-        return;
-    default:
-        if (f) {
-            *m1 = f;
-            *m2 = t->basic_size - f;
-        } else {
-            *m1 = t->basic_size;
-            *m2 = 0;
-        }
-    }
-}
-
-/* swap n whole elements of t starting at p; returns the bytes consumed */
-static size_t swap_type(const wh_dtype_t *t, unsigned char *p, uint64_t n)
-{
-    size_t total = (size_t)(n * t->size);
-    if (t->size == 0 || n == 0)
-        return 0;
-    if (t->basic != WH_BT_NONE && t->basic_size) {
-        size_t m1, m2, cnt = total / t->basic_size;
-        members(t, &m1, &m2);
-        if (!m2) {
-            swap_run(p, m1, cnt);
-        } else {
-            for (size_t i = 0; i < cnt; i++, p += m1 + m2) {
-                swap_bytes(p, m1);
-                swap_bytes(p + m1, m2);
-            }
-        }
-        return total;
-    }
-    const wh_dtype_impl_t *im = im_of(t);
-    if (im->base) {
-        swap_type(im->base, p, n * (t->size / im->base->size));
-        return total;
-    }
-    for (uint64_t e = 0; e < n; e++)
-        for (size_t i = 0; i < im->nparts; i++)
-            p += swap_type(im->part_types[i], p, (uint64_t)im->part_bl[i]);
-    return total;
-}
-
-void wh_dtype_swap_stream(const wh_dtype_t *t, size_t count, void *stream)
-{
-    swap_type(t, stream, count);
 }

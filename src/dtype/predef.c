@@ -53,7 +53,9 @@ static const predef_t plain[] = {
     P(MPI_UINT32_T, uint32_t, WH_BT_UINT32),
     P(MPI_UINT64_T, uint64_t, WH_BT_UINT64),
     P(MPI_C_BOOL, bool, WH_BT_BOOL),
-    P(MPI_C_FLOAT_COMPLEX, float _Complex, WH_BT_CFLOAT),
+    /* MPI_C_COMPLEX and MPI_C_FLOAT_COMPLEX share the handle: the name is the
+       one the standard lists first (likewise MPI_LONG_LONG_INT above) */
+    P(MPI_C_COMPLEX, float _Complex, WH_BT_CFLOAT),
     P(MPI_C_DOUBLE_COMPLEX, double _Complex, WH_BT_CDOUBLE),
     P(MPI_C_LONG_DOUBLE_COMPLEX, long double _Complex, WH_BT_CLDOUBLE),
     P(MPI_AINT, MPI_Aint, WH_BT_AINT),

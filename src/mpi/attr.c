@@ -59,10 +59,12 @@ static const char *kind_name(int kind)
     return kind == WH_H_COMM ? "communicator" : kind == WH_H_DTYPE ? "datatype" : "window";
 }
 
-/* keyval handle -> object of the expected kind; raises MPI_ERR_KEYVAL on c */
+/* keyval handle -> object of the expected kind; raises MPI_ERR_KEYVAL on c.
+ * A keyval already freed by the user still resolves while attributes keep it
+ * alive: they can still be read, set and deleted (as in MPICH). */
 static int chk_keyval(wh_comm_t *c, const char *fname, int keyval, int kind, wh_keyval_t **out)
 {
-    wh_keyval_t *kv = wh_keyval_get(keyval);
+    wh_keyval_t *kv = wh_tab_get(&wh_keyval_tab, keyval);
     if (!kv) {
         if (keyval == MPI_KEYVAL_INVALID)
             return wh_raise_comm(c, fname, wh_error(MPI_ERR_KEYVAL, "keyval is MPI_KEYVAL_INVALID"));
@@ -123,7 +125,11 @@ static int free_keyval(const char *fname, int kind, int *keyval)
     int rc = chk_keyval(NULL, fname, *keyval, kind, &kv);
     if (rc)
         return rc;
-    wh_keyval_free(kv); /* attributes still using it keep it alive */
+    /* attributes still using it keep it alive; freeing it again meanwhile
+       (through a copy of the handle, or from a delete callback) is a no-op,
+       as in MPICH */
+    if (!kv->freed)
+        wh_keyval_free(kv);
     *keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }
@@ -269,9 +275,7 @@ WH_API int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attr
     int rc;
     if ((rc = chk_type(fname, datatype, &t)) || (rc = chk_keyval(NULL, fname, type_keyval, WH_H_DTYPE, &kv)))
         return rc;
-    wh_attr_t *list = t->attrs;
-    rc = wh_attr_set(&list, datatype, kv, attribute_val);
-    t->attrs = list;
+    rc = wh_attr_set(&t->attrs, datatype, kv, attribute_val);
     return rc == MPI_SUCCESS ? rc : wh_raise_comm(NULL, fname, rc);
 }
 WH_ALIAS(MPI_Type_set_attr, PMPI_Type_set_attr)
@@ -303,9 +307,7 @@ WH_API int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
     int rc;
     if ((rc = chk_type(fname, datatype, &t)) || (rc = chk_keyval(NULL, fname, type_keyval, WH_H_DTYPE, &kv)))
         return rc;
-    wh_attr_t *list = t->attrs;
-    rc = wh_attr_delete(&list, datatype, kv);
-    t->attrs = list;
+    rc = wh_attr_delete(&t->attrs, datatype, kv);
     return rc == MPI_SUCCESS ? rc : wh_raise_comm(NULL, fname, rc);
 }
 WH_ALIAS(MPI_Type_delete_attr, PMPI_Type_delete_attr)

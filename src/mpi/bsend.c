@@ -5,10 +5,12 @@
  * A buffered send packs the message into a block of the attached buffer and
  * starts an ordinary internal send of those bytes; the block is freed when
  * that send completes (noticed lazily: when space is needed, on detach or
- * flush, and at finalize).  Blocks are placed first-fit in address order;
- * each is [wh_bblk_t header][packed bytes], 16-byte aligned, so a message of
- * n bytes uses at most n + MPI_BSEND_OVERHEAD bytes of the buffer (including
- * the alignment loss at the start of the buffer).
+ * flush, and at finalize).  Blocks are placed first-fit in address order.
+ * Like MPICH, a message of n packed bytes takes exactly n + MPI_BSEND_OVERHEAD
+ * bytes of the buffer (its span), so programs that size their buffer by the
+ * standard's rule fit exactly as many messages as they planned and one more
+ * gets MPI_ERR_BUFFER.  Inside its span a block is [wh_bblk_t header][packed
+ * bytes] at the first 16-byte aligned address, which always fits.
  * With MPI_BUFFER_AUTOMATIC each message gets its own malloc'd copy. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,13 +24,16 @@
 
 typedef struct wh_bblk {
     struct wh_bblk *next; /* address order */
-    size_t size;          /* bytes from this header to the end of the block */
+    char *start;          /* the span: [start, start + span), holding this header */
+    size_t span;          /* packed bytes + MPI_BSEND_OVERHEAD */
     wh_req_t *req;        /* the internal send of the packed bytes */
     size_t len;           /* packed bytes */
+    size_t pad_;          /* keeps the header a multiple of WH_BALIGN */
 } wh_bblk_t;
 
 _Static_assert(sizeof(wh_bblk_t) % WH_BALIGN == 0, "block header keeps data aligned");
-_Static_assert(sizeof(wh_bblk_t) + 3 * (WH_BALIGN - 1) <= MPI_BSEND_OVERHEAD, "MPI_BSEND_OVERHEAD too small");
+/* alignment loss before the header + header + data rounded up <= span */
+_Static_assert(sizeof(wh_bblk_t) + 2 * (WH_BALIGN - 1) <= MPI_BSEND_OVERHEAD, "MPI_BSEND_OVERHEAD too small");
 
 typedef struct wh_bbuf {
     int attached, automatic;
@@ -151,17 +156,20 @@ static void buf_drain(wh_bbuf_t *b)
 /* First fit: a block for len packed bytes, linked in address order. */
 static wh_bblk_t *block_alloc(wh_bbuf_t *b, size_t len)
 {
-    size_t need = sizeof(wh_bblk_t) + ((len + WH_BALIGN - 1) & ~(size_t)(WH_BALIGN - 1));
+    if (len > SIZE_MAX - MPI_BSEND_OVERHEAD)
+        return NULL;
+    size_t span = len + MPI_BSEND_OVERHEAD;
     char *end = b->base + b->size;
-    char *lo = align_up(b->base);
+    char *lo = b->base;
     wh_bblk_t **pp = &b->blocks;
     for (;;) {
         wh_bblk_t *next = *pp;
-        char *hi = next ? (char *)next : end;
-        if (hi >= lo && (size_t)(hi - lo) >= need) {
-            wh_bblk_t *k = (wh_bblk_t *)lo;
+        char *hi = next ? next->start : end;
+        if (hi >= lo && (size_t)(hi - lo) >= span) {
+            wh_bblk_t *k = (wh_bblk_t *)align_up(lo);
             k->next = next;
-            k->size = need;
+            k->start = lo;
+            k->span = span;
             k->req = NULL;
             k->len = len;
             *pp = k;
@@ -169,7 +177,7 @@ static wh_bblk_t *block_alloc(wh_bbuf_t *b, size_t len)
         }
         if (!next)
             return NULL;
-        lo = align_up((char *)next + next->size);
+        lo = next->start + next->span;
         pp = &next->next;
     }
 }
@@ -183,19 +191,20 @@ static void block_unlink(wh_bbuf_t *b, wh_bblk_t *k)
         }
 }
 
+/* Largest message (packed bytes) that fits in one free piece of b. */
 static size_t largest_free(const wh_bbuf_t *b)
 {
     size_t best = 0;
-    char *lo = align_up(b->base), *end = b->base + b->size;
+    char *lo = b->base, *end = b->base + b->size;
     for (const wh_bblk_t *k = b->blocks;; k = k->next) {
-        char *hi = k ? (char *)k : end;
+        char *hi = k ? k->start : end;
         if (hi > lo && (size_t)(hi - lo) > best)
             best = (size_t)(hi - lo);
         if (!k)
             break;
-        lo = align_up((char *)k + k->size);
+        lo = k->start + k->span;
     }
-    return best > sizeof(wh_bblk_t) ? best - sizeof(wh_bblk_t) : 0;
+    return best > MPI_BSEND_OVERHEAD ? best - MPI_BSEND_OVERHEAD : 0;
 }
 
 /* The buffer a buffered send on c uses: c's own, else the process buffer. */
@@ -246,8 +255,8 @@ int wh_bsend(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag
                 pending++;
             rc = wh_error(MPI_ERR_BUFFER,
                           "buffered send of %zu bytes to rank %d needs %zu bytes of buffer space (message + "
-                          "MPI_BSEND_OVERHEAD %d) but the attached buffer of %zu bytes has only %zu bytes free in one "
-                          "piece (%d buffered message%s still in flight)",
+                          "MPI_BSEND_OVERHEAD %d) but the attached buffer of %zu bytes has room for a message of at "
+                          "most %zu bytes (%d buffered message%s still in flight)",
                           len, dest, len + MPI_BSEND_OVERHEAD, MPI_BSEND_OVERHEAD, b->size, largest_free(b), pending,
                           pending == 1 ? "" : "s");
             goto fail;

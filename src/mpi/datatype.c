@@ -697,9 +697,7 @@ WH_API int PMPI_Type_free(MPI_Datatype *datatype)
     if (t->predefined)
         return RAISE(fname, MPI_ERR_TYPE, "%s is a predefined datatype and cannot be freed", t->name);
     if (t->urefs == 1) { /* the last user handle (MPI_Type_get_contents hands out more) */
-        wh_attr_t *attrs = t->attrs;
-        rc = wh_attr_delete_all(&attrs, *datatype);
-        t->attrs = attrs;
+        rc = wh_attr_delete_all(&t->attrs, *datatype);
         if (rc)
             return wh_raise_comm(NULL, fname, rc);
     }

@@ -143,11 +143,16 @@ WH_API int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resul
     static const char fname[] = "MPI_Type_get_name";
     wh_dtype_t *t;
     WH_CHECK_INIT(fname);
-    GET_TYPE(fname, datatype, t);
     CHK_NULL(fname, type_name, "type_name");
     CHK_NULL(fname, resultlen, "resultlen");
-    size_t n = strnlen(t->name, MPI_MAX_OBJECT_NAME - 1);
-    memcpy(type_name, t->name, n);
+    /* the null handle has a name too (MPICH returns it rather than an error) */
+    const char *name = "MPI_DATATYPE_NULL";
+    if (datatype != MPI_DATATYPE_NULL) {
+        GET_TYPE(fname, datatype, t);
+        name = t->name;
+    }
+    size_t n = strnlen(name, MPI_MAX_OBJECT_NAME - 1);
+    memcpy(type_name, name, n);
     type_name[n] = '\0';
     *resultlen = (int)n;
     return MPI_SUCCESS;
@@ -309,6 +314,12 @@ static int chk_datarep(const char *fname, const char *datarep)
     return MPI_SUCCESS;
 }
 
+/* Bytes of (count, t) in representation rep. */
+static int rep_bytes(const wh_dtype_t *t, MPI_Count count, int rep, size_t *n)
+{
+    return rep == PK_EXTERNAL ? wh_dtype_ext32_bytes(t, count, n) : wh_dtype_bytes_checked(t, count, n);
+}
+
 static int pack_common(const char *fname, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
                        MPI_Count outsize, MPI_Count *position, int rep)
 {
@@ -322,7 +333,7 @@ static int pack_common(const char *fname, const void *inbuf, MPI_Count incount, 
     CHK_NULL(fname, position, "position");
     if (outsize < 0)
         return RAISE(fname, MPI_ERR_ARG, "outsize is negative (%lld)", (long long)outsize);
-    if ((rc = wh_dtype_bytes_checked(t, incount, &n)))
+    if ((rc = rep_bytes(t, incount, rep, &n)))
         return wh_raise_comm(NULL, fname, rc);
     MPI_Count pos = *position;
     if (pos < 0 || pos > outsize || (MPI_Count)n > outsize - pos)
@@ -333,10 +344,19 @@ static int pack_common(const char *fname, const void *inbuf, MPI_Count incount, 
         return MPI_SUCCESS;
     CHK_NULL(fname, outbuf, "outbuf");
     char *dst = (char *)outbuf + pos;
-    if ((rc = wh_dtype_pack(inbuf, (size_t)incount, t, 0, dst, n)))
+    if (rep == PK_EXTERNAL) { /* pack natively, then convert into place */
+        size_t nn = wh_dtype_bytes(t, (size_t)incount);
+        char *tmp = malloc(nn ? nn : 1);
+        if (!tmp)
+            return RAISE(fname, MPI_ERR_NO_MEM, "out of memory converting %zu bytes to external32", nn);
+        if ((rc = wh_dtype_pack(inbuf, (size_t)incount, t, 0, tmp, nn)) == MPI_SUCCESS)
+            wh_dtype_to_ext32(t, (size_t)incount, tmp, dst);
+        free(tmp);
+    } else {
+        rc = wh_dtype_pack(inbuf, (size_t)incount, t, 0, dst, n);
+    }
+    if (rc)
         return wh_raise_comm(NULL, fname, rc);
-    if (rep == PK_EXTERNAL)
-        wh_dtype_swap_stream(t, (size_t)incount, dst);
     *position = pos + (MPI_Count)n;
     return MPI_SUCCESS;
 }
@@ -354,7 +374,7 @@ static int unpack_common(const char *fname, const void *inbuf, MPI_Count insize,
     CHK_NULL(fname, position, "position");
     if (insize < 0)
         return RAISE(fname, MPI_ERR_ARG, "insize is negative (%lld)", (long long)insize);
-    if ((rc = wh_dtype_bytes_checked(t, outcount, &n)))
+    if ((rc = rep_bytes(t, outcount, rep, &n)))
         return wh_raise_comm(NULL, fname, rc);
     MPI_Count pos = *position;
     if (pos < 0 || pos > insize || (MPI_Count)n > insize - pos)
@@ -366,14 +386,15 @@ static int unpack_common(const char *fname, const void *inbuf, MPI_Count insize,
     CHK_NULL(fname, inbuf, "inbuf");
     const char *src = (const char *)inbuf + pos;
     char *tmp = NULL;
+    size_t nn = n;
     if (rep == PK_EXTERNAL) {
-        if (!(tmp = malloc(n)))
+        nn = wh_dtype_bytes(t, (size_t)outcount);
+        if (!(tmp = malloc(nn ? nn : 1)))
             return RAISE(fname, MPI_ERR_NO_MEM, "out of memory converting %zu bytes from external32", n);
-        memcpy(tmp, src, n);
-        wh_dtype_swap_stream(t, (size_t)outcount, tmp);
+        wh_dtype_from_ext32(t, (size_t)outcount, src, tmp);
         src = tmp;
     }
-    rc = wh_dtype_unpack(outbuf, (size_t)outcount, t, 0, src, n);
+    rc = wh_dtype_unpack(outbuf, (size_t)outcount, t, 0, src, nn);
     free(tmp);
     if (rc)
         return wh_raise_comm(NULL, fname, rc);
@@ -450,20 +471,20 @@ WH_API int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *positio
 WH_ALIAS(MPI_Unpack_c, PMPI_Unpack_c)
 
 static int pack_size(const char *fname, MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size,
-                     int chkcomm)
+                     int rep)
 {
     wh_dtype_t *t;
     size_t n;
     int rc;
     WH_CHECK_INIT(fname);
-    if (chkcomm && (rc = chk_pack_comm(fname, comm)))
+    if (rep == PK_NATIVE && (rc = chk_pack_comm(fname, comm)))
         return rc;
     if (incount < 0)
         return RAISE(fname, MPI_ERR_COUNT, "incount is negative (%lld)", (long long)incount);
     if ((rc = wh_dtype_check_comm(datatype, &t)))
         return wh_raise_comm(NULL, fname, rc);
     CHK_NULL(fname, size, "size");
-    if ((rc = wh_dtype_bytes_checked(t, incount, &n)))
+    if ((rc = rep_bytes(t, incount, rep, &n)))
         return wh_raise_comm(NULL, fname, rc);
     *size = (MPI_Count)n; /* exact: the packed format is the bare stream */
     return MPI_SUCCESS;
@@ -473,7 +494,7 @@ WH_API int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int
 {
     MPI_Count n;
     CHK_NULL("MPI_Pack_size", size, "size");
-    int rc = pack_size("MPI_Pack_size", incount, datatype, comm, &n, 1);
+    int rc = pack_size("MPI_Pack_size", incount, datatype, comm, &n, PK_NATIVE);
     if (rc)
         return rc;
     if (n > INT_MAX)
@@ -486,7 +507,7 @@ WH_ALIAS(MPI_Pack_size, PMPI_Pack_size)
 
 WH_API int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
-    return pack_size("MPI_Pack_size_c", incount, datatype, comm, size, 1);
+    return pack_size("MPI_Pack_size_c", incount, datatype, comm, size, PK_NATIVE);
 }
 WH_ALIAS(MPI_Pack_size_c, PMPI_Pack_size_c)
 
@@ -530,13 +551,12 @@ WH_API int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_C
 }
 WH_ALIAS(MPI_Unpack_external_c, PMPI_Unpack_external_c)
 
-/* external32 sizes equal the native ones on LP64 Linux */
 WH_API int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size)
 {
     static const char fname[] = "MPI_Pack_external_size";
     WH_CHECK_INIT(fname);
     int rc = chk_datarep(fname, datarep);
-    return rc ? rc : pack_size(fname, incount, datatype, MPI_COMM_NULL, size, 0);
+    return rc ? rc : pack_size(fname, incount, datatype, MPI_COMM_NULL, size, PK_EXTERNAL);
 }
 WH_ALIAS(MPI_Pack_external_size, PMPI_Pack_external_size)
 
@@ -545,7 +565,7 @@ WH_API int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI
     static const char fname[] = "MPI_Pack_external_size_c";
     WH_CHECK_INIT(fname);
     int rc = chk_datarep(fname, datarep);
-    return rc ? rc : pack_size(fname, incount, datatype, MPI_COMM_NULL, size, 0);
+    return rc ? rc : pack_size(fname, incount, datatype, MPI_COMM_NULL, size, PK_EXTERNAL);
 }
 WH_ALIAS(MPI_Pack_external_size_c, PMPI_Pack_external_size_c)
 

@@ -113,6 +113,24 @@ static void join(char *buf, size_t len, const char *s)
     snprintf(buf + o, len - o, "%s", s);
 }
 
+/* Processes the job was started with: the world size once initialized;
+ * before MPI_Init what the launcher told the process (PMI_SIZE, set by
+ * wharfrun and by MPICH's hydra), 1 for a singleton (no PMI environment),
+ * else unknown (0). */
+static int env_maxprocs(void)
+{
+    if (wh_job.size > 0)
+        return wh_job.size;
+    const char *v = getenv("PMI_SIZE");
+    if (v && *v) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        return !*end && n > 0 && n <= 0x7fffffff ? (int)n : 0;
+    }
+    const char *fd = getenv("PMI_FD"), *port = getenv("PMI_PORT");
+    return (!fd || !*fd) && (!port || !*port) ? 1 : 0;
+}
+
 static void env_fill(wh_info_t *inf, int argc, char **argv)
 {
     static const char *levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
@@ -139,8 +157,9 @@ static void env_fill(wh_info_t *inf, int argc, char **argv)
             }
         }
     }
-    if (wh_job.size > 0) {
-        snprintf(val, sizeof val, "%d", wh_job.size);
+    int np = env_maxprocs();
+    if (np > 0) {
+        snprintf(val, sizeof val, "%d", np);
         put(inf, "maxprocs", val);
     }
     char host[MPI_MAX_PROCESSOR_NAME] = "";
@@ -154,8 +173,11 @@ static void env_fill(wh_info_t *inf, int argc, char **argv)
         put(inf, "arch", u.machine);
     if (getcwd(val, sizeof val))
         put(inf, "wdir", val);
-    if (wh_job.initialized && wh_job.thread_level >= 0 && wh_job.thread_level <= 3)
-        put(inf, "thread_level", levels[wh_job.thread_level]);
+    /* the provided level once initialized; before, the level MPI_Init asks for
+       (wharf has no way to request one before the program starts) */
+    int level = wh_job.initialized ? wh_job.thread_level : MPI_THREAD_SINGLE;
+    if (level >= 0 && level <= 3)
+        put(inf, "thread_level", levels[level]);
 }
 
 /* ---------- internal API ---------- */

@@ -32,7 +32,14 @@ typedef struct wh_req_ops {
     void (*query)(wh_req_t *r);
     /* release a complete request (instead of wh_req_release) */
     void (*release)(wh_req_t *r);
-    /* MPI_Cancel of an active request; returns an MPI error code */
+    /* a wait/test/MPI_Request_free is about to release complete request r:
+       returns an error code reported when the request itself succeeded
+       (generalized requests call their free_fn here); called at most once
+       per request by the MPI layer, must tolerate a second call */
+    int (*finish)(wh_req_t *r);
+    /* MPI_Cancel of an active request; returns an MPI error code.  Kinds
+       with WH_REQ_CANCEL_DONE set also get complete requests (generalized
+       requests tell cancel_fn whether they were complete) */
     int (*cancel)(wh_req_t *r);
     /* MPI_Request_free of an active, incomplete request: finish it in the
        background and release it (default: r->user_freed = 1, which the
@@ -41,6 +48,7 @@ typedef struct wh_req_ops {
 } wh_req_ops_t;
 
 #define WH_REQ_KINDS 8
+#define WH_REQ_CANCEL_DONE(kind) ((kind) == WH_REQ_GREQ)
 #define WH_REQ_COMPOUND 6 /* src/mpi: MPI_Isendrecv(_replace), MPI_*iflush_buffer */
 extern const wh_req_ops_t *wh_req_kind_ops[WH_REQ_KINDS];
 
@@ -167,8 +175,15 @@ static inline int wh_chk_data(const char *fname, wh_comm_t *c, const void *buf, 
     if (__builtin_expect(count < 0, 0))
         return wh_p2p_bad(fname, c, WH_BAD_COUNT, count, "count");
     int rc = wh_dtype_check_comm(dth, dtp);
-    if (__builtin_expect(rc != MPI_SUCCESS, 0))
+    if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
+        /* an empty message may name no datatype at all (MPICH checks the type
+           only when count > 0): it moves as zero bytes */
+        if (count == 0 && dth == MPI_DATATYPE_NULL) {
+            *dtp = wh_dtype_get(MPI_BYTE);
+            return MPI_SUCCESS;
+        }
         return wh_p2p_raise(c, fname, rc);
+    }
     const wh_dtype_t *dt = *dtp;
     /* MPI_BOTTOM (NULL) is legal with a derived type holding absolute addresses */
     if (__builtin_expect(!buf && count > 0 && dt->size && (dt->predefined || dt->true_lb == 0), 0))

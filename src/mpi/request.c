@@ -70,9 +70,23 @@ wh_req_t *wh_req_new_done(int src)
     return r;
 }
 
+/* Another layer's last word before complete request r is released (the
+ * free_fn of a generalized request): its error becomes r's if r succeeded. */
+static void req_finish_hook(wh_req_t *r)
+{
+    if (__builtin_expect(r->kind > WH_REQ_RECV, 0)) {
+        const wh_req_ops_t *o = kind_ops(r);
+        int rc = o && o->finish ? o->finish(r) : MPI_SUCCESS;
+        if (r->err == MPI_SUCCESS)
+            r->err = rc;
+    }
+}
+
 /* r is complete and queried: report and release/deactivate it. */
 int wh_req_finish(wh_req_t *r, MPI_Request *h, MPI_Status *st)
 {
+    if (!r->persistent)
+        req_finish_hook(r);
     int err = r->err;
     wh_status_out(st, &r->status);
     if (r->persistent) {
@@ -212,7 +226,23 @@ WH_API int PMPI_Request_free(MPI_Request *request)
     if (!r)
         return wh_p2p_bad("MPI_Request_free", NULL, WH_BAD_REQUEST, *request, "request");
     if (wh_req_done(r) || wh_req_inactive(r)) {
+        int rc = MPI_SUCCESS;
+        if (!r->persistent) {
+            int before = r->err;
+            req_finish_hook(r);
+            rc = before == MPI_SUCCESS ? r->err : MPI_SUCCESS;
+        }
+        wh_comm_t *c = r->comm;
+        if (rc != MPI_SUCCESS && c)
+            c->obj.refs++; /* the handler runs on it after the release */
         wh_req_free_done(r);
+        *request = MPI_REQUEST_NULL;
+        if (rc != MPI_SUCCESS) {
+            rc = wh_p2p_raise(c, "MPI_Request_free", rc);
+            if (c)
+                wh_comm_release(c);
+        }
+        return rc;
     } else {
         /* active: completes in the background, released when it does */
         const wh_req_ops_t *o = kind_ops(r);
@@ -235,7 +265,7 @@ WH_API int PMPI_Cancel(MPI_Request *request)
     wh_req_t *r = wh_req_user(*request);
     if (!r)
         return wh_p2p_bad("MPI_Cancel", NULL, WH_BAD_REQUEST, *request, "request");
-    if (wh_req_inactive(r) || wh_req_done(r))
+    if (wh_req_inactive(r) || (wh_req_done(r) && !WH_REQ_CANCEL_DONE(r->kind)))
         return MPI_SUCCESS;
     if (r->kind == WH_REQ_RECV) {
         wh_cancel_recv(r); /* 0: already matched; it completes normally */
@@ -262,10 +292,13 @@ static int check_array(const char *fname, int count, const MPI_Request reqs[], c
 {
     if (count < 0)
         return wh_p2p_bad(fname, NULL, WH_BAD_COUNT, count, "count");
-    if (count > 0)
-        WH_CHK_PTR(fname, NULL, reqs, "array_of_requests");
-    WH_CHK_PTR(fname, NULL, statuses, "array_of_statuses");
     int n = 0;
+    if (count == 0) { /* empty: the arrays may be NULL (MPICH checks them only when count > 0) */
+        *nactive = 0;
+        return MPI_SUCCESS;
+    }
+    WH_CHK_PTR(fname, NULL, reqs, "array_of_requests");
+    WH_CHK_PTR(fname, NULL, statuses, "array_of_statuses");
     for (int i = 0; i < count; i++) {
         if (reqs[i] == MPI_REQUEST_NULL)
             continue;
@@ -325,6 +358,8 @@ static int report_done(const char *fname, MPI_Request reqs[], int count, const i
             continue;
         total++;
         req_query(r);
+        if (!keep && !r->persistent)
+            req_finish_hook(r);
         if (r->err != MPI_SUCCESS && nfail++ == 0) {
             first_idx = i;
             first_err = r->err;
@@ -439,7 +474,6 @@ static int any_common(const char *fname, int count, MPI_Request reqs[], int *ind
                       int block, int keep)
 {
     WH_CHK_PTR(fname, NULL, indx, "indx");
-    WH_CHK_PTR(fname, NULL, status, "status");
     int nact, rc = check_array(fname, count, reqs, status, &nact);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -447,7 +481,8 @@ static int any_common(const char *fname, int count, MPI_Request reqs[], int *ind
         *indx = MPI_UNDEFINED;
         if (flag)
             *flag = 1;
-        wh_status_empty(status);
+        if (status) /* NULL is allowed with count 0 */
+            wh_status_empty(status);
         return MPI_SUCCESS;
     }
     int i = find_done(count, reqs);

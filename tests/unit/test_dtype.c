@@ -627,12 +627,14 @@ static void test_elements(void)
     CHECK(wh_dtype_create_contig(3, t, &c) == MPI_SUCCESS);
     CHECK(wh_dtype_elements(c, 36 + 16) == 9);
     CHECK(wh_dtype_elements_bytes(c, 9) == 52 && wh_dtype_elements_bytes(c, 8) == 48);
-    /* swapping a repeated mixed struct goes element by element */
-    unsigned char s3[36];
+    /* external32 of a repeated mixed struct goes element by element */
+    unsigned char s3[36], x3[36];
     for (int i = 0; i < 36; i++)
         s3[i] = (unsigned char)i;
-    wh_dtype_swap_stream(c, 1, s3);
-    CHECK(s3[0] == 3 && s3[4] == 11 && s3[12] == 15 && s3[16] == 23 && s3[35] == 28);
+    size_t xb = 0;
+    CHECK(wh_dtype_ext32_bytes(c, 1, &xb) == MPI_SUCCESS && xb == 36);
+    wh_dtype_to_ext32(c, 1, s3, x3);
+    CHECK(x3[0] == 3 && x3[4] == 11 && x3[12] == 15 && x3[16] == 23 && x3[35] == 28);
     wh_dtype_user_free(c);
     CHECK(wh_dtype_elements(T(MPI_DOUBLE_INT), 12) == 2);
     CHECK(wh_dtype_elements(T(MPI_DOUBLE_INT), 8) == 1);
@@ -640,16 +642,27 @@ static void test_elements(void)
     CHECK(wh_dtype_elements(T(MPI_DOUBLE_INT), 4) == -1);
     CHECK(wh_dtype_elements(T(MPI_INT), 8) == 2 && wh_dtype_elements(T(MPI_INT), 6) == -1);
     CHECK(wh_dtype_elements_bytes(T(MPI_DOUBLE_INT), 3) == 20);
-    /* swap to external32 and back */
-    unsigned char s[12] = {1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 8};
-    wh_dtype_swap_stream(t, 1, s);
-    CHECK(s[0] == 4 && s[3] == 1 && s[4] == 8 && s[11] == 0);
-    wh_dtype_swap_stream(t, 1, s);
-    CHECK(s[0] == 1 && s[3] == 4 && s[11] == 8);
+    /* to external32 and back */
+    unsigned char s[12] = {1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 8}, x[12], back[12];
+    wh_dtype_to_ext32(t, 1, s, x);
+    CHECK(x[0] == 4 && x[3] == 1 && x[4] == 8 && x[11] == 0);
+    wh_dtype_from_ext32(t, 1, x, back);
+    CHECK(!memcmp(back, s, sizeof s));
     wh_dtype_user_free(t);
-    unsigned char p[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
-    wh_dtype_swap_stream(T(MPI_DOUBLE_INT), 1, p);
-    CHECK(p[0] == 8 && p[7] == 1 && p[8] == 12 && p[11] == 9);
+    unsigned char p[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, q[12];
+    wh_dtype_to_ext32(T(MPI_DOUBLE_INT), 1, p, q);
+    CHECK(q[0] == 8 && q[7] == 1 && q[8] == 12 && q[11] == 9);
+    /* MPI_LONG_INT: the long shrinks to 4 bytes */
+    struct {
+        long v;
+        int i;
+    } li = {-3, 5};
+    unsigned char nat[12], ext[8];
+    memcpy(nat, &li.v, 8);
+    memcpy(nat + 8, &li.i, 4);
+    CHECK(wh_dtype_ext32_bytes(T(MPI_LONG_INT), 2, &xb) == MPI_SUCCESS && xb == 16);
+    wh_dtype_to_ext32(T(MPI_LONG_INT), 1, nat, ext);
+    CHECK(ext[0] == 0xff && ext[3] == 0xfd && ext[4] == 0 && ext[7] == 5);
 }
 
 static void test_errors_and_refs(void)
