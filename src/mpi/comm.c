@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/comm.h"
 #include "mpi/reqapi.h"
 
 static int bad(wh_comm_t *c, const char *fname, int cls, const char *msg)
@@ -234,6 +235,30 @@ WH_ALIAS(MPI_Comm_set_info, PMPI_Comm_set_info)
 
 /* ---------- constructors ---------- */
 
+/* poll_fn of MPI_Comm_idup requests: the agreement advances from the
+ * progress hook of src/comm; this only identifies the request kind */
+static int idup_poll(wh_req_t *r)
+{
+    (void)r;
+    return 0;
+}
+
+/* called from progress when the idup's context id is agreed: complete the
+ * request unless MPI_Request_free released it already (the handle may have
+ * been reused: check that it is still this idup's request) */
+static void idup_complete(void *arg, int err)
+{
+    MPI_Request *cell = arg; /* holds the request's handle; identifies it while alive */
+    wh_req_t *r = wh_req_get(*cell);
+    free(cell);
+    if (!r || r->poll_fn != idup_poll || r->extra != arg)
+        return;
+    r->extra = NULL;
+    r->err = err;
+    r->status.MPI_ERROR = err;
+    __atomic_store_n(&r->complete, 1, __ATOMIC_RELEASE);
+}
+
 /* nb: the nonblocking variants, which return a request in *request */
 static int dup_common(const char *fname, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, int nb,
                       MPI_Request *request)
@@ -244,20 +269,35 @@ static int dup_common(const char *fname, MPI_Comm comm, MPI_Info info, MPI_Comm 
     if (rc || (rc = chk_info(c, fname, info)))
         return rc;
     WH_CHK_PTR(fname, c, newcomm, "newcomm");
-    if (nb)
-        WH_CHK_PTR(fname, c, request, "request");
-    if ((rc = wh_comm_dup(c, &n)) != MPI_SUCCESS)
+    if (!nb) {
+        if ((rc = wh_comm_dup(c, &n)) != MPI_SUCCESS)
+            return wh_raise_comm(c, fname, rc);
+        *newcomm = n->obj.handle;
+        return MPI_SUCCESS;
+    }
+    WH_CHK_PTR(fname, c, request, "request");
+    /* returns at once; the request completes from progress */
+    wh_req_t *r = wh_req_alloc(WH_REQ_COMPOUND);
+    MPI_Request *cell = malloc(sizeof *cell);
+    if (!r || !cell) {
+        free(cell);
+        if (r)
+            wh_req_release(r);
+        return bad(c, fname, MPI_ERR_NO_MEM, "out of memory allocating the request");
+    }
+    wh_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    *cell = r->obj.handle;
+    r->poll_fn = idup_poll;
+    r->extra = cell;
+    r->comm = c;
+    c->obj.refs++;
+    if ((rc = wh_comm_idup(c, &n, idup_complete, cell)) != MPI_SUCCESS) {
+        free(cell);
+        wh_req_release(r);
         return wh_raise_comm(c, fname, rc);
-    if (nb) {
-        /* the duplicate is made at once; the request is already complete */
-        wh_req_t *r = wh_req_new_done(MPI_ANY_SOURCE);
-        if (!r) {
-            wh_comm_free(n);
-            return bad(c, fname, MPI_ERR_NO_MEM, "out of memory allocating the request");
-        }
-        *request = r->obj.handle;
     }
     *newcomm = n->obj.handle;
+    *request = r->obj.handle;
     return MPI_SUCCESS;
 }
 

@@ -23,3 +23,8 @@ set_target_properties(mpit_err_fatal PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE
 add_test(NAME mpi.err_fatal COMMAND sh ${CMAKE_SOURCE_DIR}/tests/mpi/err_fatal.sh
          ${CMAKE_BINARY_DIR}/bin/wharfrun $<TARGET_FILE:mpit_err_fatal>)
 set_tests_properties(mpi.err_fatal PROPERTIES TIMEOUT 240 LABELS mpi PROCESSORS 3)
+
+# Communicator constructors, topologies and neighbourhood collectives (issues 7, 8, 15).
+foreach(np 1 2 3 5 8)
+  wh_mpi_test(comm_idup_${np} ${CMAKE_SOURCE_DIR}/tests/mpi/comm_idup.c ${np})
+endforeach()
