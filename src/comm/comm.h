@@ -67,6 +67,8 @@ int wh_comm_split(wh_comm_t *c, int color, int key, int strict, wh_comm_t **out)
 int wh_comm_create(wh_comm_t *c, wh_group_t *g, wh_comm_t **out);
 /* collective over the members of g only; tag separates concurrent calls */
 int wh_comm_create_group(wh_comm_t *c, wh_group_t *g, int tag, wh_comm_t **out);
+/* collective over c: a communicator of c's ranks 0..n-1 (NULL on the others) */
+int wh_comm_create_prefix(wh_comm_t *c, int n, wh_comm_t **out);
 /* copy c's topology to n (dup) */
 int wh_topo_copy(const wh_comm_t *c, wh_comm_t *n);
 

@@ -190,6 +190,27 @@ int wh_comm_create(wh_comm_t *c, wh_group_t *g, wh_comm_t **out)
     return wh_comm_make(c, g->size, g->wranks, g->rank, ctx, out);
 }
 
+int wh_comm_create_prefix(wh_comm_t *c, int n, wh_comm_t **out)
+{
+    *out = NULL;
+    int member = c->rank < n;
+    wh_cid_spec_t s = spec_all(c, member);
+    uint32_t ctx;
+    int rc = wh_cid_agree(&s, &ctx);
+    if (rc != MPI_SUCCESS || !member)
+        return rc;
+    int *wr = malloc((size_t)n * sizeof(int));
+    if (!wr) {
+        wh_ctx_release(ctx);
+        return wh_error(MPI_ERR_NO_MEM, "out of memory creating a communicator of %d ranks", n);
+    }
+    for (int i = 0; i < n; i++)
+        wr[i] = wh_comm_wrank(c, i);
+    rc = wh_comm_make(c, n, wr, c->rank, ctx, out);
+    free(wr);
+    return rc;
+}
+
 /* comm rank in c of world rank w, or -1 (O(size); only used when building) */
 static int comm_rank_of(const wh_comm_t *c, int w)
 {

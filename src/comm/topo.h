@@ -32,9 +32,24 @@ wh_topo_t *wh_topo_alloc(int kind, size_t nints);
 int wh_cart_rank_of(const wh_topo_t *t, const int *coords);
 void wh_cart_coords_of(const wh_topo_t *t, int rank, int *coords);
 
-/* Neighbour lists of the neighbourhood collectives (src/coll/neighbor.c):
- * sources (receive order) and destinations (send order); MPI_PROC_NULL
- * entries (non-periodic cartesian borders) included.  Arrays point into the
- * topology or into *tmp (to free). */
-int wh_topo_neighbors(const wh_comm_t *c, int *nin, const int **in, int *nout, const int **out, int **tmp);
+/* Neighbours of the calling rank for the neighbourhood collectives:
+ * sources in receive order, destinations in send order, MPI_PROC_NULL
+ * entries (non-periodic cartesian borders) included, and the tag offset
+ * of each message.  A cartesian dimension of size 1 or 2 (periodic) has the
+ * same process on both sides: the tag tells the directions apart. */
+typedef struct wh_nbrs {
+    int nin, nout;
+    int *in, *intag, *out, *outtag; /* in one allocation: free(in) */
+} wh_nbrs_t;
+int wh_topo_neighbors(const wh_comm_t *c, wh_nbrs_t *nb);
+
+/* ---------- constructors (topo.c); reorder is accepted and ignored ---------- */
+int wh_cart_create(wh_comm_t *c, int ndims, const int *dims, const int *periods, wh_comm_t **out);
+int wh_cart_sub(wh_comm_t *c, const int *remain, wh_comm_t **out);
+int wh_graph_create(wh_comm_t *c, int nnodes, const int *index, const int *edges, wh_comm_t **out);
+/* weights NULL: unweighted */
+int wh_dist_graph_adjacent(wh_comm_t *c, int indeg, const int *src, const int *srcw, int outdeg, const int *dst,
+                           const int *dstw, wh_comm_t **out);
+int wh_dist_graph_create(wh_comm_t *c, int n, const int *sources, const int *degrees, const int *dests,
+                         const int *weights, wh_comm_t **out);
 #endif

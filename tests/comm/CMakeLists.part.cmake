@@ -28,3 +28,6 @@ set_tests_properties(mpi.err_fatal PROPERTIES TIMEOUT 240 LABELS mpi PROCESSORS 
 foreach(np 1 2 3 5 8)
   wh_mpi_test(comm_idup_${np} ${CMAKE_SOURCE_DIR}/tests/mpi/comm_idup.c ${np})
 endforeach()
+foreach(np 1 2 3 6 8)
+  wh_mpi_test(topo_cart_${np} ${CMAKE_SOURCE_DIR}/tests/mpi/topo_cart.c ${np})
+endforeach()
