@@ -34,7 +34,8 @@ struct wh_cid_op {
     wh_req_t *reqs[WH_CID_MAXCHILD + 2];
     int nreq;
     int err;
-    uint32_t ctx;
+    int got;                  /* ids agreed so far */
+    uint32_t ctx[2];
     wh_cid_done_fn done;
     void *arg;
 };
@@ -79,21 +80,21 @@ static void combine(int32_t *v, const int32_t *in)
         v[1] = in[1];
 }
 
-static int post_recv(wh_cid_op_t *op, int32_t *buf, int src, wh_comm_t *c)
+static int post_recv(wh_cid_op_t *op, int32_t *buf, int src, int tag, wh_comm_t *c)
 {
     wh_req_t *r;
-    int rc = wh_irecv(buf, 2, wh_dtype_get(MPI_INT32_T), src, op->s.tag, c, WH_CTX_COLL, &r);
+    int rc = wh_irecv(buf, 2, wh_dtype_get(MPI_INT32_T), src, tag, c, WH_CTX_COLL, &r);
     if (rc == MPI_SUCCESS)
         op->reqs[op->nreq++] = r;
     return rc;
 }
 
-static int post_send(wh_cid_op_t *op, int32_t *buf, const int32_t *val, int dest, wh_comm_t *c)
+static int post_send(wh_cid_op_t *op, int32_t *buf, const int32_t *val, int dest, int tag, wh_comm_t *c)
 {
     wh_req_t *r;
     buf[0] = val[0];
     buf[1] = val[1];
-    int rc = wh_isend(buf, 2, wh_dtype_get(MPI_INT32_T), dest, op->s.tag, c, WH_CTX_COLL, WH_MODE_STD, &r);
+    int rc = wh_isend(buf, 2, wh_dtype_get(MPI_INT32_T), dest, tag, c, WH_CTX_COLL, WH_MODE_STD, &r);
     if (rc == MPI_SUCCESS)
         op->reqs[op->nreq++] = r;
     return rc;
@@ -166,10 +167,14 @@ static void phase_end(wh_cid_op_t *op)
         if (op->s.member) {
             drop_mine(op);
             wh_ctx_take(op->cand);
-            op->ctx = op->cand << 1;
+            op->ctx[op->got] = op->cand << 1;
         }
-        op->step = S_DONE;
-        return;
+        if (++op->got == op->s.nids) {
+            op->step = S_DONE;
+            return;
+        }
+        op->start = op->cand + 1;
+        op->phase = PH_PROPOSE;
     } else {
         WH_DEBUG("comm", "context id %u is taken at some participant; next round", op->cand);
         drop_mine(op);
@@ -196,21 +201,21 @@ static int advance(wh_cid_op_t *op)
         case S_BEGIN:
             phase_begin(op);
             for (int m = 1, k = 0; m < lb && me + m < n && rc == MPI_SUCCESS; m <<= 1, k++)
-                rc = post_recv(op, op->in[k], prank(op, me + m), c);
+                rc = post_recv(op, op->in[k], prank(op, me + m), op->s.tag, c);
             op->step = S_UP;
             break;
         case S_UP:
             for (int m = 1, k = 0; m < lb && me + m < n; m <<= 1, k++)
                 combine(op->val, op->in[k]);
             if (me) {
-                rc = post_send(op, op->sup, op->val, prank(op, me - lb), c);
+                rc = post_send(op, op->sup, op->val, prank(op, me - lb), op->s.tag, c);
                 if (rc == MPI_SUCCESS)
-                    rc = post_recv(op, op->val, prank(op, me - lb), c);
+                    rc = post_recv(op, op->val, prank(op, me - lb), op->s.tag, c);
                 op->step = S_DOWN;
             } else if (op->s.xcomm) {
-                rc = post_send(op, op->sx, op->val, op->s.xpeer, op->s.xcomm);
+                rc = post_send(op, op->sx, op->val, op->s.xpeer, op->s.xtag, op->s.xcomm);
                 if (rc == MPI_SUCCESS)
-                    rc = post_recv(op, op->xin, op->s.xpeer, op->s.xcomm);
+                    rc = post_recv(op, op->xin, op->s.xpeer, op->s.xtag, op->s.xcomm);
                 op->step = S_X;
             } else {
                 op->step = S_DOWN;
@@ -222,7 +227,7 @@ static int advance(wh_cid_op_t *op)
             break;
         case S_DOWN:
             for (int m = 1; m < lb && me + m < n && rc == MPI_SUCCESS; m <<= 1)
-                rc = post_send(op, op->sdown, op->val, prank(op, me + m), c);
+                rc = post_send(op, op->sdown, op->val, prank(op, me + m), op->s.tag, c);
             op->step = S_END;
             break;
         case S_END:
@@ -288,6 +293,8 @@ int wh_cid_start(const wh_cid_spec_t *s, wh_cid_done_fn done, void *arg, wh_cid_
         memcpy(op->prank, s->prank, (size_t)s->n * sizeof(int));
     }
     op->s.prank = NULL;
+    if (op->s.nids < 1 || op->s.nids > 2)
+        op->s.nids = 1;
     s->comm->obj.refs++;
     if (s->xcomm)
         s->xcomm->obj.refs++;
@@ -305,25 +312,26 @@ int wh_cid_start(const wh_cid_spec_t *s, wh_cid_done_fn done, void *arg, wh_cid_
 
 int wh_cid_result(const wh_cid_op_t *op, uint32_t *ctx)
 {
-    *ctx = op->ctx;
+    for (int i = 0; i < op->s.nids; i++)
+        ctx[i] = op->ctx[i];
     return op->err;
 }
 
 typedef struct {
     int finished, err;
-    uint32_t ctx;
+    uint32_t *ctx;
 } wh_cid_wait_t;
 
 static void wait_done(wh_cid_op_t *op, void *arg)
 {
     wh_cid_wait_t *w = arg;
-    w->err = wh_cid_result(op, &w->ctx);
+    w->err = wh_cid_result(op, w->ctx);
     w->finished = 1;
 }
 
 int wh_cid_agree(const wh_cid_spec_t *s, uint32_t *ctx)
 {
-    wh_cid_wait_t w = {0, 0, 0};
+    wh_cid_wait_t w = {0, 0, ctx};
     int rc = wh_cid_start(s, wait_done, &w, NULL);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -333,6 +341,5 @@ int wh_cid_agree(const wh_cid_spec_t *s, uint32_t *ctx)
         else
             wh_progress_idle(&idle);
     }
-    *ctx = w.ctx;
     return w.err;
 }

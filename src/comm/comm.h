@@ -34,18 +34,19 @@ typedef struct wh_cid_spec {
     wh_comm_t *comm;
     int n, me;
     const int *prank;   /* copied */
-    int tag;            /* internal tag on comm's (and xcomm's) collective context */
+    int tag;            /* internal tag on comm's collective context */
     wh_comm_t *xcomm;   /* NULL: no exchange between two groups */
-    int xpeer;
+    int xpeer, xtag;    /* the other root's rank in xcomm, tag on xcomm's collective context */
     int member;
+    int nids;           /* ids to agree on, 1 (0 means 1) or 2 (an intercommunicator and its local group) */
 } wh_cid_spec_t;
 
 /* Start an agreement.  done (may be NULL) runs from progress when it has
  * finished (successfully or not); the op is freed after it returns. */
 int wh_cid_start(const wh_cid_spec_t *s, wh_cid_done_fn done, void *arg, wh_cid_op_t **op);
-/* Result of a finished op (in the done callback): MPI error code, ctx. */
+/* Result of a finished op (in the done callback): MPI error code, ctx[nids]. */
 int wh_cid_result(const wh_cid_op_t *op, uint32_t *ctx);
-/* Blocking agreement: start, progress until finished, *ctx (0 for a nonmember). */
+/* Blocking agreement: start, progress until finished, ctx[nids] (0 for a nonmember). */
 int wh_cid_agree(const wh_cid_spec_t *s, uint32_t *ctx);
 /* Internal tag for the next agreement that is collective over every rank of c. */
 int wh_cid_tag(wh_comm_t *c);
@@ -53,6 +54,7 @@ int wh_cid_tag(wh_comm_t *c);
  * MPI_Intercomm_create (user tag) on the parent / peer collective context. */
 #define WH_TAG_CGROUP(tag) (-(1 << 30) - ((tag) & ((1 << 29) - 1)))
 #define WH_TAG_ICREATE(tag) (-(3 << 29) - ((tag) & ((1 << 28) - 1)))
+#define WH_TAG_FROMGROUPS(h) (-(7 << 28) - (int)((h) & ((1u << 27) - 1)))
 
 /* ---------- constructors (create.c) ---------- */
 /* new communicator over wranks[0..n) with my index me, parent's error handler */
@@ -76,4 +78,5 @@ int wh_topo_copy(const wh_comm_t *c, wh_comm_t *n);
 int wh_intercomm_create(wh_comm_t *local, int local_leader, wh_comm_t *peer, int remote_leader, int tag,
                         wh_comm_t **out);
 int wh_intercomm_merge(wh_comm_t *ic, int high, wh_comm_t **out);
+int wh_intercomm_split(wh_comm_t *ic, int color, int key, wh_comm_t **out); /* wh_comm_split does this for intercomms */
 #endif

@@ -36,13 +36,40 @@ static wh_cid_spec_t spec_all(wh_comm_t *c, int member)
     return (wh_cid_spec_t){.comm = c, .n = c->size, .me = c->rank, .tag = wh_cid_tag(c), .member = member};
 }
 
-/* the new communicator of a dup (context still to be set), with attributes and topology */
-static int dup_object(wh_comm_t *c, uint32_t ctx, wh_comm_t **out)
+/* agreement for a copy of c: one id for an intracommunicator; for an
+ * intercommunicator two (it and its local group), over both groups */
+static wh_cid_spec_t spec_copy(wh_comm_t *c)
+{
+    if (!c->is_inter)
+        return spec_all(c, 1);
+    wh_comm_t *l = c->local;
+    return (wh_cid_spec_t){.comm = l, .n = l->size, .me = l->rank, .tag = wh_cid_tag(l), .xcomm = c, .xpeer = 0,
+                           .xtag = wh_cid_tag(c), .member = 1, .nids = 2};
+}
+
+/* set the agreed context ids of a copy made by copy_object */
+static void copy_set_ctx(wh_comm_t *n, const uint32_t *ctx)
+{
+    n->ctx = ctx[0];
+    if (n->is_inter)
+        n->local->ctx = ctx[1];
+}
+
+/* the new communicator of a dup, with attributes and topology; contexts
+ * are set once agreed (0 until then: nothing to give back on release) */
+static int copy_object(wh_comm_t *c, wh_comm_t **out)
 {
     wh_comm_t *n = NULL;
-    int rc = wh_comm_make(c, c->size, c->wranks, c->rank, ctx, &n);
+    int rc = wh_comm_make(c, c->size, c->wranks, c->rank, 0, &n);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (c->is_inter) {
+        n->is_inter = 1;
+        if ((rc = wh_comm_make(c, c->local->size, c->local->wranks, c->local->rank, 0, &n->local)) != MPI_SUCCESS) {
+            wh_comm_release(n);
+            return rc;
+        }
+    }
     if ((rc = wh_topo_copy(c, n)) == MPI_SUCCESS && (rc = wh_attr_copy_all(c->attrs, c->obj.handle, &n->attrs)))
         wh_attr_delete_all(&n->attrs, n->obj.handle);
     if (rc != MPI_SUCCESS) {
@@ -56,15 +83,19 @@ static int dup_object(wh_comm_t *c, uint32_t ctx, wh_comm_t **out)
 int wh_comm_dup(wh_comm_t *c, wh_comm_t **out)
 {
     *out = NULL;
-    if (c->is_inter)
-        return wh_error(MPI_ERR_COMM, "duplicating an intercommunicator is not supported yet by wharf");
-    wh_cid_spec_t s = spec_all(c, 1);
-    uint32_t ctx;
-    int rc = wh_cid_agree(&s, &ctx);
+    wh_cid_spec_t s = spec_copy(c);
+    uint32_t ctx[2];
+    int rc = wh_cid_agree(&s, ctx);
     if (rc != MPI_SUCCESS)
         return rc;
-    if ((rc = dup_object(c, ctx, out)) != MPI_SUCCESS)
+    wh_comm_t *n;
+    if ((rc = copy_object(c, &n)) != MPI_SUCCESS) {
+        for (int i = 0; i < s.nids; i++)
+            wh_ctx_release(ctx[i]);
         return rc;
+    }
+    copy_set_ctx(n, ctx);
+    *out = n;
     return MPI_SUCCESS;
 }
 
@@ -77,9 +108,9 @@ typedef struct {
 static void idup_done(wh_cid_op_t *op, void *arg)
 {
     idup_t *x = arg;
-    uint32_t ctx;
-    int err = wh_cid_result(op, &ctx);
-    x->n->ctx = ctx;
+    uint32_t ctx[2] = {0, 0};
+    int err = wh_cid_result(op, ctx);
+    copy_set_ctx(x->n, ctx);
     x->fn(x->arg, err);
     wh_comm_release(x->n);
     free(x);
@@ -88,20 +119,18 @@ static void idup_done(wh_cid_op_t *op, void *arg)
 int wh_comm_idup(wh_comm_t *c, wh_comm_t **out, wh_comm_idup_done_fn fn, void *arg)
 {
     *out = NULL;
-    if (c->is_inter)
-        return wh_error(MPI_ERR_COMM, "duplicating an intercommunicator is not supported yet by wharf");
     idup_t *x = malloc(sizeof *x);
     if (!x)
         return wh_error(MPI_ERR_NO_MEM, "out of memory starting MPI_Comm_idup");
     wh_comm_t *n;
-    int rc = dup_object(c, 0, &n);
+    int rc = copy_object(c, &n);
     if (rc != MPI_SUCCESS) {
         free(x);
         return rc;
     }
     *x = (idup_t){n, fn, arg};
     n->obj.refs++; /* the agreement's reference until it sets the context */
-    wh_cid_spec_t s = spec_all(c, 1);
+    wh_cid_spec_t s = spec_copy(c);
     if ((rc = wh_cid_start(&s, idup_done, x, NULL)) != MPI_SUCCESS) {
         n->obj.refs--;
         wh_attr_delete_all(&n->attrs, n->obj.handle);
@@ -129,7 +158,7 @@ int wh_comm_split(wh_comm_t *c, int color, int key, int strict, wh_comm_t **out)
 {
     *out = NULL;
     if (c->is_inter)
-        return wh_error(MPI_ERR_COMM, "splitting an intercommunicator is not supported yet by wharf");
+        return wh_intercomm_split(c, color, key, out);
     int n = c->size, mine[2] = {color, key};
     int *all = malloc((size_t)n * 2 * sizeof(int));
     split_ent_t *ent = malloc((size_t)n * sizeof *ent);

@@ -1,7 +1,8 @@
 /* MPI communicator entry points: queries, names, info, and the collective
- * constructors (dup, split, split_type, create, create_group) and free.
- * Intercommunicators are not supported yet: every communicator is an
- * intracommunicator. */
+ * constructors (dup, idup, split, split_type, create, create_group) and
+ * free.  The constructors themselves are in src/comm; intercommunicators
+ * are made by comm_inter.c and can be queried, duplicated, split, merged
+ * and freed here. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +69,7 @@ WH_API int PMPI_Comm_size(MPI_Comm comm, int *size)
     if (rc)
         return rc;
     WH_CHK_PTR("MPI_Comm_size", c, size, "size");
-    *size = c->size;
+    *size = wh_comm_local_size(c);
     return MPI_SUCCESS;
 }
 WH_ALIAS(MPI_Comm_size, PMPI_Comm_size)
@@ -107,8 +108,10 @@ WH_API int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
     if (rc)
         return rc;
     WH_CHK_PTR("MPI_Comm_remote_size", c, size, "size");
-    (void)size;
-    return bad(c, "MPI_Comm_remote_size", MPI_ERR_COMM, "comm is an intracommunicator, not an intercommunicator");
+    if (!c->is_inter)
+        return bad(c, "MPI_Comm_remote_size", MPI_ERR_COMM, "comm is an intracommunicator, not an intercommunicator");
+    *size = c->size;
+    return MPI_SUCCESS;
 }
 WH_ALIAS(MPI_Comm_remote_size, PMPI_Comm_remote_size)
 
@@ -120,9 +123,38 @@ WH_API int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
     if (rc)
         return rc;
     WH_CHK_PTR("MPI_Comm_remote_group", c, group, "group");
-    return bad(c, "MPI_Comm_remote_group", MPI_ERR_COMM, "comm is an intracommunicator, not an intercommunicator");
+    if (!c->is_inter)
+        return bad(c, "MPI_Comm_remote_group", MPI_ERR_COMM, "comm is an intracommunicator, not an intercommunicator");
+    wh_group_t *g = wh_comm_remote_group(c);
+    if (!g)
+        return bad(c, "MPI_Comm_remote_group", MPI_ERR_NO_MEM, "out of memory creating the group");
+    *group = g->obj.handle;
+    return MPI_SUCCESS;
 }
 WH_ALIAS(MPI_Comm_remote_group, PMPI_Comm_remote_group)
+
+/* compare two rank lists: MPI_IDENT (same order), MPI_SIMILAR (same set) or
+ * MPI_UNEQUAL; -1 if out of memory */
+static int cmp_ranks(const wh_comm_t *a, const wh_comm_t *b)
+{
+    if (a->size != b->size)
+        return MPI_UNEQUAL;
+    int same_order = 1;
+    for (int i = 0; i < a->size && same_order; i++)
+        same_order = wh_comm_wrank(a, i) == wh_comm_wrank(b, i);
+    if (same_order)
+        return MPI_IDENT;
+    unsigned char *in = calloc((size_t)wh_job.size, 1);
+    if (!in)
+        return -1;
+    for (int i = 0; i < a->size; i++)
+        in[wh_comm_wrank(a, i)] = 1;
+    int same_set = 1;
+    for (int i = 0; i < b->size && same_set; i++)
+        same_set = in[wh_comm_wrank(b, i)];
+    free(in);
+    return same_set ? MPI_SIMILAR : MPI_UNEQUAL;
+}
 
 WH_API int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
@@ -136,27 +168,17 @@ WH_API int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
         *result = MPI_IDENT;
         return MPI_SUCCESS;
     }
-    if (a->size != b->size) {
+    if (a->is_inter != b->is_inter) {
         *result = MPI_UNEQUAL;
         return MPI_SUCCESS;
     }
-    int same_order = 1;
-    for (int i = 0; i < a->size && same_order; i++)
-        same_order = wh_comm_wrank(a, i) == wh_comm_wrank(b, i);
-    if (same_order) {
-        *result = MPI_CONGRUENT;
-        return MPI_SUCCESS;
-    }
-    unsigned char *in = calloc((size_t)wh_job.size, 1);
-    if (!in)
+    /* intercommunicators: both the local and the remote groups */
+    int r1 = cmp_ranks(a, b), r2 = a->is_inter ? cmp_ranks(a->local, b->local) : MPI_IDENT;
+    if (r1 < 0 || r2 < 0)
         return bad(a, "MPI_Comm_compare", MPI_ERR_NO_MEM, "out of memory");
-    for (int i = 0; i < a->size; i++)
-        in[wh_comm_wrank(a, i)] = 1;
-    int same_set = 1;
-    for (int i = 0; i < b->size && same_set; i++)
-        same_set = in[wh_comm_wrank(b, i)];
-    free(in);
-    *result = same_set ? MPI_SIMILAR : MPI_UNEQUAL;
+    *result = r1 == MPI_UNEQUAL || r2 == MPI_UNEQUAL ? MPI_UNEQUAL
+              : r1 == MPI_IDENT && r2 == MPI_IDENT   ? MPI_CONGRUENT
+                                                     : MPI_SIMILAR;
     return MPI_SUCCESS;
 }
 WH_ALIAS(MPI_Comm_compare, PMPI_Comm_compare)
@@ -359,6 +381,8 @@ WH_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
     if (rc || (rc = chk_info(c, fname, info)))
         return rc;
     WH_CHK_PTR(fname, c, newcomm, "newcomm");
+    if (c->is_inter)
+        return bad(c, fname, MPI_ERR_COMM, "comm is an intercommunicator (MPI_Comm_split_type needs an intracommunicator)");
     int color = MPI_UNDEFINED, strict = 0;
     const char *v;
     switch (split_type) {
@@ -404,6 +428,8 @@ WH_API int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     if (rc || (rc = chk_group(c, "MPI_Comm_create", group, &g)))
         return rc;
     WH_CHK_PTR("MPI_Comm_create", c, newcomm, "newcomm");
+    if (c->is_inter)
+        return bad(c, "MPI_Comm_create", MPI_ERR_COMM, "MPI_Comm_create of an intercommunicator is not supported yet by wharf");
     if ((rc = chk_subgroup(c, "MPI_Comm_create", g)))
         return rc;
     if ((rc = wh_comm_create(c, g, &n)) != MPI_SUCCESS)
@@ -425,6 +451,8 @@ WH_API int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_C
     WH_CHK_PTR(fname, c, newcomm, "newcomm");
     if (tag < 0)
         return wh_raise_comm(c, fname, wh_error(MPI_ERR_TAG, "invalid tag %d: tags must be in 0..MPI_TAG_UB (%d)", tag, INT_MAX));
+    if (c->is_inter)
+        return bad(c, fname, MPI_ERR_COMM, "comm is an intercommunicator (MPI_Comm_create_group needs an intracommunicator)");
     if ((rc = chk_subgroup(c, fname, g)))
         return rc;
     if (g->rank == MPI_UNDEFINED) { /* not a member (e.g. MPI_GROUP_EMPTY): nothing to agree on */
