@@ -69,13 +69,16 @@ int wh_comm_split(wh_comm_t *c, int color, int key, int strict, wh_comm_t **out)
 int wh_comm_create(wh_comm_t *c, wh_group_t *g, wh_comm_t **out);
 /* collective over the members of g only; tag separates concurrent calls */
 int wh_comm_create_group(wh_comm_t *c, wh_group_t *g, int tag, wh_comm_t **out);
+/* the same with an internal tag (MPI_Comm_create_from_group: WH_TAG_FROMGROUPS) */
+int wh_comm_create_group_itag(wh_comm_t *c, wh_group_t *g, int itag, wh_comm_t **out);
 /* collective over c: a communicator of c's ranks 0..n-1 (NULL on the others) */
 int wh_comm_create_prefix(wh_comm_t *c, int n, wh_comm_t **out);
 /* copy c's topology to n (dup) */
 int wh_topo_copy(const wh_comm_t *c, wh_comm_t *n);
 
 /* ---------- intercommunicators (inter.c) ---------- */
-int wh_intercomm_create(wh_comm_t *local, int local_leader, wh_comm_t *peer, int remote_leader, int tag,
+/* itag: internal tag of the leaders on peer's collective context (WH_TAG_ICREATE(user tag)) */
+int wh_intercomm_create(wh_comm_t *local, int local_leader, wh_comm_t *peer, int remote_leader, int itag,
                         wh_comm_t **out);
 int wh_intercomm_merge(wh_comm_t *ic, int high, wh_comm_t **out);
 int wh_intercomm_split(wh_comm_t *ic, int color, int key, wh_comm_t **out); /* wh_comm_split does this for intercomms */

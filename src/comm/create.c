@@ -253,6 +253,11 @@ static int comm_rank_of(const wh_comm_t *c, int w)
 
 int wh_comm_create_group(wh_comm_t *c, wh_group_t *g, int tag, wh_comm_t **out)
 {
+    return wh_comm_create_group_itag(c, g, WH_TAG_CGROUP(tag), out);
+}
+
+int wh_comm_create_group_itag(wh_comm_t *c, wh_group_t *g, int itag, wh_comm_t **out)
+{
     *out = NULL;
     if (c->is_inter)
         return wh_error(MPI_ERR_COMM, "MPI_Comm_create_group on an intercommunicator is not supported yet by wharf");
@@ -262,7 +267,7 @@ int wh_comm_create_group(wh_comm_t *c, wh_group_t *g, int tag, wh_comm_t **out)
         return wh_error(MPI_ERR_NO_MEM, "out of memory creating a communicator of %d ranks", n);
     for (int i = 0; i < n; i++)
         pr[i] = comm_rank_of(c, g->wranks[i]);
-    wh_cid_spec_t s = {.comm = c, .n = n, .me = g->rank, .prank = pr, .tag = WH_TAG_CGROUP(tag), .member = 1};
+    wh_cid_spec_t s = {.comm = c, .n = n, .me = g->rank, .prank = pr, .tag = itag, .member = 1};
     uint32_t ctx;
     int rc = wh_cid_agree(&s, &ctx);
     free(pr);

@@ -39,11 +39,11 @@ static int build(wh_comm_t *parent, int nl, const int *lw, int me, int nr, const
     return MPI_SUCCESS;
 }
 
-int wh_intercomm_create(wh_comm_t *lc, int local_leader, wh_comm_t *peer, int remote_leader, int tag,
+int wh_intercomm_create(wh_comm_t *lc, int local_leader, wh_comm_t *peer, int remote_leader, int itag,
                         wh_comm_t **out)
 {
     *out = NULL;
-    int itag = WH_TAG_ICREATE(tag), leader = lc->rank == local_leader, nl = lc->size, nr = 0, rc = MPI_SUCCESS;
+    int leader = lc->rank == local_leader, nl = lc->size, nr = 0, rc = MPI_SUCCESS;
     wh_dtype_t *idt = wh_dtype_get(MPI_INT);
     int *lw = wranks_of(lc), *rw = NULL;
     if (!lw)

@@ -1,8 +1,9 @@
 /* Intercommunicators between the even and the odd ranks of MPI_COMM_WORLD:
  * Intercomm_create (two choices of leaders), the queries (test_inter, size,
  * remote_size, group, remote_group, compare), point-to-point across, Comm_dup,
- * Comm_idup, Comm_split and Intercomm_merge (by high, and ties), free, and
- * the error cases. */
+ * Comm_idup, Comm_split and Intercomm_merge (by high, and ties), free,
+ * MPI_Comm_create_from_group / MPI_Intercomm_create_from_groups, and the
+ * error cases. */
 #include "p2p_check.h"
 
 static int nev, nodd; /* group sizes */
@@ -149,6 +150,32 @@ int main(int argc, char **argv)
     int mysize = par ? nodd : nev, other_last = world_of(!par, (par ? nev : nodd) - 1);
     MPI_OK(MPI_Intercomm_create(local, mysize - 1, MPI_COMM_WORLD, other_last, 7, &ic2));
     check_inter(ic2, 5);
+
+    p2p_setstep("Comm_create_from_group and Intercomm_create_from_groups");
+    MPI_Group wg, hg[2];
+    MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &wg));
+    for (int k = 0; k < 2; k++)
+        MPI_OK(MPI_Group_range_incl(wg, 1, (int[][3]){{k, p2p_size - 1, 2}}, &hg[k]));
+    MPI_Comm fc, fic;
+    MPI_OK(MPI_Comm_create_from_group(hg[par], "org.wharf.test.half", MPI_INFO_NULL, MPI_ERRORS_RETURN, &fc));
+    int fn, fr, fsum = 0;
+    MPI_OK(MPI_Comm_size(fc, &fn));
+    MPI_OK(MPI_Comm_rank(fc, &fr));
+    CHECK(fn == mysize && fr == p2p_rank / 2, "from_group size %d rank %d", fn, fr);
+    MPI_OK(MPI_Allreduce(&p2p_rank, &fsum, 1, MPI_INT, MPI_SUM, fc));
+    CHECK(fsum == (par ? nodd * nodd : nev * (nev - 1)), "from_group allreduce %d", fsum);
+    MPI_OK(MPI_Intercomm_create_from_groups(hg[par], 0, hg[!par], 0, "org.wharf.test.inter", MPI_INFO_NULL,
+                                            MPI_ERRORS_RETURN, &fic));
+    check_inter(fic, 6);
+    MPI_Errhandler eh;
+    MPI_OK(MPI_Comm_get_errhandler(fic, &eh));
+    CHECK(eh == MPI_ERRORS_RETURN, "errhandler of the new intercommunicator");
+    MPI_OK(MPI_Errhandler_free(&eh));
+    MPI_OK(MPI_Comm_free(&fic));
+    MPI_OK(MPI_Comm_free(&fc));
+    for (int k = 0; k < 2; k++)
+        MPI_OK(MPI_Group_free(&hg[k]));
+    MPI_OK(MPI_Group_free(&wg));
 
     p2p_setstep("errors");
     int x;
