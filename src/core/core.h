@@ -51,6 +51,7 @@ typedef struct wh_comm {
     int is_inter;
     struct wh_comm *local; /* intercommunicator: the local group as an intracommunicator (owned) */
     void *topo;            /* owned by src/comm: process topology, one allocation (free()d here) */
+    const char *hw_resource; /* static string: mpi_hw_resource_type of a split_type result, or NULL */
     void *coll_data;       /* owned by src/coll: cached topology-aware state */
 } wh_comm_t;
 

@@ -229,7 +229,8 @@ WH_API int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 }
 WH_ALIAS(MPI_Comm_get_name, PMPI_Comm_get_name)
 
-/* No communicator hints are used yet, so the info in use is always empty. */
+/* No communicator hints are used yet; the info in use holds only the
+ * mpi_hw_resource_type that MPI_Comm_split_type reports for its result. */
 WH_API int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
     WH_CHECK_INIT("MPI_Comm_get_info");
@@ -239,6 +240,8 @@ WH_API int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
         return rc;
     WH_CHK_PTR("MPI_Comm_get_info", c, info_used, "info_used");
     if ((rc = wh_info_new(info_used)) != MPI_SUCCESS)
+        return wh_raise_comm(c, "MPI_Comm_get_info", rc);
+    if (c->hw_resource && (rc = wh_info_put(*info_used, "mpi_hw_resource_type", c->hw_resource)) != MPI_SUCCESS)
         return wh_raise_comm(c, "MPI_Comm_get_info", rc);
     return MPI_SUCCESS;
 }
@@ -383,7 +386,7 @@ WH_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
     WH_CHK_PTR(fname, c, newcomm, "newcomm");
     if (c->is_inter)
         return bad(c, fname, MPI_ERR_COMM, "comm is an intercommunicator (MPI_Comm_split_type needs an intracommunicator)");
-    int color = MPI_UNDEFINED, strict = 0;
+    int color = MPI_UNDEFINED, strict = 0, hw = 0; /* hw: split by the shared-memory resource */
     const char *v;
     switch (split_type) {
     case MPI_UNDEFINED:
@@ -392,14 +395,15 @@ WH_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
         color = wh_job.my_host;
         break;
     case MPI_COMM_TYPE_HW_GUIDED:
-        /* the one resource type wharf knows: ranks sharing memory */
+        /* the one resource type wharf knows: ranks sharing memory (the node
+           groups of src/locality); any other value: MPI_COMM_NULL */
         v = wh_info_lookup(info, "mpi_hw_resource_type");
         if (v && !strcmp(v, "mpi_shared_memory"))
-            color = wh_job.my_host;
+            color = wh_job.my_host, hw = 1;
         break;
     case MPI_COMM_TYPE_HW_UNGUIDED:
         color = wh_job.my_host;
-        strict = 1;
+        strict = hw = 1;
         break;
     case MPI_COMM_TYPE_RESOURCE_GUIDED:
         v = wh_info_lookup(info, "mpi_pset_name");
@@ -407,6 +411,8 @@ WH_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
             color = 0;
         else if (v && !strcmp(v, "mpi://SELF"))
             color = c->rank;
+        else if (!v && (v = wh_info_lookup(info, "mpi_hw_resource_type")) && !strcmp(v, "mpi_shared_memory"))
+            color = wh_job.my_host, hw = 1;
         break;
     default:
         return wh_raise_comm(c, fname,
@@ -415,7 +421,12 @@ WH_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
                                       "MPI_COMM_TYPE_HW_UNGUIDED, MPI_COMM_TYPE_RESOURCE_GUIDED or MPI_UNDEFINED",
                                       split_type));
     }
-    return split_common(fname, c, color, key, strict, newcomm);
+    if ((rc = split_common(fname, c, color, key, strict, newcomm)) != MPI_SUCCESS || *newcomm == MPI_COMM_NULL)
+        return rc;
+    /* HW_UNGUIDED must say which resource it split by; the guided ones echo it */
+    if (hw)
+        wh_comm_get(*newcomm)->hw_resource = "mpi_shared_memory";
+    return MPI_SUCCESS;
 }
 WH_ALIAS(MPI_Comm_split_type, PMPI_Comm_split_type)
 
