@@ -18,11 +18,7 @@ LAYERS = ["util", "pmi", "core", "mem", "dtype", "op", "locality", "chan", "coor
 RANK = {d: i for i, d in enumerate(LAYERS)}
 
 # (file, included header) pairs allowed for now; each must still occur
-KNOWN = {
-    ("core/comm.c", "coll/coll.h"),   # communicator creation needs collectives: moving above coll
-    ("core/comm.c", "mpi/init.h"),
-    ("core/comm.c", "proto/p2p.h"),
-}
+KNOWN = set()
 
 
 def main():

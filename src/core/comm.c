@@ -1,33 +1,18 @@
 /* Communicators, groups, error handlers, keyvals and attribute lists: the
- * object tables, the builtin objects, context-id agreement and the
- * collective constructors (dup, split, create, create_group).
- *
- * Context ids: each process keeps a bitmap of free ids; a new communicator
- * takes the lowest id free at every participant, found by an allreduce(BAND)
- * of the bitmaps over the parent (or, for MPI_Comm_create_group, a tree
- * reduction over the group members only).  ctx = id << 1, so ctx | 1 is the
- * collective context.  id 0 is MPI_COMM_WORLD, id 1 MPI_COMM_SELF.  An id goes
- * back to the pool when the last reference to its communicator is dropped, so
- * requests still pending on a freed communicator keep their context. */
+ * object tables, the builtin objects and the context-id pool.  Creating
+ * communicators (agreeing on a context id over a parent, dup, split, ...)
+ * needs communication and lives above the collectives, in src/comm. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/coll.h"
 #include "core/core.h"
-#include "mpi/init.h"
-#include "proto/p2p.h"
 #include "util/log.h"
 
 wh_tab_t wh_comm_tab, wh_group_tab, wh_errh_tab, wh_keyval_tab;
 
-#define WH_CTX_IDS 4096
 #define WH_CTX_WORDS (WH_CTX_IDS / 64)
-/* internal tags of MPI_Comm_create_group on the parent's collective context:
- * negative (never a user or MPI_ANY_TAG value), one per user tag mod 2^29 */
-#define WH_TAG_CGROUP_BASE (-(1 << 30))
-#define WH_TAG_CGROUP(tag) (WH_TAG_CGROUP_BASE - ((tag) & ((1 << 29) - 1)))
 
 static uint64_t ctx_free[WH_CTX_WORDS]; /* bit set = id free here */
 
@@ -98,38 +83,22 @@ wh_keyval_t *wh_keyval_get(int keyval)
 
 /* ---------- context ids ---------- */
 
-static void ctx_release(uint32_t ctx)
+void wh_ctx_release(uint32_t ctx)
 {
     uint32_t id = ctx >> 1;
     if (id >= 2 && id < WH_CTX_IDS)
         ctx_free[id / 64] |= 1ull << (id % 64);
 }
 
-/* lowest id free in mask; member: take it here */
-static int ctx_pick(const uint64_t *mask, int member, uint32_t *ctx)
+int wh_ctx_is_free(uint32_t id)
 {
-    for (int w = 0; w < WH_CTX_WORDS; w++) {
-        if (!mask[w])
-            continue;
-        int b = __builtin_ctzll(mask[w]);
-        uint32_t id = (uint32_t)(w * 64 + b);
-        if (member)
-            ctx_free[w] &= ~(1ull << b);
-        *ctx = id << 1;
-        return MPI_SUCCESS;
-    }
-    return wh_error(MPI_ERR_OTHER, "out of communicator context ids: all %d are in use (free communicators you no longer need)",
-                    WH_CTX_IDS);
+    return id < WH_CTX_IDS && (ctx_free[id / 64] >> (id % 64) & 1);
 }
 
-/* collective over c: agree on an id free at every process of c */
-static int ctx_agree(wh_comm_t *c, int member, uint32_t *ctx)
+void wh_ctx_take(uint32_t id)
 {
-    uint64_t res[WH_CTX_WORDS];
-    int rc = wh_allreduce(ctx_free, res, WH_CTX_WORDS, MPI_UINT64_T, wh_dtype_get(MPI_UINT64_T), wh_op_get(MPI_BAND), c);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return ctx_pick(res, member, ctx);
+    if (id < WH_CTX_IDS)
+        ctx_free[id / 64] &= ~(1ull << (id % 64));
 }
 
 /* ---------- communicators ---------- */
@@ -175,9 +144,11 @@ void wh_comm_release(wh_comm_t *c)
     }
     if (c->group)
         wh_group_release(c->group);
+    free(c->topo);
+    wh_comm_release(c->local);
     wh_errh_release(wh_errh_get(c->errh));
     free((void *)c->wranks);
-    ctx_release(c->ctx);
+    wh_ctx_release(c->ctx);
     wh_tab_free(&wh_comm_tab, c);
 }
 
@@ -188,157 +159,6 @@ void wh_comm_set_errh(wh_comm_t *c, MPI_Errhandler h)
         n->obj.refs++;
     c->errh = h;
     wh_errh_release(old);
-}
-
-/* the new communicator for the members wranks[0..n) with my index me */
-static int comm_make(wh_comm_t *parent, int n, const int *wranks, int me, uint32_t ctx, wh_comm_t **out)
-{
-    wh_comm_t *c = wh_comm_new(n, wranks, me, ctx);
-    if (!c) {
-        ctx_release(ctx);
-        return wh_error(MPI_ERR_NO_MEM, "out of memory creating a communicator of %d ranks", n);
-    }
-    wh_comm_set_errh(c, parent->errh);
-    *out = c;
-    return MPI_SUCCESS;
-}
-
-int wh_comm_dup(wh_comm_t *c, wh_comm_t **out)
-{
-    uint32_t ctx;
-    *out = NULL;
-    int rc = ctx_agree(c, 1, &ctx);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    wh_comm_t *n;
-    if ((rc = comm_make(c, c->size, c->wranks, c->rank, ctx, &n)) != MPI_SUCCESS)
-        return rc;
-    rc = wh_attr_copy_all(c->attrs, c->obj.handle, &n->attrs);
-    if (rc != MPI_SUCCESS) {
-        wh_attr_delete_all(&n->attrs, n->obj.handle);
-        wh_comm_release(n);
-        return rc;
-    }
-    *out = n;
-    return MPI_SUCCESS;
-}
-
-typedef struct {
-    int key, rank;
-} split_ent_t;
-
-static int split_cmp(const void *a, const void *b)
-{
-    const split_ent_t *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return (x->rank > y->rank) - (x->rank < y->rank);
-}
-
-int wh_comm_split(wh_comm_t *c, int color, int key, int strict, wh_comm_t **out)
-{
-    *out = NULL;
-    int n = c->size, mine[2] = {color, key};
-    int *all = malloc((size_t)n * 2 * sizeof(int));
-    split_ent_t *ent = malloc((size_t)n * sizeof *ent);
-    int *wr = malloc((size_t)n * sizeof(int));
-    if (!all || !ent || !wr) {
-        free(all);
-        free(ent);
-        free(wr);
-        return wh_error(MPI_ERR_NO_MEM, "out of memory splitting a communicator of %d ranks", n);
-    }
-    wh_dtype_t *idt = wh_dtype_get(MPI_INT);
-    int rc = wh_allgather(mine, 2, idt, all, 2, idt, c);
-    if (rc == MPI_SUCCESS && strict) {
-        /* HW_UNGUIDED: only subsets strictly smaller than c */
-        int same = 1;
-        for (int i = 1; i < n && same; i++)
-            same = all[2 * i] == all[0];
-        if (same)
-            color = MPI_UNDEFINED;
-    }
-    uint32_t ctx = 0;
-    if (rc == MPI_SUCCESS)
-        rc = ctx_agree(c, color != MPI_UNDEFINED, &ctx);
-    if (rc == MPI_SUCCESS && color != MPI_UNDEFINED) {
-        int m = 0, me = -1;
-        for (int i = 0; i < n; i++)
-            if (all[2 * i] == color)
-                ent[m++] = (split_ent_t){all[2 * i + 1], i};
-        qsort(ent, (size_t)m, sizeof *ent, split_cmp);
-        for (int i = 0; i < m; i++) {
-            wr[i] = wh_comm_wrank(c, ent[i].rank);
-            if (ent[i].rank == c->rank)
-                me = i;
-        }
-        rc = comm_make(c, m, wr, me, ctx, out);
-    }
-    free(all);
-    free(ent);
-    free(wr);
-    return rc;
-}
-
-int wh_comm_create(wh_comm_t *c, wh_group_t *g, wh_comm_t **out)
-{
-    uint32_t ctx;
-    *out = NULL;
-    int member = g->rank != MPI_UNDEFINED;
-    int rc = ctx_agree(c, member, &ctx);
-    if (rc != MPI_SUCCESS || !member)
-        return rc;
-    return comm_make(c, g->size, g->wranks, g->rank, ctx, out);
-}
-
-/* comm rank in c of world rank w, or -1 (O(size); only used when building) */
-static int comm_rank_of(const wh_comm_t *c, int w)
-{
-    if (!c->wranks)
-        return w < c->size ? w : -1;
-    for (int i = 0; i < c->size; i++)
-        if (c->wranks[i] == w)
-            return i;
-    return -1;
-}
-
-int wh_comm_create_group(wh_comm_t *c, wh_group_t *g, int tag, wh_comm_t **out)
-{
-    *out = NULL;
-    int n = g->size, r = g->rank, itag = WH_TAG_CGROUP(tag);
-    uint64_t mask[WH_CTX_WORDS], in[WH_CTX_WORDS];
-    wh_dtype_t *bdt = wh_dtype_get(MPI_BYTE);
-    int rc = MPI_SUCCESS;
-    memcpy(mask, ctx_free, sizeof mask);
-    /* binomial reduction (AND) to group rank 0, then binomial broadcast */
-    int m;
-    for (m = 1; m < n; m <<= 1) {
-        if (r & m) {
-            rc = wh_send(mask, sizeof mask, bdt, comm_rank_of(c, g->wranks[r - m]), itag, c, WH_CTX_COLL);
-            break;
-        }
-        if (r + m < n) {
-            rc = wh_recv(in, sizeof in, bdt, comm_rank_of(c, g->wranks[r + m]), itag, c, WH_CTX_COLL, NULL);
-            if (rc != MPI_SUCCESS)
-                break;
-            for (int w = 0; w < WH_CTX_WORDS; w++)
-                mask[w] &= in[w];
-        }
-    }
-    if (rc != MPI_SUCCESS)
-        return rc;
-    /* m is now my lowest set bit (or the first power of two >= n for rank 0) */
-    if (r)
-        rc = wh_recv(mask, sizeof mask, bdt, comm_rank_of(c, g->wranks[r - m]), itag, c, WH_CTX_COLL, NULL);
-    for (m >>= 1; m > 0 && rc == MPI_SUCCESS; m >>= 1)
-        if (r + m < n)
-            rc = wh_send(mask, sizeof mask, bdt, comm_rank_of(c, g->wranks[r + m]), itag, c, WH_CTX_COLL);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    uint32_t ctx;
-    if ((rc = ctx_pick(mask, 1, &ctx)) != MPI_SUCCESS)
-        return rc;
-    return comm_make(c, n, g->wranks, r, ctx, out);
 }
 
 int wh_comm_free(wh_comm_t *c)
@@ -352,6 +172,8 @@ int wh_comm_free(wh_comm_t *c)
 
 wh_group_t *wh_comm_group(wh_comm_t *c)
 {
+    if (c->is_inter)
+        return wh_comm_group(c->local);
     if (!c->group) {
         int *w = NULL;
         if (!c->wranks) {
@@ -368,6 +190,11 @@ wh_group_t *wh_comm_group(wh_comm_t *c)
     if (!is_builtin(c->group->obj.handle))
         c->group->obj.refs++;
     return c->group;
+}
+
+wh_group_t *wh_comm_remote_group(wh_comm_t *c)
+{
+    return wh_group_new(c->size, c->wranks);
 }
 
 /* ---------- groups ---------- */

@@ -32,7 +32,12 @@ typedef struct wh_attr {
     void *value;
 } wh_attr_t;
 
-/* ---------- communicators ---------- */
+/* ---------- communicators ----------
+ * Intracommunicator: rank/size/wranks describe the one group.
+ * Intercommunicator (is_inter): rank is my rank in the local group, but
+ * size and wranks describe the REMOTE group, the ranks point-to-point calls
+ * address (so src/proto needs no special case); the local group is the
+ * intracommunicator `local` (its own context, for internal agreement). */
 typedef struct wh_comm {
     wh_obj_t obj;
     int rank, size;
@@ -43,7 +48,11 @@ typedef struct wh_comm {
     wh_attr_t *attrs;
     char name[MPI_MAX_OBJECT_NAME];
     uint32_t coll_seq;     /* collective sequence number (for internal tags) */
+    uint32_t cid_seq;      /* context-id agreements over this comm (src/comm: internal tags) */
     int is_inter;
+    struct wh_comm *local; /* intercommunicator: the local group as an intracommunicator (owned) */
+    void *topo;            /* owned by src/comm: process topology, one allocation (free()d here) */
+    const char *hw_resource; /* static string: mpi_hw_resource_type of a split_type result, or NULL */
     void *coll_data;       /* owned by src/coll: cached topology-aware state */
 } wh_comm_t;
 
@@ -52,15 +61,32 @@ static inline int wh_comm_wrank(const wh_comm_t *c, int r)
     return c->wranks ? c->wranks[r] : r;
 }
 
+/* size of the local group (MPI_Comm_size) */
+static inline int wh_comm_local_size(const wh_comm_t *c)
+{
+    return c->is_inter ? c->local->size : c->size;
+}
+
 /* Handle <-> object.  wh_comm_get returns NULL for invalid or freed handles. */
 wh_comm_t *wh_comm_get(MPI_Comm h);
 wh_group_t *wh_group_get(MPI_Group h);
 wh_errh_t *wh_errh_get(MPI_Errhandler h);
 
 /* Create a communicator over the world ranks wranks[0..n) (copied) with a
- * context id agreed by the caller; myrank is my index.  Used by comm.c. */
+ * context id agreed by the caller (src/comm); myrank is my index. */
 wh_comm_t *wh_comm_new(int n, const int *wranks, int myrank, uint32_t ctx);
 void wh_comm_release(wh_comm_t *c);
+
+/* ---------- context-id pool (src/core/comm.c) ----------
+ * Each process keeps the set of ids no communicator of its own uses; the
+ * agreement on a new id (src/comm/cid.c) takes one with wh_ctx_take.  ctx =
+ * id << 1, so ctx | 1 is the collective context; ids 0 and 1 are
+ * MPI_COMM_WORLD and MPI_COMM_SELF.  An id returns to the pool when the last
+ * reference to its communicator is dropped. */
+#define WH_CTX_IDS 4096
+int wh_ctx_is_free(uint32_t id);
+void wh_ctx_take(uint32_t id);
+void wh_ctx_release(uint32_t ctx); /* give back the id of ctx (ids 0 and 1 are never given back) */
 
 /* ---------- the job ---------- */
 
@@ -75,18 +101,18 @@ extern wh_tab_t wh_comm_tab, wh_group_tab, wh_errh_tab, wh_keyval_tab;
     } while (0)
 int wh_err_not_initialized(const char *fname);
 
-/* ---------- object management (src/core/comm.c) ---------- */
-/* Collective constructors over comm c (arguments checked by the caller).
- * *out is NULL where the calling process gets MPI_COMM_NULL. */
-int wh_comm_dup(wh_comm_t *c, wh_comm_t **out);        /* copies attributes and error handler */
-/* strict: MPI_COMM_TYPE_HW_UNGUIDED rule, a split that would keep every rank yields NULL */
-int wh_comm_split(wh_comm_t *c, int color, int key, int strict, wh_comm_t **out);
-int wh_comm_create(wh_comm_t *c, wh_group_t *g, wh_comm_t **out);
-/* collective over the members of g only; tag separates concurrent calls */
-int wh_comm_create_group(wh_comm_t *c, wh_group_t *g, int tag, wh_comm_t **out);
+/* ---------- object management (src/core/comm.c) ----------
+ * The collective constructors (dup, split, create, intercommunicators) are
+ * in src/comm (comm/comm.h). */
 /* MPI_Comm_free: runs attribute delete callbacks, then drops the user reference */
 int wh_comm_free(wh_comm_t *c);
-wh_group_t *wh_comm_group(wh_comm_t *c);             /* new reference; NULL if out of memory */
+wh_group_t *wh_comm_group(wh_comm_t *c);             /* local group, new reference; NULL if out of memory */
+wh_group_t *wh_comm_remote_group(wh_comm_t *c);      /* intercommunicator: new group; NULL if out of memory */
+
+/* MPI_Init / MPI_Finalize (called by src/mpi/init.c) */
+int wh_comm_init_world(void);
+void wh_comm_finalize_attrs(void); /* MPI_COMM_SELF attributes: first step of MPI_Finalize */
+void wh_comm_finalize(void);
 
 wh_group_t *wh_group_new(int n, const int *wranks);   /* copies wranks; NULL if out of memory */
 void wh_group_release(wh_group_t *g);                 /* drops one reference (builtins ignored) */

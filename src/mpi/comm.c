@@ -1,12 +1,14 @@
 /* MPI communicator entry points: queries, names, info, and the collective
- * constructors (dup, split, split_type, create, create_group) and free.
- * Intercommunicators are not supported yet: every communicator is an
- * intracommunicator. */
+ * constructors (dup, idup, split, split_type, create, create_group) and
+ * free.  The constructors themselves are in src/comm; intercommunicators
+ * are made by comm_inter.c and can be queried, duplicated, split, merged
+ * and freed here. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/comm.h"
 #include "mpi/reqapi.h"
 
 static int bad(wh_comm_t *c, const char *fname, int cls, const char *msg)
@@ -67,7 +69,7 @@ WH_API int PMPI_Comm_size(MPI_Comm comm, int *size)
     if (rc)
         return rc;
     WH_CHK_PTR("MPI_Comm_size", c, size, "size");
-    *size = c->size;
+    *size = wh_comm_local_size(c);
     return MPI_SUCCESS;
 }
 WH_ALIAS(MPI_Comm_size, PMPI_Comm_size)
@@ -106,8 +108,10 @@ WH_API int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
     if (rc)
         return rc;
     WH_CHK_PTR("MPI_Comm_remote_size", c, size, "size");
-    (void)size;
-    return bad(c, "MPI_Comm_remote_size", MPI_ERR_COMM, "comm is an intracommunicator, not an intercommunicator");
+    if (!c->is_inter)
+        return bad(c, "MPI_Comm_remote_size", MPI_ERR_COMM, "comm is an intracommunicator, not an intercommunicator");
+    *size = c->size;
+    return MPI_SUCCESS;
 }
 WH_ALIAS(MPI_Comm_remote_size, PMPI_Comm_remote_size)
 
@@ -119,9 +123,38 @@ WH_API int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
     if (rc)
         return rc;
     WH_CHK_PTR("MPI_Comm_remote_group", c, group, "group");
-    return bad(c, "MPI_Comm_remote_group", MPI_ERR_COMM, "comm is an intracommunicator, not an intercommunicator");
+    if (!c->is_inter)
+        return bad(c, "MPI_Comm_remote_group", MPI_ERR_COMM, "comm is an intracommunicator, not an intercommunicator");
+    wh_group_t *g = wh_comm_remote_group(c);
+    if (!g)
+        return bad(c, "MPI_Comm_remote_group", MPI_ERR_NO_MEM, "out of memory creating the group");
+    *group = g->obj.handle;
+    return MPI_SUCCESS;
 }
 WH_ALIAS(MPI_Comm_remote_group, PMPI_Comm_remote_group)
+
+/* compare two rank lists: MPI_IDENT (same order), MPI_SIMILAR (same set) or
+ * MPI_UNEQUAL; -1 if out of memory */
+static int cmp_ranks(const wh_comm_t *a, const wh_comm_t *b)
+{
+    if (a->size != b->size)
+        return MPI_UNEQUAL;
+    int same_order = 1;
+    for (int i = 0; i < a->size && same_order; i++)
+        same_order = wh_comm_wrank(a, i) == wh_comm_wrank(b, i);
+    if (same_order)
+        return MPI_IDENT;
+    unsigned char *in = calloc((size_t)wh_job.size, 1);
+    if (!in)
+        return -1;
+    for (int i = 0; i < a->size; i++)
+        in[wh_comm_wrank(a, i)] = 1;
+    int same_set = 1;
+    for (int i = 0; i < b->size && same_set; i++)
+        same_set = in[wh_comm_wrank(b, i)];
+    free(in);
+    return same_set ? MPI_SIMILAR : MPI_UNEQUAL;
+}
 
 WH_API int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
@@ -135,27 +168,17 @@ WH_API int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
         *result = MPI_IDENT;
         return MPI_SUCCESS;
     }
-    if (a->size != b->size) {
+    if (a->is_inter != b->is_inter) {
         *result = MPI_UNEQUAL;
         return MPI_SUCCESS;
     }
-    int same_order = 1;
-    for (int i = 0; i < a->size && same_order; i++)
-        same_order = wh_comm_wrank(a, i) == wh_comm_wrank(b, i);
-    if (same_order) {
-        *result = MPI_CONGRUENT;
-        return MPI_SUCCESS;
-    }
-    unsigned char *in = calloc((size_t)wh_job.size, 1);
-    if (!in)
+    /* intercommunicators: both the local and the remote groups */
+    int r1 = cmp_ranks(a, b), r2 = a->is_inter ? cmp_ranks(a->local, b->local) : MPI_IDENT;
+    if (r1 < 0 || r2 < 0)
         return bad(a, "MPI_Comm_compare", MPI_ERR_NO_MEM, "out of memory");
-    for (int i = 0; i < a->size; i++)
-        in[wh_comm_wrank(a, i)] = 1;
-    int same_set = 1;
-    for (int i = 0; i < b->size && same_set; i++)
-        same_set = in[wh_comm_wrank(b, i)];
-    free(in);
-    *result = same_set ? MPI_SIMILAR : MPI_UNEQUAL;
+    *result = r1 == MPI_UNEQUAL || r2 == MPI_UNEQUAL ? MPI_UNEQUAL
+              : r1 == MPI_IDENT && r2 == MPI_IDENT   ? MPI_CONGRUENT
+                                                     : MPI_SIMILAR;
     return MPI_SUCCESS;
 }
 WH_ALIAS(MPI_Comm_compare, PMPI_Comm_compare)
@@ -206,7 +229,8 @@ WH_API int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 }
 WH_ALIAS(MPI_Comm_get_name, PMPI_Comm_get_name)
 
-/* No communicator hints are used yet, so the info in use is always empty. */
+/* No communicator hints are used yet; the info in use holds only the
+ * mpi_hw_resource_type that MPI_Comm_split_type reports for its result. */
 WH_API int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
     WH_CHECK_INIT("MPI_Comm_get_info");
@@ -216,6 +240,8 @@ WH_API int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
         return rc;
     WH_CHK_PTR("MPI_Comm_get_info", c, info_used, "info_used");
     if ((rc = wh_info_new(info_used)) != MPI_SUCCESS)
+        return wh_raise_comm(c, "MPI_Comm_get_info", rc);
+    if (c->hw_resource && (rc = wh_info_put(*info_used, "mpi_hw_resource_type", c->hw_resource)) != MPI_SUCCESS)
         return wh_raise_comm(c, "MPI_Comm_get_info", rc);
     return MPI_SUCCESS;
 }
@@ -234,6 +260,30 @@ WH_ALIAS(MPI_Comm_set_info, PMPI_Comm_set_info)
 
 /* ---------- constructors ---------- */
 
+/* poll_fn of MPI_Comm_idup requests: the agreement advances from the
+ * progress hook of src/comm; this only identifies the request kind */
+static int idup_poll(wh_req_t *r)
+{
+    (void)r;
+    return 0;
+}
+
+/* called from progress when the idup's context id is agreed: complete the
+ * request unless MPI_Request_free released it already (the handle may have
+ * been reused: check that it is still this idup's request) */
+static void idup_complete(void *arg, int err)
+{
+    MPI_Request *cell = arg; /* holds the request's handle; identifies it while alive */
+    wh_req_t *r = wh_req_get(*cell);
+    free(cell);
+    if (!r || r->poll_fn != idup_poll || r->extra != arg)
+        return;
+    r->extra = NULL;
+    r->err = err;
+    r->status.MPI_ERROR = err;
+    __atomic_store_n(&r->complete, 1, __ATOMIC_RELEASE);
+}
+
 /* nb: the nonblocking variants, which return a request in *request */
 static int dup_common(const char *fname, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, int nb,
                       MPI_Request *request)
@@ -244,20 +294,35 @@ static int dup_common(const char *fname, MPI_Comm comm, MPI_Info info, MPI_Comm 
     if (rc || (rc = chk_info(c, fname, info)))
         return rc;
     WH_CHK_PTR(fname, c, newcomm, "newcomm");
-    if (nb)
-        WH_CHK_PTR(fname, c, request, "request");
-    if ((rc = wh_comm_dup(c, &n)) != MPI_SUCCESS)
+    if (!nb) {
+        if ((rc = wh_comm_dup(c, &n)) != MPI_SUCCESS)
+            return wh_raise_comm(c, fname, rc);
+        *newcomm = n->obj.handle;
+        return MPI_SUCCESS;
+    }
+    WH_CHK_PTR(fname, c, request, "request");
+    /* returns at once; the request completes from progress */
+    wh_req_t *r = wh_req_alloc(WH_REQ_COMPOUND);
+    MPI_Request *cell = malloc(sizeof *cell);
+    if (!r || !cell) {
+        free(cell);
+        if (r)
+            wh_req_release(r);
+        return bad(c, fname, MPI_ERR_NO_MEM, "out of memory allocating the request");
+    }
+    wh_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    *cell = r->obj.handle;
+    r->poll_fn = idup_poll;
+    r->extra = cell;
+    r->comm = c;
+    c->obj.refs++;
+    if ((rc = wh_comm_idup(c, &n, idup_complete, cell)) != MPI_SUCCESS) {
+        free(cell);
+        wh_req_release(r);
         return wh_raise_comm(c, fname, rc);
-    if (nb) {
-        /* the duplicate is made at once; the request is already complete */
-        wh_req_t *r = wh_req_new_done(MPI_ANY_SOURCE);
-        if (!r) {
-            wh_comm_free(n);
-            return bad(c, fname, MPI_ERR_NO_MEM, "out of memory allocating the request");
-        }
-        *request = r->obj.handle;
     }
     *newcomm = n->obj.handle;
+    *request = r->obj.handle;
     return MPI_SUCCESS;
 }
 
@@ -319,7 +384,9 @@ WH_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
     if (rc || (rc = chk_info(c, fname, info)))
         return rc;
     WH_CHK_PTR(fname, c, newcomm, "newcomm");
-    int color = MPI_UNDEFINED, strict = 0;
+    if (c->is_inter)
+        return bad(c, fname, MPI_ERR_COMM, "comm is an intercommunicator (MPI_Comm_split_type needs an intracommunicator)");
+    int color = MPI_UNDEFINED, strict = 0, hw = 0; /* hw: split by the shared-memory resource */
     const char *v;
     switch (split_type) {
     case MPI_UNDEFINED:
@@ -328,14 +395,15 @@ WH_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
         color = wh_job.my_host;
         break;
     case MPI_COMM_TYPE_HW_GUIDED:
-        /* the one resource type wharf knows: ranks sharing memory */
+        /* the one resource type wharf knows: ranks sharing memory (the node
+           groups of src/locality); any other value: MPI_COMM_NULL */
         v = wh_info_lookup(info, "mpi_hw_resource_type");
         if (v && !strcmp(v, "mpi_shared_memory"))
-            color = wh_job.my_host;
+            color = wh_job.my_host, hw = 1;
         break;
     case MPI_COMM_TYPE_HW_UNGUIDED:
         color = wh_job.my_host;
-        strict = 1;
+        strict = hw = 1;
         break;
     case MPI_COMM_TYPE_RESOURCE_GUIDED:
         v = wh_info_lookup(info, "mpi_pset_name");
@@ -343,6 +411,8 @@ WH_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
             color = 0;
         else if (v && !strcmp(v, "mpi://SELF"))
             color = c->rank;
+        else if (!v && (v = wh_info_lookup(info, "mpi_hw_resource_type")) && !strcmp(v, "mpi_shared_memory"))
+            color = wh_job.my_host, hw = 1;
         break;
     default:
         return wh_raise_comm(c, fname,
@@ -351,7 +421,12 @@ WH_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
                                       "MPI_COMM_TYPE_HW_UNGUIDED, MPI_COMM_TYPE_RESOURCE_GUIDED or MPI_UNDEFINED",
                                       split_type));
     }
-    return split_common(fname, c, color, key, strict, newcomm);
+    if ((rc = split_common(fname, c, color, key, strict, newcomm)) != MPI_SUCCESS || *newcomm == MPI_COMM_NULL)
+        return rc;
+    /* HW_UNGUIDED must say which resource it split by; the guided ones echo it */
+    if (hw)
+        wh_comm_get(*newcomm)->hw_resource = "mpi_shared_memory";
+    return MPI_SUCCESS;
 }
 WH_ALIAS(MPI_Comm_split_type, PMPI_Comm_split_type)
 
@@ -364,6 +439,8 @@ WH_API int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     if (rc || (rc = chk_group(c, "MPI_Comm_create", group, &g)))
         return rc;
     WH_CHK_PTR("MPI_Comm_create", c, newcomm, "newcomm");
+    if (c->is_inter)
+        return bad(c, "MPI_Comm_create", MPI_ERR_COMM, "MPI_Comm_create of an intercommunicator is not supported yet by wharf");
     if ((rc = chk_subgroup(c, "MPI_Comm_create", g)))
         return rc;
     if ((rc = wh_comm_create(c, g, &n)) != MPI_SUCCESS)
@@ -385,6 +462,8 @@ WH_API int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_C
     WH_CHK_PTR(fname, c, newcomm, "newcomm");
     if (tag < 0)
         return wh_raise_comm(c, fname, wh_error(MPI_ERR_TAG, "invalid tag %d: tags must be in 0..MPI_TAG_UB (%d)", tag, INT_MAX));
+    if (c->is_inter)
+        return bad(c, fname, MPI_ERR_COMM, "comm is an intercommunicator (MPI_Comm_create_group needs an intracommunicator)");
     if ((rc = chk_subgroup(c, fname, g)))
         return rc;
     if (g->rank == MPI_UNDEFINED) { /* not a member (e.g. MPI_GROUP_EMPTY): nothing to agree on */

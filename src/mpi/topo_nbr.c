@@ -1,0 +1,267 @@
+/* Blocking neighbourhood collectives over cartesian, graph and distributed
+ * graph communicators: MPI_Neighbor_allgather(v) and
+ * MPI_Neighbor_alltoall(v,w), with their large-count (_c) variants.
+ * Every variant describes its per-neighbour blocks (one side) with an
+ * nbr_side_t; one function checks them and hands the blocks to
+ * wh_neighbor_exchange (src/coll/neighbor.c).  MPI_IN_PLACE is not allowed
+ * (the standard has no in-place neighbourhood collectives). */
+#include <stdlib.h>
+
+#include "coll/coll.h"
+#include "coll/neighbor.h"
+#include "comm/topo.h"
+#include "mpi/api.h"
+
+typedef struct {
+    const void *buf;
+    MPI_Count count;           /* !vec: the count of every block */
+    int stride;                /* !vec: block i at i * count elements (0: every block is the same) */
+    int vec;                   /* counts[] and displs[] describe the blocks */
+    const MPI_Count *counts;
+    const MPI_Aint *displs;    /* in elements (in bytes when types is set) */
+    MPI_Datatype type;
+    const MPI_Datatype *types; /* per block (alltoallw) */
+    const char *bname, *cname, *dname, *tname;
+} nbr_side_t;
+
+/* the blocks of one side, checked; n = number of neighbours */
+static int side_blocks(const char *fname, wh_comm_t *c, const nbr_side_t *s, int n, const int *peer, const int *tag,
+                       wh_nbr_blk_t *b)
+{
+    int rc;
+    wh_dtype_t *dt = NULL;
+    if (s->vec && n > 0) {
+        if ((rc = wh_collchk_counts(fname, c, s->counts, n, s->cname)) ||
+            (rc = wh_collchk_ptr(fname, c, s->displs, s->dname)))
+            return rc;
+        if (s->types && (rc = wh_collchk_ptr(fname, c, s->types, s->tname)))
+            return rc;
+    }
+    if (!s->types && (rc = wh_collchk_buf(fname, c, s->buf, s->vec ? 0 : s->count, s->type, &dt, s->cname, s->bname)))
+        return rc;
+    for (int i = 0; i < n; i++) {
+        MPI_Count cnt = s->vec ? s->counts[i] : s->count;
+        if (s->vec && (rc = wh_collchk_buf(fname, c, s->buf, cnt, s->types ? s->types[i] : s->type, &dt, s->cname,
+                                           s->bname)))
+            return rc;
+        char *p = (char *)s->buf;
+        if (s->types)
+            p += s->displs[i];
+        else if (s->vec)
+            p += s->displs[i] * dt->extent;
+        else
+            p += (MPI_Aint)i * s->stride * (MPI_Aint)cnt * dt->extent;
+        b[i] = (wh_nbr_blk_t){.buf = p, .count = cnt, .dt = dt, .peer = peer[i], .tag = tag[i]};
+    }
+    return MPI_SUCCESS;
+}
+
+static int nbr_run(const char *fname, MPI_Comm comm, const nbr_side_t *snd, const nbr_side_t *rcv)
+{
+    WH_CHECK_INIT(fname);
+    wh_comm_t *c;
+    int rc = wh_collchk_comm(fname, comm, &c);
+    if (rc)
+        return rc;
+    if (!c->topo)
+        return wh_raise_comm(c, fname, wh_error(MPI_ERR_TOPOLOGY, "comm has no process topology (cartesian, graph or "
+                                                                  "distributed graph)"));
+    wh_nbrs_t nb;
+    if ((rc = wh_topo_neighbors(c, &nb)) != MPI_SUCCESS)
+        return wh_raise_comm(c, fname, rc);
+    wh_nbr_blk_t *blk = malloc(((size_t)nb.nin + (size_t)nb.nout + 1) * sizeof *blk);
+    if (!blk) {
+        free(nb.in);
+        return wh_raise_comm(c, fname, wh_error(MPI_ERR_NO_MEM, "out of memory for %d neighbours", nb.nin + nb.nout));
+    }
+    wh_nbr_blk_t *sb = blk, *rb = blk + nb.nout;
+    if (!(rc = side_blocks(fname, c, snd, nb.nout, nb.out, nb.outtag, sb)) &&
+        !(rc = side_blocks(fname, c, rcv, nb.nin, nb.in, nb.intag, rb))) {
+        if ((rc = wh_neighbor_exchange(nb.nout, sb, nb.nin, rb, c)) != MPI_SUCCESS)
+            rc = wh_raise_comm(c, fname, rc);
+    }
+    free(blk);
+    free(nb.in);
+    return rc;
+}
+
+/* in-degree (out = 0) or out-degree of comm, to widen int arrays; 0 when
+ * comm is not usable (nbr_run then reports the error) */
+static int degree(MPI_Comm comm, int out)
+{
+    wh_comm_t *c = wh_comm_get(comm);
+    wh_nbrs_t nb;
+    if (!c || c->is_inter || !c->topo || wh_topo_neighbors(c, &nb) != MPI_SUCCESS)
+        return 0;
+    free(nb.in);
+    return out ? nb.nout : nb.nin;
+}
+
+/* int counts/displacements of the non-_c variants as MPI_Count/MPI_Aint */
+static int widen(const char *fname, MPI_Comm comm, int out, const int *ic, const int *id, MPI_Count **oc,
+                 MPI_Aint **od, void **mem)
+{
+    return wh_collchk_widen(fname, wh_comm_get(comm), degree(comm, out), ic, id, oc, od, mem);
+}
+
+/* ---------- allgather(v) ---------- */
+
+#define SEND_ONE(b, n, t) {.buf = (b), .count = (n), .type = (t), .bname = "sendbuf", .cname = "sendcount"}
+
+static int allgather(const char *fname, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
+{
+    nbr_side_t s = SEND_ONE(sbuf, scount, stype);
+    nbr_side_t r = {.buf = rbuf, .count = rcount, .stride = 1, .type = rtype, .bname = "recvbuf", .cname = "recvcount"};
+    return nbr_run(fname, comm, &s, &r);
+}
+
+static int allgatherv(const char *fname, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                      const MPI_Count *rcounts, const MPI_Aint *displs, MPI_Datatype rtype, MPI_Comm comm)
+{
+    nbr_side_t s = SEND_ONE(sbuf, scount, stype);
+    nbr_side_t r = {.buf = rbuf, .vec = 1, .counts = rcounts, .displs = displs, .type = rtype, .bname = "recvbuf",
+                    .cname = "recvcounts", .dname = "displs"};
+    return nbr_run(fname, comm, &s, &r);
+}
+
+WH_API int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                   MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgather("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+WH_ALIAS(MPI_Neighbor_allgather, PMPI_Neighbor_allgather)
+
+WH_API int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgather("MPI_Neighbor_allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+WH_ALIAS(MPI_Neighbor_allgather_c, PMPI_Neighbor_allgather_c)
+
+WH_API int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    static const char fname[] = "MPI_Neighbor_allgatherv";
+    WH_CHECK_INIT(fname);
+    MPI_Count *rcn;
+    MPI_Aint *rd;
+    void *mem;
+    int rc = widen(fname, comm, 0, recvcounts, displs, &rcn, &rd, &mem);
+    if (rc)
+        return rc;
+    rc = allgatherv(fname, sendbuf, sendcount, sendtype, recvbuf, rcn, rd, recvtype, comm);
+    free(mem);
+    return rc;
+}
+WH_ALIAS(MPI_Neighbor_allgatherv, PMPI_Neighbor_allgatherv)
+
+WH_API int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                      const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                                      MPI_Comm comm)
+{
+    return allgatherv("MPI_Neighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                      comm);
+}
+WH_ALIAS(MPI_Neighbor_allgatherv_c, PMPI_Neighbor_allgatherv_c)
+
+/* ---------- alltoall(v,w) ---------- */
+
+static int alltoall(const char *fname, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                    MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
+{
+    nbr_side_t s = {.buf = sbuf, .count = scount, .stride = 1, .type = stype, .bname = "sendbuf", .cname = "sendcount"};
+    nbr_side_t r = {.buf = rbuf, .count = rcount, .stride = 1, .type = rtype, .bname = "recvbuf", .cname = "recvcount"};
+    return nbr_run(fname, comm, &s, &r);
+}
+
+/* stypes/rtypes NULL: one type each (alltoallv, displacements in elements) */
+static int alltoallvw(const char *fname, const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                      MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf, const MPI_Count *rcounts,
+                      const MPI_Aint *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes, MPI_Comm comm)
+{
+    nbr_side_t s = {.buf = sbuf, .vec = 1, .counts = scounts, .displs = sdispls, .type = stype, .types = stypes,
+                    .bname = "sendbuf", .cname = "sendcounts", .dname = "sdispls", .tname = "sendtypes"};
+    nbr_side_t r = {.buf = rbuf, .vec = 1, .counts = rcounts, .displs = rdispls, .type = rtype, .types = rtypes,
+                    .bname = "recvbuf", .cname = "recvcounts", .dname = "rdispls", .tname = "recvtypes"};
+    return nbr_run(fname, comm, &s, &r);
+}
+
+WH_API int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                  MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall("MPI_Neighbor_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+WH_ALIAS(MPI_Neighbor_alltoall, PMPI_Neighbor_alltoall)
+
+WH_API int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall("MPI_Neighbor_alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+WH_ALIAS(MPI_Neighbor_alltoall_c, PMPI_Neighbor_alltoall_c)
+
+WH_API int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                                   MPI_Comm comm)
+{
+    static const char fname[] = "MPI_Neighbor_alltoallv";
+    WH_CHECK_INIT(fname);
+    MPI_Count *sc, *rcn;
+    MPI_Aint *sd, *rd;
+    void *smem, *rmem;
+    int rc = widen(fname, comm, 1, sendcounts, sdispls, &sc, &sd, &smem);
+    if (rc)
+        return rc;
+    if ((rc = widen(fname, comm, 0, recvcounts, rdispls, &rcn, &rd, &rmem))) {
+        free(smem);
+        return rc;
+    }
+    rc = alltoallvw(fname, sendbuf, sc, sd, sendtype, NULL, recvbuf, rcn, rd, recvtype, NULL, comm);
+    free(smem);
+    free(rmem);
+    return rc;
+}
+WH_ALIAS(MPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallv)
+
+WH_API int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoallvw("MPI_Neighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts,
+                      rdispls, recvtype, NULL, comm);
+}
+WH_ALIAS(MPI_Neighbor_alltoallv_c, PMPI_Neighbor_alltoallv_c)
+
+WH_API int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    static const char fname[] = "MPI_Neighbor_alltoallw";
+    WH_CHECK_INIT(fname);
+    MPI_Count *sc, *rcn;
+    MPI_Aint *unused;
+    void *smem, *rmem;
+    int rc = widen(fname, comm, 1, sendcounts, NULL, &sc, &unused, &smem);
+    if (rc)
+        return rc;
+    if ((rc = widen(fname, comm, 0, recvcounts, NULL, &rcn, &unused, &rmem))) {
+        free(smem);
+        return rc;
+    }
+    rc = alltoallvw(fname, sendbuf, sc, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, rcn, rdispls, MPI_DATATYPE_NULL,
+                    recvtypes, comm);
+    free(smem);
+    free(rmem);
+    return rc;
+}
+WH_ALIAS(MPI_Neighbor_alltoallw, PMPI_Neighbor_alltoallw)
+
+WH_API int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    return alltoallvw("MPI_Neighbor_alltoallw_c", sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf,
+                      recvcounts, rdispls, MPI_DATATYPE_NULL, recvtypes, comm);
+}
+WH_ALIAS(MPI_Neighbor_alltoallw_c, PMPI_Neighbor_alltoallw_c)
