@@ -14,3 +14,12 @@ endforeach()
 foreach(np 2 3 4 8)
   wh_mpi_test(coll.errors.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_errors.c ${np})
 endforeach()
+# Nonblocking and persistent collectives (schedules, src/coll/sched*.c): one
+# program, run as MPI_I* and as MPI_*_init + MPI_Start ("persist").
+foreach(np 1 2 3 4 5 8)
+  wh_mpi_test(coll.nbc.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_nbc.c ${np})
+  wh_mpi_test(coll.persist.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_nbc.c ${np} persist)
+endforeach()
+foreach(np 2 3 5)
+  wh_mpi_test(coll.nbc_progress.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_nbc_progress.c ${np})
+endforeach()
