@@ -1,10 +1,12 @@
 /* Schedule builders of the collectives that move data without reducing it:
- * barrier (dissemination), broadcast (binomial tree), gather(v) and
+ * barrier (dissemination), broadcast (binomial tree; large messages: binomial
+ * scatter of the packed bytes, then a ring allgather, as ring.c), gather(v) and
  * scatter(v) (the root talks to every rank; all messages in flight at once),
  * allgather(v) (ring) and all-to-all (v, w) (every pair at once, posted in
  * pairwise-exchange order so that no rank is everybody's first target). */
 #include "coll/algo.h"
 #include "coll/sched.h"
+#include "util/tunables.h"
 
 /* lowest set bit of vr, or the smallest power of two >= n for the root */
 static int lowbit(int vr, int n)
@@ -26,12 +28,66 @@ int wh_sched_barrier(wh_sched_t *s)
     return s->build_err;
 }
 
+/* segment i of a packed message of nbytes cut in segments of ss bytes */
+static inline size_t seg_lo(int i, size_t ss, size_t nbytes)
+{
+    size_t o = (size_t)i * ss;
+    return o < nbytes ? o : nbytes;
+}
+
+static int bcast_scatter_ring(wh_sched_t *s, void *buf, MPI_Count count, wh_dtype_t *dt, int root)
+{
+    wh_comm_t *c = s->comm;
+    int n = c->size, vr = (c->rank - root + n) % n, low = lowbit(vr, n);
+    size_t nbytes = (size_t)count * dt->size, ss = (nbytes + (size_t)n - 1) / (size_t)n;
+    wh_dtype_t *byte = wh_coll_byte();
+    const char *start;
+    char *work;
+    int packed = !wh_dtype_is_contig(dt, (size_t)count, buf, &start);
+    if (!packed) {
+        work = (char *)start;
+    } else {
+        if (!(work = wh_sched_bytes(s, nbytes)))
+            return s->build_err;
+        if (vr == 0)
+            wh_sched_copy(s, buf, count, dt, work, (MPI_Count)nbytes, byte);
+    }
+    if (vr != 0) { /* my subtree [vr, vr + low) gets its segments */
+        size_t lo = seg_lo(vr, ss, nbytes), hi = seg_lo(vr + low < n ? vr + low : n, ss, nbytes);
+        wh_sched_recv(s, work + lo, (MPI_Count)(hi - lo), byte, (vr - low + root) % n);
+        wh_sched_fence(s);
+    }
+    for (int m = low >> 1; m > 0; m >>= 1) {
+        if (vr + m >= n)
+            continue;
+        size_t lo = seg_lo(vr + m, ss, nbytes), hi = seg_lo(vr + 2 * m < n ? vr + 2 * m : n, ss, nbytes);
+        wh_sched_send(s, work + lo, (MPI_Count)(hi - lo), byte, (vr + m + root) % n);
+    }
+    wh_sched_fence(s);
+    int left = (c->rank - 1 + n) % n, right = (c->rank + 1) % n;
+    for (int i = 0; i < n - 1; i++) {
+        int sseg = (vr - i + n) % n, rseg = (vr - i - 1 + n) % n;
+        size_t slo = seg_lo(sseg, ss, nbytes), shi = seg_lo(sseg + 1, ss, nbytes);
+        size_t rlo = seg_lo(rseg, ss, nbytes), rhi = seg_lo(rseg + 1, ss, nbytes);
+        wh_sched_recv(s, work + rlo, (MPI_Count)(rhi - rlo), byte, left);
+        wh_sched_send(s, work + slo, (MPI_Count)(shi - slo), byte, right);
+        wh_sched_fence(s);
+    }
+    if (packed && vr != 0)
+        wh_sched_copy(s, work, (MPI_Count)nbytes, byte, buf, count, dt);
+    wh_sched_fence(s);
+    return s->build_err;
+}
+
 int wh_sched_bcast(wh_sched_t *s, void *buf, MPI_Count count, wh_dtype_t *dt, int root)
 {
     wh_comm_t *c = s->comm;
     int n = c->size, vr = (c->rank - root + n) % n, low = lowbit(vr, n);
-    if (n == 1 || count == 0 || dt->size == 0)
+    size_t nbytes = (size_t)count * dt->size;
+    if (n == 1 || nbytes == 0)
         return s->build_err;
+    if (n > 2 && nbytes >= wh_tun.coll_bcast_long && nbytes >= (size_t)n)
+        return bcast_scatter_ring(s, buf, count, dt, root);
     if (vr != 0) {
         wh_sched_recv(s, buf, count, dt, (vr - low + root) % n);
         wh_sched_fence(s);

@@ -8,14 +8,18 @@
  *                   children's partials are received at once, then folded in
  *                   order; rank 0 hands the result to the root
  *   allreduce       recursive doubling; sizes that are not a power of two
- *                   first fold ranks pairwise (as in recdbl.c)
- *   reduce_scatter  reduce to rank 0, then scatter the pieces
+ *                   first fold ranks pairwise (as in recdbl.c); large vectors
+ *                   with a commutative op: Rabenseifner (rabenseifner.c)
+ *   reduce_scatter  commutative ops: every block goes straight to its owner
+ *                   (pairwise order), which folds them in; any op: reduce
+ *                   to rank 0, then scatter the pieces
  *   scan, exscan    recursive doubling (as in recdbl.c)
  *
  * Builders track at build time which temporary holds which partial result
  * (the pointer swaps of the blocking algorithms happen here, once). */
 #include "coll/algo.h"
 #include "coll/sched.h"
+#include "util/tunables.h"
 
 static int lowbit(int vr, int n)
 {
@@ -70,6 +74,37 @@ static inline int unfold(int nr, int rem)
     return nr < rem ? nr * 2 + 1 : nr + rem;
 }
 
+/* Rabenseifner: recursive halving reduce-scatter over pof2 blocks, then
+ * recursive doubling allgather of the reduced blocks (commutative ops). */
+static void allreduce_rsag(wh_sched_t *s, char *a, char *tmp, MPI_Count count, int nr, int pof2, int rem)
+{
+    wh_dtype_t *dt = s->dt;
+    MPI_Aint *disp = wh_sched_bytes(s, (size_t)(pof2 + 1) * sizeof *disp);
+    if (!disp)
+        return;
+    wh_coll_split(count, pof2, disp);
+    int lo = 0, hi = pof2;
+    for (int m = pof2 >> 1; m > 0; m >>= 1) {
+        int peer = unfold(nr ^ m, rem), mid = lo + m;
+        int klo = (nr & m) ? mid : lo, khi = (nr & m) ? hi : mid; /* keep */
+        int slo = (nr & m) ? lo : mid, shi = (nr & m) ? mid : hi; /* send */
+        MPI_Count kn = disp[khi] - disp[klo];
+        wh_sched_recv(s, wh_coll_elt(tmp, disp[klo], dt), kn, dt, peer);
+        wh_sched_send(s, wh_coll_elt(a, disp[slo], dt), disp[shi] - disp[slo], dt, peer);
+        wh_sched_fence(s);
+        wh_sched_reduce(s, wh_coll_elt(tmp, disp[klo], dt), wh_coll_elt(a, disp[klo], dt), kn);
+        lo = klo;
+        hi = khi;
+    }
+    for (int m = 1; m < pof2; m <<= 1) {
+        int pn = nr ^ m, peer = unfold(pn, rem);
+        int mine = nr & ~(m - 1), theirs = pn & ~(m - 1);
+        wh_sched_recv(s, wh_coll_elt(a, disp[theirs], dt), disp[theirs + m] - disp[theirs], dt, peer);
+        wh_sched_send(s, wh_coll_elt(a, disp[mine], dt), disp[mine + m] - disp[mine], dt, peer);
+        wh_sched_fence(s);
+    }
+}
+
 int wh_sched_allreduce(wh_sched_t *s, const void *sbuf, void *rbuf, MPI_Count count)
 {
     wh_comm_t *c = s->comm;
@@ -97,7 +132,11 @@ int wh_sched_allreduce(wh_sched_t *s, const void *sbuf, void *rbuf, MPI_Count co
     } else {
         nr = r - rem;
     }
-    for (int m = 1; nr >= 0 && m < pof2; m <<= 1) {
+    size_t nbytes = (size_t)count * dt->size;
+    int rsag = s->op->commute && nbytes >= wh_tun.coll_allreduce_long && count >= pof2;
+    if (rsag && nr >= 0)
+        allreduce_rsag(s, a, b, count, nr, pof2, rem);
+    for (int m = 1; !rsag && nr >= 0 && m < pof2; m <<= 1) {
         int peer = unfold(nr ^ m, rem);
         wh_sched_recv(s, b, count, dt, peer);
         wh_sched_send(s, a, count, dt, peer);
@@ -125,6 +164,36 @@ int wh_sched_allreduce(wh_sched_t *s, const void *sbuf, void *rbuf, MPI_Count co
     return s->build_err;
 }
 
+/* Commutative ops: every rank sends each block straight to its owner (all at
+ * once, in pairwise order) and folds the n-1 blocks it receives into its own. */
+static int redscat_pairwise(wh_sched_t *s, const void *in, void *rbuf, const MPI_Count *rcounts,
+                            const MPI_Aint *displs)
+{
+    wh_dtype_t *dt = s->dt;
+    int n = s->comm->size, r = s->comm->rank;
+    MPI_Count mine = rcounts[r];
+    char *acc = wh_sched_tmp(s, mine, dt);
+    char **part = wh_sched_bytes(s, (size_t)n * sizeof *part);
+    if (!acc || !part)
+        return s->build_err;
+    wh_sched_copy(s, wh_coll_elt(in, displs[r], dt), mine, dt, acc, mine, dt);
+    for (int i = 1; i < n; i++) {
+        if (!(part[i] = wh_sched_tmp(s, mine, dt)))
+            return s->build_err;
+        wh_sched_recv(s, part[i], mine, dt, (r - i + n) % n);
+    }
+    for (int i = 1; i < n; i++) {
+        int to = (r + i) % n;
+        wh_sched_send(s, wh_coll_elt(in, displs[to], dt), rcounts[to], dt, to);
+    }
+    wh_sched_fence(s);
+    for (int i = 1; i < n; i++)
+        wh_sched_reduce(s, part[i], acc, mine);
+    wh_sched_copy(s, acc, mine, dt, rbuf, mine, dt);
+    wh_sched_fence(s);
+    return s->build_err;
+}
+
 int wh_sched_reduce_scatter(wh_sched_t *s, const void *sbuf, void *rbuf, const MPI_Count *rcounts)
 {
     wh_comm_t *c = s->comm;
@@ -143,6 +212,8 @@ int wh_sched_reduce_scatter(wh_sched_t *s, const void *sbuf, void *rbuf, const M
     }
     if (total == 0)
         return s->build_err;
+    if (s->op->commute)
+        return redscat_pairwise(s, in, rbuf, rcounts, displs);
     void *tmp = NULL;
     if (c->rank == 0 && !(tmp = wh_sched_tmp(s, total, dt)))
         return s->build_err;

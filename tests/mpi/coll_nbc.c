@@ -187,12 +187,13 @@ static void test_reduce(void)
         }
 }
 
-/* allreduce (which 0), scan (1), exscan (2) */
+/* allreduce (which 0), scan (1), exscan (2); 6000 ints pass the large-vector
+ * threshold of allreduce (WHARF_COLL_ALLREDUCE_LONG) */
 static void test_allred(int which)
 {
-    static const int counts[] = {0, 1, 7, 3000};
+    static const int counts[] = {0, 1, 7, 3000, 6000};
     MPI_Request req = MPI_REQUEST_NULL;
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
         for (int mode = 0; mode < 3; mode++) { /* plain, in place, stride2 */
             int cnt = counts[k], st = mode == 2 ? 2 : 1;
             MPI_Datatype t = mode == 2 ? stride2 : MPI_INT;
