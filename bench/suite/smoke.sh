@@ -142,6 +142,8 @@ for np in 2 3; do
     done
 done
 run 1 wh_allreduce
+run 2 wh_iallreduce
+run 3 wh_iallreduce
 
 echo "smoke: $pass passed, $skip skipped (one-sided not available), $fail failed"
 if [ "$fail" -ne 0 ]; then

@@ -13,6 +13,8 @@
 #include "coll/coll.h"
 #include "proto/p2p.h"
 
+/* tags of the blocking algorithms; schedules (sched.h) use tags from
+ * WH_TAG_NBC_BASE up, MPI_Comm_create_group negative ones (core/comm.c) */
 enum wh_coll_tag {
     WH_TAG_BARRIER = 1,
     WH_TAG_BCAST,

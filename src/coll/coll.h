@@ -9,6 +9,7 @@
  * (displs) are in elements of the type, except for alltoallw (bytes).
  * Every function is a selector that picks an algorithm (src/coll/select.c);
  * the algorithms live in one file per family (binomial.c, recdbl.c, ...).
+ * The nonblocking and persistent forms build schedules instead (sched.h).
  * Intracommunicators only. */
 #ifndef WH_COLL_COLL_H
 #define WH_COLL_COLL_H
@@ -54,8 +55,8 @@ int wh_exscan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, w
               wh_comm_t *c);
 
 /* ---------- argument checks of the MPI collective entry points ----------
- * Implemented in src/mpi/coll.c, shared by the src/mpi/coll*.c files (and
- * later the nonblocking/persistent variants).  Each raises the error on the
+ * Implemented in src/mpi/coll.c, shared by the src/mpi/coll*.c files
+ * (blocking, nonblocking and persistent forms).  Each raises the error on the
  * right handler and returns its code, or returns MPI_SUCCESS. */
 /* valid intracommunicator (intercommunicator collectives: MPI_ERR_COMM) */
 int wh_collchk_comm(const char *fname, MPI_Comm comm, wh_comm_t **cp);

@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "coll/coll.h"
-#include "mpi/api.h"
+#include "mpi/coll_nbc.h"
 
 /* ---------- argument checks ---------- */
 
@@ -129,11 +129,6 @@ int wh_collchk_buffer_error(const char *fname, wh_comm_t *c, const char *msg)
     return wh_raise_comm(c, fname, wh_error(MPI_ERR_BUFFER, "%s", msg));
 }
 
-static inline int done(const char *fname, wh_comm_t *c, int rc)
-{
-    return __builtin_expect(rc == MPI_SUCCESS, 1) ? rc : wh_raise_comm(c, fname, rc);
-}
-
 static inline char *elt(const void *buf, MPI_Aint i, const wh_dtype_t *dt)
 {
     return (char *)buf + i * dt->extent;
@@ -143,20 +138,26 @@ static inline char *elt(const void *buf, MPI_Aint i, const wh_dtype_t *dt)
 
 /* ---------- barrier ---------- */
 
+int wh_mc_barrier(const char *fname, const wh_nbc_t *nb, MPI_Comm comm)
+{
+    wh_comm_t *c;
+    int rc = wh_collchk_comm(fname, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    WH_COLL_RUN(fname, c, nb, wh_barrier(c), wh_sched_barrier(s));
+}
+
 WH_API int PMPI_Barrier(MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Barrier");
-    wh_comm_t *c;
-    int rc = wh_collchk_comm("MPI_Barrier", comm, &c);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return done("MPI_Barrier", c, wh_barrier(c));
+    return wh_mc_barrier("MPI_Barrier", NULL, comm);
 }
 WH_ALIAS(MPI_Barrier, PMPI_Barrier)
 
 /* ---------- broadcast ---------- */
 
-static int bcast_impl(const char *fname, void *buf, MPI_Count count, MPI_Datatype dth, int root, MPI_Comm comm)
+int wh_mc_bcast(const char *fname, const wh_nbc_t *nb, void *buf, MPI_Count count, MPI_Datatype dth, int root,
+                MPI_Comm comm)
 {
     wh_comm_t *c;
     wh_dtype_t *dt;
@@ -164,20 +165,20 @@ static int bcast_impl(const char *fname, void *buf, MPI_Count count, MPI_Datatyp
     if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)) ||
         (rc = wh_collchk_buf(fname, c, buf, count, dth, &dt, "count", "buffer")))
         return rc;
-    return done(fname, c, wh_bcast(buf, count, dt, root, c));
+    WH_COLL_RUN(fname, c, nb, wh_bcast(buf, count, dt, root, c), wh_sched_bcast(s, buf, count, dt, root));
 }
 
 WH_API int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Bcast");
-    return bcast_impl("MPI_Bcast", buffer, count, datatype, root, comm);
+    return wh_mc_bcast("MPI_Bcast", NULL, buffer, count, datatype, root, comm);
 }
 WH_ALIAS(MPI_Bcast, PMPI_Bcast)
 
 WH_API int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Bcast_c");
-    return bcast_impl("MPI_Bcast_c", buffer, count, datatype, root, comm);
+    return wh_mc_bcast("MPI_Bcast_c", NULL, buffer, count, datatype, root, comm);
 }
 WH_ALIAS(MPI_Bcast_c, PMPI_Bcast_c)
 
@@ -228,8 +229,8 @@ static int rooted_check(const char *fname, MPI_Comm comm, int root, const rooted
     return MPI_SUCCESS;
 }
 
-static int gather_impl(const char *fname, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                       MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+int wh_mc_gather(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                 void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     wh_comm_t *c;
     wh_dtype_t *sdt, *rdt;
@@ -237,14 +238,15 @@ static int gather_impl(const char *fname, const void *sbuf, MPI_Count scount, MP
     int rc = rooted_check(fname, comm, root, &a, &c, &sdt, &rdt);
     if (rc)
         return rc;
-    return done(fname, c, wh_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, c));
+    WH_COLL_RUN(fname, c, nb, wh_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, c),
+                wh_sched_gatherv(s, sbuf, scount, sdt, rbuf, NULL, rcount, NULL, rdt, root));
 }
 
 WH_API int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                        MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Gather");
-    return gather_impl("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return wh_mc_gather("MPI_Gather", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 WH_ALIAS(MPI_Gather, PMPI_Gather)
 
@@ -252,11 +254,11 @@ WH_API int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
                          MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Gather_c");
-    return gather_impl("MPI_Gather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return wh_mc_gather("MPI_Gather_c", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 WH_ALIAS(MPI_Gather_c, PMPI_Gather_c)
 
-static int gatherv_impl(const char *fname, wh_comm_t *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+static int gatherv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                         void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs, MPI_Datatype rtype, int root)
 {
     wh_dtype_t *sdt = NULL, *rdt = NULL;
@@ -280,14 +282,14 @@ static int gatherv_impl(const char *fname, wh_comm_t *c, const void *sbuf, MPI_C
         if (sbuf != MPI_IN_PLACE && rcounts[root] > 0 && rdt->size && sbuf == elt(rbuf, displs[root], rdt))
             return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
     }
-    return done(fname, c, wh_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c));
+    WH_COLL_RUN(fname, c, nb, wh_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c),
+                wh_sched_gatherv(s, sbuf, scount, sdt, rbuf, rcounts, 0, displs, rdt, root));
 }
 
-WH_API int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+int wh_mc_gatherv_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf, int sendcount,
+                    MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *displs,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Gatherv");
-    const char *fname = "MPI_Gatherv";
     wh_comm_t *c;
     MPI_Count *rc64 = NULL;
     MPI_Aint *d64 = NULL;
@@ -297,9 +299,28 @@ WH_API int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
         return rc;
     if (c->rank == root && (rc = wh_collchk_widen(fname, c, c->size, recvcounts, displs, &rc64, &d64, &mem)))
         return rc;
-    rc = gatherv_impl(fname, c, sendbuf, sendcount, sendtype, recvbuf, rc64, d64, recvtype, root);
+    rc = gatherv_impl(fname, nb, c, sendbuf, sendcount, sendtype, recvbuf, rc64, d64, recvtype, root);
     free(mem);
     return rc;
+}
+
+int wh_mc_gatherv_c(const char *fname, const wh_nbc_t *nb, const void *sendbuf, MPI_Count sendcount,
+                    MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    wh_comm_t *c;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)))
+        return rc;
+    return gatherv_impl(fname, nb, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+}
+
+WH_API int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Gatherv");
+    return wh_mc_gatherv_i("MPI_Gatherv", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                           root, comm);
 }
 WH_ALIAS(MPI_Gatherv, PMPI_Gatherv)
 
@@ -308,19 +329,15 @@ WH_API int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
                           MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Gatherv_c");
-    wh_comm_t *c;
-    int rc;
-    if ((rc = wh_collchk_comm("MPI_Gatherv_c", comm, &c)) || (rc = wh_collchk_root("MPI_Gatherv_c", c, root)))
-        return rc;
-    return gatherv_impl("MPI_Gatherv_c", c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                        root);
+    return wh_mc_gatherv_c("MPI_Gatherv_c", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                           root, comm);
 }
 WH_ALIAS(MPI_Gatherv_c, PMPI_Gatherv_c)
 
 /* ---------- scatter ---------- */
 
-static int scatter_impl(const char *fname, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                        MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+int wh_mc_scatter(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                  void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     wh_comm_t *c;
     wh_dtype_t *sdt, *rdt;
@@ -328,14 +345,15 @@ static int scatter_impl(const char *fname, const void *sbuf, MPI_Count scount, M
     int rc = rooted_check(fname, comm, root, &a, &c, &rdt, &sdt);
     if (rc)
         return rc;
-    return done(fname, c, wh_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, c));
+    WH_COLL_RUN(fname, c, nb, wh_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, c),
+                wh_sched_scatterv(s, sbuf, NULL, scount, NULL, sdt, rbuf, rcount, rdt, root));
 }
 
 WH_API int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                         MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Scatter");
-    return scatter_impl("MPI_Scatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return wh_mc_scatter("MPI_Scatter", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 WH_ALIAS(MPI_Scatter, PMPI_Scatter)
 
@@ -343,11 +361,11 @@ WH_API int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
                           MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Scatter_c");
-    return scatter_impl("MPI_Scatter_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return wh_mc_scatter("MPI_Scatter_c", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 WH_ALIAS(MPI_Scatter_c, PMPI_Scatter_c)
 
-static int scatterv_impl(const char *fname, wh_comm_t *c, const void *sbuf, const MPI_Count *scounts,
+static int scatterv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, const MPI_Count *scounts,
                          const MPI_Aint *displs, MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
                          int root)
 {
@@ -372,14 +390,14 @@ static int scatterv_impl(const char *fname, wh_comm_t *c, const void *sbuf, cons
         if (rbuf != MPI_IN_PLACE && scounts[root] > 0 && sdt->size && rbuf == elt(sbuf, displs[root], sdt))
             return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
     }
-    return done(fname, c, wh_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c));
+    WH_COLL_RUN(fname, c, nb, wh_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c),
+                wh_sched_scatterv(s, sbuf, scounts, 0, displs, sdt, rbuf, rcount, rdt, root));
 }
 
-WH_API int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                         void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+int wh_mc_scatterv_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf, const int *sendcounts,
+                     const int *displs, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                     int root, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Scatterv");
-    const char *fname = "MPI_Scatterv";
     wh_comm_t *c;
     MPI_Count *sc64 = NULL;
     MPI_Aint *d64 = NULL;
@@ -389,9 +407,28 @@ WH_API int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int 
         return rc;
     if (c->rank == root && (rc = wh_collchk_widen(fname, c, c->size, sendcounts, displs, &sc64, &d64, &mem)))
         return rc;
-    rc = scatterv_impl(fname, c, sendbuf, sc64, d64, sendtype, recvbuf, recvcount, recvtype, root);
+    rc = scatterv_impl(fname, nb, c, sendbuf, sc64, d64, sendtype, recvbuf, recvcount, recvtype, root);
     free(mem);
     return rc;
+}
+
+int wh_mc_scatterv_c(const char *fname, const wh_nbc_t *nb, const void *sendbuf, const MPI_Count *sendcounts,
+                     const MPI_Aint *displs, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    wh_comm_t *c;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)))
+        return rc;
+    return scatterv_impl(fname, nb, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+}
+
+WH_API int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                         void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Scatterv");
+    return wh_mc_scatterv_i("MPI_Scatterv", NULL, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                            recvtype, root, comm);
 }
 WH_ALIAS(MPI_Scatterv, PMPI_Scatterv)
 
@@ -400,19 +437,15 @@ WH_API int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], co
                            MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Scatterv_c");
-    wh_comm_t *c;
-    int rc;
-    if ((rc = wh_collchk_comm("MPI_Scatterv_c", comm, &c)) || (rc = wh_collchk_root("MPI_Scatterv_c", c, root)))
-        return rc;
-    return scatterv_impl("MPI_Scatterv_c", c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                         root);
+    return wh_mc_scatterv_c("MPI_Scatterv_c", NULL, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                            recvtype, root, comm);
 }
 WH_ALIAS(MPI_Scatterv_c, PMPI_Scatterv_c)
 
 /* ---------- allgather ---------- */
 
-static int allgather_impl(const char *fname, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                          MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
+int wh_mc_allgather(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                    void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
     wh_comm_t *c;
     wh_dtype_t *sdt = NULL, *rdt;
@@ -425,14 +458,15 @@ static int allgather_impl(const char *fname, const void *sbuf, MPI_Count scount,
         return rc;
     if (sbuf != MPI_IN_PLACE && rcount > 0 && rdt->size && sbuf == elt(rbuf, (MPI_Aint)c->rank * rcount, rdt))
         return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
-    return done(fname, c, wh_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c));
+    WH_COLL_RUN(fname, c, nb, wh_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c),
+                wh_sched_allgatherv(s, sbuf, scount, sdt, rbuf, NULL, rcount, NULL, rdt));
 }
 
 WH_API int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Allgather");
-    return allgather_impl("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return wh_mc_allgather("MPI_Allgather", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 WH_ALIAS(MPI_Allgather, PMPI_Allgather)
 
@@ -440,11 +474,11 @@ WH_API int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
                             MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Allgather_c");
-    return allgather_impl("MPI_Allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return wh_mc_allgather("MPI_Allgather_c", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 WH_ALIAS(MPI_Allgather_c, PMPI_Allgather_c)
 
-static int allgatherv_impl(const char *fname, wh_comm_t *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+static int allgatherv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                            void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs, MPI_Datatype rtype)
 {
     wh_dtype_t *sdt = NULL, *rdt;
@@ -461,14 +495,14 @@ static int allgatherv_impl(const char *fname, wh_comm_t *c, const void *sbuf, MP
         return rc;
     if (sbuf != MPI_IN_PLACE && rcounts[c->rank] > 0 && rdt->size && sbuf == elt(rbuf, displs[c->rank], rdt))
         return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
-    return done(fname, c, wh_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c));
+    WH_COLL_RUN(fname, c, nb, wh_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c),
+                wh_sched_allgatherv(s, sbuf, scount, sdt, rbuf, rcounts, 0, displs, rdt));
 }
 
-WH_API int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+int wh_mc_allgatherv_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf, int sendcount,
+                       MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *displs,
+                       MPI_Datatype recvtype, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Allgatherv");
-    const char *fname = "MPI_Allgatherv";
     wh_comm_t *c;
     MPI_Count *rc64;
     MPI_Aint *d64;
@@ -477,9 +511,28 @@ WH_API int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype send
     if ((rc = wh_collchk_comm(fname, comm, &c)) ||
         (rc = wh_collchk_widen(fname, c, c->size, recvcounts, displs, &rc64, &d64, &mem)))
         return rc;
-    rc = allgatherv_impl(fname, c, sendbuf, sendcount, sendtype, recvbuf, rc64, d64, recvtype);
+    rc = allgatherv_impl(fname, nb, c, sendbuf, sendcount, sendtype, recvbuf, rc64, d64, recvtype);
     free(mem);
     return rc;
+}
+
+int wh_mc_allgatherv_c(const char *fname, const wh_nbc_t *nb, const void *sendbuf, MPI_Count sendcount,
+                       MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
+                       MPI_Datatype recvtype, MPI_Comm comm)
+{
+    wh_comm_t *c;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)))
+        return rc;
+    return allgatherv_impl(fname, nb, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+}
+
+WH_API int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Allgatherv");
+    return wh_mc_allgatherv_i("MPI_Allgatherv", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                              recvtype, comm);
 }
 WH_ALIAS(MPI_Allgatherv, PMPI_Allgatherv)
 
@@ -488,11 +541,7 @@ WH_API int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
                              MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Allgatherv_c");
-    wh_comm_t *c;
-    int rc;
-    if ((rc = wh_collchk_comm("MPI_Allgatherv_c", comm, &c)))
-        return rc;
-    return allgatherv_impl("MPI_Allgatherv_c", c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                           recvtype);
+    return wh_mc_allgatherv_c("MPI_Allgatherv_c", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                              recvtype, comm);
 }
 WH_ALIAS(MPI_Allgatherv_c, PMPI_Allgatherv_c)

@@ -4,19 +4,14 @@
 #include <stdlib.h>
 
 #include "coll/coll.h"
-#include "mpi/api.h"
+#include "mpi/coll_nbc.h"
 
 #define WH_ALIAS_MSG "sendbuf and recvbuf are the same buffer; use MPI_IN_PLACE instead"
 
-static inline int done(const char *fname, wh_comm_t *c, int rc)
-{
-    return __builtin_expect(rc == MPI_SUCCESS, 1) ? rc : wh_raise_comm(c, fname, rc);
-}
-
 /* ---------- all-to-all ---------- */
 
-static int alltoall_impl(const char *fname, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                         MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
+int wh_mc_alltoall(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                   void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
     wh_comm_t *c;
     wh_dtype_t *sdt = NULL, *rdt;
@@ -29,14 +24,16 @@ static int alltoall_impl(const char *fname, const void *sbuf, MPI_Count scount, 
         return rc;
     if (sbuf == rbuf && rcount > 0 && rdt->size)
         return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
-    return done(fname, c, wh_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c));
+    wh_sched_a2a_t ss = {.count = scount, .type = sdt}, rs = {.count = rcount, .type = rdt};
+    WH_COLL_RUN(fname, c, nb, wh_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c),
+                wh_sched_alltoall(s, sbuf, &ss, rbuf, &rs));
 }
 
 WH_API int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                          MPI_Datatype recvtype, MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Alltoall");
-    return alltoall_impl("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return wh_mc_alltoall("MPI_Alltoall", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 WH_ALIAS(MPI_Alltoall, PMPI_Alltoall)
 
@@ -44,7 +41,7 @@ WH_API int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
                            MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Alltoall_c");
-    return alltoall_impl("MPI_Alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return wh_mc_alltoall("MPI_Alltoall_c", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 WH_ALIAS(MPI_Alltoall_c, PMPI_Alltoall_c)
 
@@ -56,7 +53,7 @@ static MPI_Count max_count(const MPI_Count *counts, int n)
     return m;
 }
 
-static int alltoallv_impl(const char *fname, wh_comm_t *c, const void *sbuf, const MPI_Count *scounts,
+static int alltoallv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, const MPI_Count *scounts,
                           const MPI_Aint *sdispls, MPI_Datatype stype, void *rbuf, const MPI_Count *rcounts,
                           const MPI_Aint *rdispls, MPI_Datatype rtype)
 {
@@ -76,15 +73,16 @@ static int alltoallv_impl(const char *fname, wh_comm_t *c, const void *sbuf, con
         return rc;
     if (sbuf == rbuf && rmax > 0 && rdt->size)
         return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
-    return done(fname, c, wh_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c));
+    wh_sched_a2a_t ss = {.counts = scounts, .displs = sdispls, .type = sdt};
+    wh_sched_a2a_t rs = {.counts = rcounts, .displs = rdispls, .type = rdt};
+    WH_COLL_RUN(fname, c, nb, wh_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c),
+                wh_sched_alltoall(s, sbuf, &ss, rbuf, &rs));
 }
 
-WH_API int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                          void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                          MPI_Comm comm)
+int wh_mc_alltoallv_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf, const int *sendcounts,
+                      const int *sdispls, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
+                      const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Alltoallv");
-    const char *fname = "MPI_Alltoallv";
     wh_comm_t *c;
     MPI_Count *sc = NULL, *rcn;
     MPI_Aint *sd = NULL, *rd;
@@ -98,10 +96,31 @@ WH_API int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int
         free(smem);
         return rc;
     }
-    rc = alltoallv_impl(fname, c, sendbuf, sc, sd, sendtype, recvbuf, rcn, rd, recvtype);
+    rc = alltoallv_impl(fname, nb, c, sendbuf, sc, sd, sendtype, recvbuf, rcn, rd, recvtype);
     free(smem);
     free(rmem);
     return rc;
+}
+
+int wh_mc_alltoallv_c(const char *fname, const wh_nbc_t *nb, const void *sendbuf, const MPI_Count *sendcounts,
+                      const MPI_Aint *sdispls, MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
+                      const MPI_Aint *rdispls, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    wh_comm_t *c;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)))
+        return rc;
+    return alltoallv_impl(fname, nb, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype);
+}
+
+WH_API int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                          void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                          MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Alltoallv");
+    return wh_mc_alltoallv_i("MPI_Alltoallv", NULL, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                             rdispls, recvtype, comm);
 }
 WH_ALIAS(MPI_Alltoallv, PMPI_Alltoallv)
 
@@ -110,12 +129,8 @@ WH_API int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], c
                             const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Alltoallv_c");
-    wh_comm_t *c;
-    int rc;
-    if ((rc = wh_collchk_comm("MPI_Alltoallv_c", comm, &c)))
-        return rc;
-    return alltoallv_impl("MPI_Alltoallv_c", c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                          recvtype);
+    return wh_mc_alltoallv_c("MPI_Alltoallv_c", NULL, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                             rdispls, recvtype, comm);
 }
 WH_ALIAS(MPI_Alltoallv_c, PMPI_Alltoallv_c)
 
@@ -139,7 +154,7 @@ static int w_types(const char *fname, wh_comm_t *c, const MPI_Count *counts, con
     return MPI_SUCCESS;
 }
 
-static int alltoallw_impl(const char *fname, wh_comm_t *c, const void *sbuf, const MPI_Count *scounts,
+static int alltoallw_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, const MPI_Count *scounts,
                           const MPI_Aint *sdispls, const MPI_Datatype *stypes, void *rbuf, const MPI_Count *rcounts,
                           const MPI_Aint *rdispls, const MPI_Datatype *rtypes)
 {
@@ -171,18 +186,24 @@ static int alltoallw_impl(const char *fname, wh_comm_t *c, const void *sbuf, con
         rc = wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
         goto out;
     }
-    rc = done(fname, c, wh_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c));
+    if (!nb) {
+        rc = wh_coll_done(fname, c, wh_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c));
+    } else {
+        wh_sched_a2a_t ss = {.counts = scounts, .displs = sdispls, .types = sdts};
+        wh_sched_a2a_t rs = {.counts = rcounts, .displs = rdispls, .types = rdts};
+        wh_sched_t *s;
+        if ((rc = wh_nbc_begin(fname, c, nb, &s)) == MPI_SUCCESS)
+            rc = wh_nbc_post(fname, s, nb, wh_sched_alltoall(s, sbuf, &ss, rbuf, &rs));
+    }
 out:
     free(dts);
     return rc;
 }
 
-WH_API int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                          const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
-                          const MPI_Datatype recvtypes[], MPI_Comm comm)
+int wh_mc_alltoallw_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf, const int *sendcounts,
+                      const int *sdispls, const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
+                      const int *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Alltoallw");
-    const char *fname = "MPI_Alltoallw";
     wh_comm_t *c;
     MPI_Count *sc = NULL, *rcn;
     MPI_Aint *sd = NULL, *rd;
@@ -196,10 +217,31 @@ WH_API int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int
         free(smem);
         return rc;
     }
-    rc = alltoallw_impl(fname, c, sendbuf, sc, sd, sendtypes, recvbuf, rcn, rd, recvtypes);
+    rc = alltoallw_impl(fname, nb, c, sendbuf, sc, sd, sendtypes, recvbuf, rcn, rd, recvtypes);
     free(smem);
     free(rmem);
     return rc;
+}
+
+int wh_mc_alltoallw_c(const char *fname, const wh_nbc_t *nb, const void *sendbuf, const MPI_Count *sendcounts,
+                      const MPI_Aint *sdispls, const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
+                      const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm)
+{
+    wh_comm_t *c;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)))
+        return rc;
+    return alltoallw_impl(fname, nb, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                          recvtypes);
+}
+
+WH_API int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                          const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+                          const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Alltoallw");
+    return wh_mc_alltoallw_i("MPI_Alltoallw", NULL, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                             rdispls, recvtypes, comm);
 }
 WH_ALIAS(MPI_Alltoallw, PMPI_Alltoallw)
 
@@ -208,12 +250,8 @@ WH_API int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], c
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Alltoallw_c");
-    wh_comm_t *c;
-    int rc;
-    if ((rc = wh_collchk_comm("MPI_Alltoallw_c", comm, &c)))
-        return rc;
-    return alltoallw_impl("MPI_Alltoallw_c", c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                          rdispls, recvtypes);
+    return wh_mc_alltoallw_c("MPI_Alltoallw_c", NULL, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                             rdispls, recvtypes, comm);
 }
 WH_ALIAS(MPI_Alltoallw_c, PMPI_Alltoallw_c)
 
@@ -244,8 +282,8 @@ static int red_check(const char *fname, wh_comm_t *c, const void *sbuf, MPI_Coun
     return wh_collchk_op(fname, c, oph, *dtp, opp);
 }
 
-static int reduce_impl(const char *fname, const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth,
-                       MPI_Op oph, int root, MPI_Comm comm)
+int wh_mc_reduce(const char *fname, const wh_nbc_t *nb, const void *sbuf, void *rbuf, MPI_Count count,
+                 MPI_Datatype dth, MPI_Op oph, int root, MPI_Comm comm)
 {
     wh_comm_t *c;
     wh_dtype_t *dt;
@@ -256,14 +294,15 @@ static int reduce_impl(const char *fname, const void *sbuf, void *rbuf, MPI_Coun
     int am_root = c->rank == root;
     if ((rc = red_check(fname, c, sbuf, count, rbuf, count, am_root, am_root, dth, oph, &dt, &op)))
         return rc;
-    return done(fname, c, wh_reduce(sbuf, rbuf, count, dth, dt, op, root, c));
+    WH_COLL_RUN(fname, c, nb, wh_reduce(sbuf, rbuf, count, dth, dt, op, root, c),
+                (wh_sched_set_op(s, op, dth, dt), wh_sched_reduce_to(s, sbuf, rbuf, count, root)));
 }
 
 WH_API int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                        MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Reduce");
-    return reduce_impl("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm);
+    return wh_mc_reduce("MPI_Reduce", NULL, sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 WH_ALIAS(MPI_Reduce, PMPI_Reduce)
 
@@ -271,15 +310,13 @@ WH_API int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MP
                          int root, MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Reduce_c");
-    return reduce_impl("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root, comm);
+    return wh_mc_reduce("MPI_Reduce_c", NULL, sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 WH_ALIAS(MPI_Reduce_c, PMPI_Reduce_c)
 
 /* allreduce, scan and exscan share their arguments */
-enum { WH_RED_ALL, WH_RED_SCAN, WH_RED_EXSCAN };
-
-static int allred_impl(const char *fname, int which, const void *sbuf, void *rbuf, MPI_Count count,
-                       MPI_Datatype dth, MPI_Op oph, MPI_Comm comm)
+int wh_mc_allred(const char *fname, const wh_nbc_t *nb, int which, const void *sbuf, void *rbuf, MPI_Count count,
+                 MPI_Datatype dth, MPI_Op oph, MPI_Comm comm)
 {
     wh_comm_t *c;
     wh_dtype_t *dt;
@@ -288,19 +325,28 @@ static int allred_impl(const char *fname, int which, const void *sbuf, void *rbu
     if ((rc = wh_collchk_comm(fname, comm, &c)) ||
         (rc = red_check(fname, c, sbuf, count, rbuf, count, 1, 1, dth, oph, &dt, &op)))
         return rc;
+    if (nb) {
+        wh_sched_t *s;
+        if ((rc = wh_nbc_begin(fname, c, nb, &s)))
+            return rc;
+        wh_sched_set_op(s, op, dth, dt);
+        rc = which == WH_RED_ALL ? wh_sched_allreduce(s, sbuf, rbuf, count)
+                                 : wh_sched_scan(s, sbuf, rbuf, count, which == WH_RED_EXSCAN);
+        return wh_nbc_post(fname, s, nb, rc);
+    }
     switch (which) {
     case WH_RED_ALL: rc = wh_allreduce(sbuf, rbuf, count, dth, dt, op, c); break;
     case WH_RED_SCAN: rc = wh_scan(sbuf, rbuf, count, dth, dt, op, c); break;
     default: rc = wh_exscan(sbuf, rbuf, count, dth, dt, op, c); break;
     }
-    return done(fname, c, rc);
+    return wh_coll_done(fname, c, rc);
 }
 
 WH_API int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                           MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Allreduce");
-    return allred_impl("MPI_Allreduce", WH_RED_ALL, sendbuf, recvbuf, count, datatype, op, comm);
+    return wh_mc_allred("MPI_Allreduce", NULL, WH_RED_ALL, sendbuf, recvbuf, count, datatype, op, comm);
 }
 WH_ALIAS(MPI_Allreduce, PMPI_Allreduce)
 
@@ -308,14 +354,14 @@ WH_API int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                             MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Allreduce_c");
-    return allred_impl("MPI_Allreduce_c", WH_RED_ALL, sendbuf, recvbuf, count, datatype, op, comm);
+    return wh_mc_allred("MPI_Allreduce_c", NULL, WH_RED_ALL, sendbuf, recvbuf, count, datatype, op, comm);
 }
 WH_ALIAS(MPI_Allreduce_c, PMPI_Allreduce_c)
 
 WH_API int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Scan");
-    return allred_impl("MPI_Scan", WH_RED_SCAN, sendbuf, recvbuf, count, datatype, op, comm);
+    return wh_mc_allred("MPI_Scan", NULL, WH_RED_SCAN, sendbuf, recvbuf, count, datatype, op, comm);
 }
 WH_ALIAS(MPI_Scan, PMPI_Scan)
 
@@ -323,7 +369,7 @@ WH_API int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
                        MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Scan_c");
-    return allred_impl("MPI_Scan_c", WH_RED_SCAN, sendbuf, recvbuf, count, datatype, op, comm);
+    return wh_mc_allred("MPI_Scan_c", NULL, WH_RED_SCAN, sendbuf, recvbuf, count, datatype, op, comm);
 }
 WH_ALIAS(MPI_Scan_c, PMPI_Scan_c)
 
@@ -331,7 +377,7 @@ WH_API int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
                        MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Exscan");
-    return allred_impl("MPI_Exscan", WH_RED_EXSCAN, sendbuf, recvbuf, count, datatype, op, comm);
+    return wh_mc_allred("MPI_Exscan", NULL, WH_RED_EXSCAN, sendbuf, recvbuf, count, datatype, op, comm);
 }
 WH_ALIAS(MPI_Exscan, PMPI_Exscan)
 
@@ -339,14 +385,25 @@ WH_API int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MP
                          MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Exscan_c");
-    return allred_impl("MPI_Exscan_c", WH_RED_EXSCAN, sendbuf, recvbuf, count, datatype, op, comm);
+    return wh_mc_allred("MPI_Exscan_c", NULL, WH_RED_EXSCAN, sendbuf, recvbuf, count, datatype, op, comm);
 }
 WH_ALIAS(MPI_Exscan_c, PMPI_Exscan_c)
 
 /* ---------- reduce-scatter ---------- */
 
-static int redscat_block_impl(const char *fname, const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype dth,
-                              MPI_Op oph, MPI_Comm comm)
+static int sched_redscat_block(wh_sched_t *s, const void *sbuf, void *rbuf, MPI_Count rcount)
+{
+    int n = s->comm->size;
+    MPI_Count *counts = wh_sched_bytes(s, (size_t)n * sizeof *counts);
+    if (!counts)
+        return s->build_err;
+    for (int i = 0; i < n; i++)
+        counts[i] = rcount;
+    return wh_sched_reduce_scatter(s, sbuf, rbuf, counts);
+}
+
+int wh_mc_redscat_block(const char *fname, const wh_nbc_t *nb, const void *sbuf, void *rbuf, MPI_Count rcount,
+                        MPI_Datatype dth, MPI_Op oph, MPI_Comm comm)
 {
     wh_comm_t *c;
     wh_dtype_t *dt;
@@ -358,14 +415,15 @@ static int redscat_block_impl(const char *fname, const void *sbuf, void *rbuf, M
         return wh_raise_comm(c, fname, wh_error(MPI_ERR_COUNT, "recvcount is negative (%lld)", (long long)rcount));
     if ((rc = red_check(fname, c, sbuf, rcount * c->size, rbuf, rcount, 1, 1, dth, oph, &dt, &op)))
         return rc;
-    return done(fname, c, wh_reduce_scatter_block(sbuf, rbuf, rcount, dth, dt, op, c));
+    WH_COLL_RUN(fname, c, nb, wh_reduce_scatter_block(sbuf, rbuf, rcount, dth, dt, op, c),
+                (wh_sched_set_op(s, op, dth, dt), sched_redscat_block(s, sbuf, rbuf, rcount)));
 }
 
 WH_API int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
                                      MPI_Op op, MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Reduce_scatter_block");
-    return redscat_block_impl("MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount, datatype, op, comm);
+    return wh_mc_redscat_block("MPI_Reduce_scatter_block", NULL, sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 WH_ALIAS(MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block)
 
@@ -373,11 +431,11 @@ WH_API int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_C
                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Reduce_scatter_block_c");
-    return redscat_block_impl("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, recvcount, datatype, op, comm);
+    return wh_mc_redscat_block("MPI_Reduce_scatter_block_c", NULL, sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 WH_ALIAS(MPI_Reduce_scatter_block_c, PMPI_Reduce_scatter_block_c)
 
-static int redscat_impl(const char *fname, wh_comm_t *c, const void *sbuf, void *rbuf, const MPI_Count *rcounts,
+static int redscat_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, void *rbuf, const MPI_Count *rcounts,
                         MPI_Datatype dth, MPI_Op oph)
 {
     wh_dtype_t *dt;
@@ -390,14 +448,13 @@ static int redscat_impl(const char *fname, wh_comm_t *c, const void *sbuf, void 
         total += rcounts[i];
     if ((rc = red_check(fname, c, sbuf, total, rbuf, rcounts[c->rank], 1, 1, dth, oph, &dt, &op)))
         return rc;
-    return done(fname, c, wh_reduce_scatter(sbuf, rbuf, rcounts, dth, dt, op, c));
+    WH_COLL_RUN(fname, c, nb, wh_reduce_scatter(sbuf, rbuf, rcounts, dth, dt, op, c),
+                (wh_sched_set_op(s, op, dth, dt), wh_sched_reduce_scatter(s, sbuf, rbuf, rcounts)));
 }
 
-WH_API int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
-                               MPI_Op op, MPI_Comm comm)
+int wh_mc_redscat_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf, void *recvbuf, const int *recvcounts,
+                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Reduce_scatter");
-    const char *fname = "MPI_Reduce_scatter";
     wh_comm_t *c;
     MPI_Count *rc64;
     MPI_Aint *unused;
@@ -406,9 +463,26 @@ WH_API int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int rec
     if ((rc = wh_collchk_comm(fname, comm, &c)) ||
         (rc = wh_collchk_widen(fname, c, c->size, recvcounts, NULL, &rc64, &unused, &mem)))
         return rc;
-    rc = redscat_impl(fname, c, sendbuf, recvbuf, rc64, datatype, op);
+    rc = redscat_impl(fname, nb, c, sendbuf, recvbuf, rc64, datatype, op);
     free(mem);
     return rc;
+}
+
+int wh_mc_redscat_c(const char *fname, const wh_nbc_t *nb, const void *sendbuf, void *recvbuf,
+                    const MPI_Count *recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    wh_comm_t *c;
+    int rc;
+    if ((rc = wh_collchk_comm(fname, comm, &c)))
+        return rc;
+    return redscat_impl(fname, nb, c, sendbuf, recvbuf, recvcounts, datatype, op);
+}
+
+WH_API int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                               MPI_Op op, MPI_Comm comm)
+{
+    WH_CHECK_INIT("MPI_Reduce_scatter");
+    return wh_mc_redscat_i("MPI_Reduce_scatter", NULL, sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
 WH_ALIAS(MPI_Reduce_scatter, PMPI_Reduce_scatter)
 
@@ -416,10 +490,6 @@ WH_API int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_C
                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     WH_CHECK_INIT("MPI_Reduce_scatter_c");
-    wh_comm_t *c;
-    int rc;
-    if ((rc = wh_collchk_comm("MPI_Reduce_scatter_c", comm, &c)))
-        return rc;
-    return redscat_impl("MPI_Reduce_scatter_c", c, sendbuf, recvbuf, recvcounts, datatype, op);
+    return wh_mc_redscat_c("MPI_Reduce_scatter_c", NULL, sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
 WH_ALIAS(MPI_Reduce_scatter_c, PMPI_Reduce_scatter_c)

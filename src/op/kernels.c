@@ -25,11 +25,15 @@
     WH_K_LOOP(k_sum_##tn, T, b[i] = (T)((AT)a[i] + (AT)b[i]))                                     \
     WH_K_LOOP(k_prod_##tn, T, b[i] = (T)((AT)a[i] * (AT)b[i]))
 
-/* logical and bitwise: integer kinds */
-#define WH_K_BITS(tn, T)                                                                          \
+/* logical: integer and (as MPICH allows) floating kinds */
+#define WH_K_LOGIC(tn, T)                                                                         \
     WH_K_LOOP(k_land_##tn, T, b[i] = (T)((a[i] != 0) & (b[i] != 0)))                              \
     WH_K_LOOP(k_lor_##tn, T, b[i] = (T)((a[i] != 0) | (b[i] != 0)))                               \
-    WH_K_LOOP(k_lxor_##tn, T, b[i] = (T)((a[i] != 0) ^ (b[i] != 0)))                              \
+    WH_K_LOOP(k_lxor_##tn, T, b[i] = (T)((a[i] != 0) ^ (b[i] != 0)))
+
+/* logical and bitwise: integer kinds */
+#define WH_K_BITS(tn, T)                                                                          \
+    WH_K_LOGIC(tn, T)                                                                             \
     WH_K_LOOP(k_band_##tn, T, b[i] = (T)(a[i] & b[i]))                                            \
     WH_K_LOOP(k_bor_##tn, T, b[i] = (T)(a[i] | b[i]))                                             \
     WH_K_LOOP(k_bxor_##tn, T, b[i] = (T)(a[i] ^ b[i]))
@@ -48,6 +52,9 @@ WH_K_INT(u64, uint64_t, uint64_t)
 WH_K_ARITH(f32, float, float)
 WH_K_ARITH(f64, double, double)
 WH_K_ARITH(f80, long double, long double)
+WH_K_LOGIC(f32, float)
+WH_K_LOGIC(f64, double)
+WH_K_LOGIC(f80, long double)
 
 /* complex: SUM and PROD only */
 #define WH_K_CPLX(tn, T)                                                                          \
@@ -61,6 +68,7 @@ WH_K_CPLX(c80, long double _Complex)
 #ifdef __SIZEOF_FLOAT128__
 #define WH_HAVE_F128 1
 WH_K_ARITH(f128, __float128, __float128)
+WH_K_LOGIC(f128, __float128)
 typedef struct {
     __float128 re, im;
 } wh_c128_t;
@@ -101,6 +109,9 @@ WH_K_PAIR(2double, double, double)
     WH_E_ARITH(K, tn), [WH_OPI_LAND][K] = k_land_##tn, [WH_OPI_LOR][K] = k_lor_##tn,              \
                        [WH_OPI_LXOR][K] = k_lxor_##tn, [WH_OPI_BAND][K] = k_band_##tn,            \
                        [WH_OPI_BOR][K] = k_bor_##tn, [WH_OPI_BXOR][K] = k_bxor_##tn
+#define WH_E_FLOAT(K, tn)                                                                         \
+    WH_E_ARITH(K, tn), [WH_OPI_LAND][K] = k_land_##tn, [WH_OPI_LOR][K] = k_lor_##tn,              \
+                       [WH_OPI_LXOR][K] = k_lxor_##tn
 #define WH_E_CPLX(K, tn) [WH_OPI_SUM][K] = k_sum_##tn, [WH_OPI_PROD][K] = k_prod_##tn
 #define WH_E_PAIR(K, tn) [WH_OPI_MINLOC][K] = k_minloc_##tn, [WH_OPI_MAXLOC][K] = k_maxloc_##tn
 
@@ -113,14 +124,14 @@ wh_opk_fn *const wh_opk_table[WH_OPI_COUNT][WH_K_COUNT] = {
     WH_E_INT(WH_K_U32, u32),
     WH_E_INT(WH_K_I64, i64),
     WH_E_INT(WH_K_U64, u64),
-    WH_E_ARITH(WH_K_F32, f32),
-    WH_E_ARITH(WH_K_F64, f64),
-    WH_E_ARITH(WH_K_F80, f80),
+    WH_E_FLOAT(WH_K_F32, f32),
+    WH_E_FLOAT(WH_K_F64, f64),
+    WH_E_FLOAT(WH_K_F80, f80),
     WH_E_CPLX(WH_K_C32, c32),
     WH_E_CPLX(WH_K_C64, c64),
     WH_E_CPLX(WH_K_C80, c80),
 #ifdef WH_HAVE_F128
-    WH_E_ARITH(WH_K_F128, f128),
+    WH_E_FLOAT(WH_K_F128, f128),
     WH_E_CPLX(WH_K_C128, c128),
 #endif
     WH_E_PAIR(WH_K_FLOAT_INT, float_int),
@@ -180,9 +191,10 @@ const int wh_opk_groups[WH_OPI_COUNT] = {
     [WH_OPI_MIN] = WH_G_CINT | WH_G_FINT | WH_G_FLOAT | WH_G_MULTI,
     [WH_OPI_SUM] = WH_G_CINT | WH_G_FINT | WH_G_FLOAT | WH_G_COMPLEX | WH_G_MULTI,
     [WH_OPI_PROD] = WH_G_CINT | WH_G_FINT | WH_G_FLOAT | WH_G_COMPLEX | WH_G_MULTI,
-    [WH_OPI_LAND] = WH_G_CINT | WH_G_LOGICAL,
-    [WH_OPI_LOR] = WH_G_CINT | WH_G_LOGICAL,
-    [WH_OPI_LXOR] = WH_G_CINT | WH_G_LOGICAL,
+    /* beyond the standard, as MPICH: Fortran and multi-language integers, floating point */
+    [WH_OPI_LAND] = WH_G_CINT | WH_G_FINT | WH_G_FLOAT | WH_G_LOGICAL | WH_G_MULTI,
+    [WH_OPI_LOR] = WH_G_CINT | WH_G_FINT | WH_G_FLOAT | WH_G_LOGICAL | WH_G_MULTI,
+    [WH_OPI_LXOR] = WH_G_CINT | WH_G_FINT | WH_G_FLOAT | WH_G_LOGICAL | WH_G_MULTI,
     [WH_OPI_BAND] = WH_G_CINT | WH_G_FINT | WH_G_BYTE | WH_G_MULTI,
     [WH_OPI_BOR] = WH_G_CINT | WH_G_FINT | WH_G_BYTE | WH_G_MULTI,
     [WH_OPI_BXOR] = WH_G_CINT | WH_G_FINT | WH_G_BYTE | WH_G_MULTI,

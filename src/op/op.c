@@ -90,11 +90,16 @@ typedef struct {
 #define WH_KUNSIGNED(T) (sizeof(T) == 1 ? WH_K_U8 : sizeof(T) == 2 ? WH_K_U16 : sizeof(T) == 4 ? WH_K_U32 : WH_K_U64)
 #define WH_C(k, g) ((wh_tclass_t){(k), (g)})
 
-/* Predefined types by handle: the groups of MPI-4.1 section 6.9.2. */
+/* Predefined types by handle: the groups of MPI-4.1 section 6.9.2, widened
+ * as MPICH widens them (so programs that run on MPICH run here): MPI_CHAR
+ * counts as a C integer, MPI_CHARACTER as a Fortran integer, and the logical
+ * ops also take Fortran integers, MPI_AINT/MPI_OFFSET/MPI_COUNT and floating
+ * point (wh_opk_groups).  MPICH refuses the rest, and so does wharf. */
 static int class_of_handle(int h, wh_tclass_t *out)
 {
     switch (h) {
     /* C integer */
+    case MPI_CHAR: *out = WH_C(CHAR_MIN < 0 ? WH_K_I8 : WH_K_U8, WH_G_CINT); return 1;
     case MPI_SIGNED_CHAR: *out = WH_C(WH_K_I8, WH_G_CINT); return 1;
     case MPI_UNSIGNED_CHAR: *out = WH_C(WH_K_U8, WH_G_CINT); return 1;
     case MPI_SHORT: *out = WH_C(WH_KSIGNED(short), WH_G_CINT); return 1;
@@ -115,6 +120,7 @@ static int class_of_handle(int h, wh_tclass_t *out)
     case MPI_UINT64_T: *out = WH_C(WH_K_U64, WH_G_CINT); return 1;
     /* Fortran integer */
     case MPI_INTEGER: *out = WH_C(WH_K_I32, WH_G_FINT); return 1;
+    case MPI_CHARACTER: *out = WH_C(CHAR_MIN < 0 ? WH_K_I8 : WH_K_U8, WH_G_FINT); return 1;
     case MPI_INTEGER1: *out = WH_C(WH_K_I8, WH_G_FINT); return 1;
     case MPI_INTEGER2: *out = WH_C(WH_K_I16, WH_G_FINT); return 1;
     case MPI_INTEGER4: *out = WH_C(WH_K_I32, WH_G_FINT); return 1;
@@ -165,9 +171,7 @@ static int class_of_handle(int h, wh_tclass_t *out)
     case MPI_2REAL: *out = WH_C(WH_K_2FLOAT, WH_G_PAIR); return 1;
     case MPI_2DOUBLE_PRECISION: *out = WH_C(WH_K_2DOUBLE, WH_G_PAIR); return 1;
     /* no reduction is defined on these */
-    case MPI_CHAR:
     case MPI_WCHAR:
-    case MPI_CHARACTER:
     case MPI_PACKED:
     case MPI_LB:
     case MPI_UB: *out = WH_C(WH_K_NONE, 0); return 1;
@@ -179,6 +183,7 @@ static int class_of_handle(int h, wh_tclass_t *out)
 static wh_tclass_t class_of_basic(wh_basic_t b)
 {
     switch (b) {
+    case WH_BT_CHAR: return WH_C(CHAR_MIN < 0 ? WH_K_I8 : WH_K_U8, WH_G_CINT);
     case WH_BT_SCHAR: return WH_C(WH_K_I8, WH_G_CINT);
     case WH_BT_UCHAR: return WH_C(WH_K_U8, WH_G_CINT);
     case WH_BT_SHORT: return WH_C(WH_KSIGNED(short), WH_G_CINT);

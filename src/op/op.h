@@ -1,5 +1,5 @@
-/* Reduction operations: predefined ops on the types the standard allows, and
- * user ops (MPI_Op_create).
+/* Reduction operations: predefined ops on the types the standard allows
+ * (plus the pairs MPICH also accepts, see op.c), and user ops (MPI_Op_create).
  *
  * Predefined ops are the builtin handles MPI_MAX (0x58000001) .. MPI_NO_OP
  * (0x5800000e); their wh_op_t objects are static and `builtin` is the handle

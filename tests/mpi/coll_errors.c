@@ -62,12 +62,12 @@ static void test_errors(void)
     MPI_OK(MPI_Type_free(&unc));
 
     p2p_setstep("op");
-    int rc = MPI_Allreduce(a, b, 1, MPI_CHAR, MPI_SUM, w);
+    int rc = MPI_Allreduce(a, b, 1, MPI_WCHAR, MPI_SUM, w);
     MPI_FAILS(MPI_ERR_OP, rc);
-    CHECK(has(rc, "MPI_SUM") && has(rc, "MPI_CHAR"), "the op/type error names neither the op nor the type");
+    CHECK(has(rc, "MPI_SUM") && has(rc, "MPI_WCHAR"), "the op/type error names neither the op nor the type");
     MPI_FAILS(MPI_ERR_OP, MPI_Reduce(a, b, 2, MPI_INT, MPI_MAXLOC, 0, w));
     MPI_FAILS(MPI_ERR_OP, MPI_Allreduce(a, b, 1, MPI_DOUBLE, MPI_BAND, w));
-    MPI_FAILS(MPI_ERR_OP, MPI_Allreduce(a, b, 1, MPI_FLOAT, MPI_LXOR, w));
+    MPI_FAILS(MPI_ERR_OP, MPI_Allreduce(a, b, 1, MPI_C_FLOAT_COMPLEX, MPI_LXOR, w));
     MPI_FAILS(MPI_ERR_OP, MPI_Scan(a, b, 1, MPI_C_DOUBLE_COMPLEX, MPI_MAX, w));
     MPI_FAILS(MPI_ERR_OP, MPI_Allreduce(a, b, 1, MPI_INT, MPI_REPLACE, w));
     MPI_FAILS(MPI_ERR_OP, MPI_Allreduce(a, b, 1, MPI_INT, MPI_NO_OP, w));
