@@ -30,3 +30,8 @@ endforeach()
 foreach(np 1 3 4)
   wh_mpi_test(coll.nbc_errors.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_nbc_errors.c ${np})
 endforeach()
+
+# node-shared-memory collectives (and their fallbacks over the net variant)
+foreach(np 2 3 4 5 8)
+  wh_mpi_test(coll.shm.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c ${np})
+endforeach()
