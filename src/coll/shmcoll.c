@@ -4,13 +4,16 @@
  * (the node-shared allocator) instead of messages.
  *
  * Block layout (per rank r, each on its own cache lines): flag[r] (the last
- * collective r has contributed to), done[r] (the last one r has finished
- * reading), cell[r] (r's contribution, WHARF_COLL_SHM_MAX bytes).  Flags are
+ * collective r has arrived at: it finished every earlier one), done[r] (the
+ * last one r has finished, read only when the block is freed), and two cells
+ * of WHARF_COLL_SHM_MAX bytes (collective k uses cell k % 2).  Flags are
  * single-writer sequence numbers that only grow, never reset: collective k
  * (every rank counts the same k: collectives are called in the same order)
- * waits for flag >= k; a rank overwrites its cell for k only after every
- * rank's done >= k-1.  Reductions combine the cells in rank order, so
- * non-commutative ops are right.
+ * waits for flag >= k.  A rank writes cell k % 2, which readers of k - 2
+ * used, once every flag >= k - 1 (all of them left k - 2): after an
+ * allreduce or a barrier that holds already, so the common case never waits
+ * for it.  Reductions combine the cells in rank order, so non-commutative
+ * ops are right.
  *
  * Set up lazily by the first eligible collective on the communicator (one
  * allocation by rank 0, its offset broadcast, everyone attaches, all agree);
@@ -47,7 +50,11 @@ static inline volatile uint64_t *done(const shmc_t *s, int r)
 {
     return (volatile uint64_t *)(s->base + (size_t)r * s->stride + LINE);
 }
-static inline unsigned char *cell(const shmc_t *s, int r) { return s->base + (size_t)r * s->stride + 2 * LINE; }
+/* cell of rank r for collective k */
+static inline unsigned char *cell(const shmc_t *s, int r, uint64_t k)
+{
+    return s->base + (size_t)r * s->stride + 2 * LINE + (size_t)(k & 1) * s->cell;
+}
 
 static void wait_ge(volatile uint64_t *p, uint64_t v)
 {
@@ -85,7 +92,7 @@ static shmc_t *setup(wh_comm_t *c)
     s->state = -1;
     c->coll_data = s;
     s->cell = (wh_tun.coll_shm_max + LINE - 1) & ~(size_t)(LINE - 1);
-    s->stride = 2 * LINE + s->cell;
+    s->stride = 2 * LINE + 2 * s->cell;
     size_t len = (size_t)c->size * s->stride;
     int ok = wh_loc_have_region() && members_local(c);
     uint64_t off = 0;
@@ -168,12 +175,13 @@ int wh_shmc_bcast(void *buf, size_t bytes, int root, wh_comm_t *c)
     shmc_t *s = get(c);
     uint64_t k = ++s->seq;
     if (c->rank == root) {
-        wait_all(s, c->size, done, k - 1);
-        memcpy(cell(s, root), buf, bytes);
+        wait_all(s, c->size, flag, k - 1);
+        memcpy(cell(s, root, k), buf, bytes);
         __atomic_store_n(flag(s, root), k, __ATOMIC_RELEASE);
     } else {
+        __atomic_store_n(flag(s, c->rank), k, __ATOMIC_RELEASE);
         wait_ge(flag(s, root), k);
-        memcpy(buf, cell(s, root), bytes);
+        memcpy(buf, cell(s, root, k), bytes);
     }
     __atomic_store_n(done(s, c->rank), k, __ATOMIC_RELEASE);
     return MPI_SUCCESS;
@@ -189,17 +197,17 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
     int n = c->size, me = c->rank;
     size_t bytes = (size_t)count * dt->size;
     const void *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf; /* one block at the buffer (selectors check) */
-    wait_all(s, n, done, k - 1);
-    memcpy(cell(s, me), mine, bytes);
+    wait_all(s, n, flag, k - 1);
+    memcpy(cell(s, me, k), mine, bytes);
     __atomic_store_n(flag(s, me), k, __ATOMIC_RELEASE);
     int rc = MPI_SUCCESS;
     if (root < 0 || me == root) {
         wait_ge(flag(s, n - 1), k);
-        memcpy(rbuf, cell(s, n - 1), bytes);
+        memcpy(rbuf, cell(s, n - 1, k), bytes);
         /* out = c0 op (c1 op (... op c(n-1))): rank order for non-commutative ops */
         for (int r = n - 2; r >= 0 && rc == MPI_SUCCESS; r--) {
             wait_ge(flag(s, r), k);
-            rc = wh_op_apply(op, cell(s, r), rbuf, (size_t)count, dth, dt);
+            rc = wh_op_apply(op, cell(s, r, k), rbuf, (size_t)count, dth, dt);
         }
     }
     __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
