@@ -1,0 +1,6 @@
+# One-sided communication: MPI-level tests of windows, operations and every
+# synchronization mode on 1..8 ranks (odd sizes included), over every channel
+# variant.  Included from tests/CMakeLists.txt.
+foreach(np 1 2 3 4 8)
+  wh_mpi_test(rma.basic.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_basic.c ${np})
+endforeach()
