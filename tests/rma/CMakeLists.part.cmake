@@ -4,3 +4,6 @@
 foreach(np 1 2 3 4 8)
   wh_mpi_test(rma.basic.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_basic.c ${np})
 endforeach()
+foreach(np 1 2 3 5 8)
+  wh_mpi_test(rma.acc.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_acc.c ${np})
+endforeach()
