@@ -113,11 +113,20 @@ static int rma_push(void)
     return n;
 }
 
-int wh_rma_ctl(wh_win_t *w, int target, int sub, int32_t tag, uint64_t arg)
+int wh_rma_ctl(wh_win_t *w, int target, int sub, int32_t tag)
 {
+    /* sreq names my window: a target answers (GRANT, ACK) with it, even
+     * before its own creation of the window has learnt the peers' ids */
     wh_hdr_t h = {.type = wh_rma_am.ctl, .flags = (uint8_t)sub, .ctx = w->peers[target].id, .src = w->rank,
-                  .tag = tag, .sreq = arg};
+                  .tag = tag, .sreq = WH_HINDEX(w->obj.handle)};
     return wh_rma_send(w->peers[target].wrank, &h, NULL, 0);
+}
+
+int wh_rma_answer(wh_win_t *w, int wpeer, const wh_hdr_t *req, int sub, int32_t tag)
+{
+    wh_hdr_t h = {.type = wh_rma_am.ctl, .flags = (uint8_t)sub, .ctx = (uint32_t)req->sreq, .src = w->rank,
+                  .tag = tag};
+    return wh_rma_send(wpeer, &h, NULL, 0);
 }
 
 void wh_rma_wait_u64(const uint64_t *ctr, uint64_t val)

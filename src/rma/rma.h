@@ -57,6 +57,8 @@ typedef struct wh_win_region {
 typedef struct wh_win_lockq {
     struct wh_win_lockq *next;
     int origin, excl;
+    int wpeer;        /* world rank to answer */
+    wh_hdr_t req;     /* the request (names the origin's window) */
 } wh_win_lockq_t;
 
 typedef struct wh_win {
@@ -86,7 +88,7 @@ typedef struct wh_win {
     int start_active;
     uint8_t *dirty;           /* per target: operations sent since its last flush */
     int64_t *npend;           /* per target: operations waiting for replies */
-    uint64_t *flush_sent, *flush_done; /* per target: flush/unlock requests and their acks */
+    uint64_t *flush_sent, *flush_done; /* per target: flush/unlock requests sent and acks received */
     uint64_t *grants;         /* per target: lock grants received */
     uint64_t *posts, *posts_used; /* per target: MPI_Win_post messages received / consumed by start */
     int remote_err;           /* error class a target reported in an ack (0: none) */
@@ -172,7 +174,9 @@ int wh_rma_send(int wpeer, const wh_hdr_t *h, const void *data, size_t len);
 int wh_rma_send_wait(int wpeer, const wh_hdr_t *h, const void *data, size_t len);
 /* Largest payload of one rma message to wpeer. */
 size_t wh_rma_max_payload(int wpeer);
-int wh_rma_ctl(wh_win_t *w, int target, int sub, int32_t tag, uint64_t arg);
+int wh_rma_ctl(wh_win_t *w, int target, int sub, int32_t tag);
+/* a target's answer (GRANT, ACK) to the control message req from world rank wpeer */
+int wh_rma_answer(wh_win_t *w, int wpeer, const wh_hdr_t *req, int sub, int32_t tag);
 /* Progress until *flag (a counter) reaches val. */
 void wh_rma_wait_u64(const uint64_t *ctr, uint64_t val);
 void wh_rma_wait_i64_zero(const int64_t *ctr);

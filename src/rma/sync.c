@@ -39,7 +39,7 @@ static int flush_send(wh_win_t *w, int t, int sub, int32_t tag)
 {
     w->dirty[t] = 0;
     w->flush_sent[t]++;
-    return wh_rma_ctl(w, t, sub, tag, w->flush_sent[t]);
+    return wh_rma_ctl(w, t, sub, tag);
 }
 
 static void flush_wait(wh_win_t *w, int t)
@@ -77,7 +77,7 @@ static int lock_one(wh_win_t *w, int type, int t, int assert)
     w->lock_mode[t] = (uint8_t)((type == MPI_LOCK_EXCLUSIVE ? LK_EXCL : LK_SHARED) | (assert & MPI_MODE_NOCHECK ? LK_NOCHECK : 0));
     if (assert & MPI_MODE_NOCHECK)
         return MPI_SUCCESS;
-    return wh_rma_ctl(w, t, WH_RC_LOCK, type, 0);
+    return wh_rma_ctl(w, t, WH_RC_LOCK, type);
 }
 
 static int unlock_one(wh_win_t *w, int t)
@@ -165,7 +165,7 @@ int wh_win_post(wh_win_t *w, wh_group_t *g, int assert)
     if (!(assert & MPI_MODE_NOCHECK))
         for (int r = 0; r < w->size_c; r++)
             if (w->in_post[r])
-                WH_CHECK(wh_rma_ctl(w, r, WH_RC_POST, 0, 0));
+                WH_CHECK(wh_rma_ctl(w, r, WH_RC_POST, 0));
     return MPI_SUCCESS;
 }
 
@@ -194,7 +194,7 @@ int wh_win_complete(wh_win_t *w)
     for (int t = 0; t < w->size_c; t++)
         if (w->in_start[t]) {
             w->dirty[t] = 0;
-            WH_CHECK(wh_rma_ctl(w, t, WH_RC_COMPLETE, 0, 0));
+            WH_CHECK(wh_rma_ctl(w, t, WH_RC_COMPLETE, 0));
         }
     for (int t = 0; t < w->size_c; t++)
         if (w->in_start[t]) {

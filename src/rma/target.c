@@ -193,11 +193,11 @@ void wh_rma_target_op(int chan, int wpeer, const wh_hdr_t *h, const void *payloa
 
 /* ---------- control ---------- */
 
-static void send_ctl(wh_win_t *w, int to, int sub, int32_t tag, uint64_t arg)
+static void answer(wh_win_t *w, int wpeer, const wh_hdr_t *req, int sub, int32_t tag)
 {
-    int rc = wh_rma_ctl(w, to, sub, tag, arg);
+    int rc = wh_rma_answer(w, wpeer, req, sub, tag);
     if (rc != MPI_SUCCESS)
-        WH_WARN("rma", "control message to rank %d failed: error %d", to, rc);
+        WH_WARN("rma", "control message to rank %d failed: error %d", wpeer, rc);
 }
 
 /* grant queued lock requests in order while they are compatible */
@@ -214,22 +214,21 @@ static void lock_grant(wh_win_t *w)
             w->lk_excl = 1;
         else
             w->lk_shared++;
-        send_ctl(w, q->origin, WH_RC_GRANT, 0, 0);
+        answer(w, q->wpeer, &q->req, WH_RC_GRANT, 0);
         free(q);
     }
 }
 
-static void ack(wh_win_t *w, int origin, uint64_t seq)
+static void ack(wh_win_t *w, int origin, int wpeer, const wh_hdr_t *req)
 {
     int err = w->tgt_err[origin];
     w->tgt_err[origin] = 0;
-    send_ctl(w, origin, WH_RC_ACK, err, seq);
+    answer(w, wpeer, req, WH_RC_ACK, err);
 }
 
 void wh_rma_target_ctl(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
 {
     (void)chan;
-    (void)wpeer;
     (void)payload;
     (void)plen;
     wh_win_t *w = win_of(h);
@@ -245,6 +244,8 @@ void wh_rma_target_ctl(int chan, int wpeer, const wh_hdr_t *h, const void *paylo
             wh_job_abort(1, "wharf: out of memory queueing a lock request");
         q->next = NULL;
         q->origin = from;
+        q->wpeer = wpeer;
+        q->req = *h;
         q->excl = h->tag == MPI_LOCK_EXCLUSIVE;
         if (w->lk_tail)
             w->lk_tail->next = q;
@@ -259,11 +260,11 @@ void wh_rma_target_ctl(int chan, int wpeer, const wh_hdr_t *h, const void *paylo
             w->lk_excl = 0;
         else if (w->lk_shared > 0)
             w->lk_shared--;
-        ack(w, from, h->sreq);
+        ack(w, from, wpeer, h);
         lock_grant(w);
         break;
     case WH_RC_FLUSH:
-        ack(w, from, h->sreq);
+        ack(w, from, wpeer, h);
         break;
     case WH_RC_GRANT:
         __atomic_fetch_add(&w->grants[from], 1, __ATOMIC_RELEASE);
@@ -271,8 +272,7 @@ void wh_rma_target_ctl(int chan, int wpeer, const wh_hdr_t *h, const void *paylo
     case WH_RC_ACK:
         if (h->tag)
             w->remote_err = h->tag;
-        if (h->sreq > w->flush_done[from])
-            __atomic_store_n(&w->flush_done[from], h->sreq, __ATOMIC_RELEASE);
+        __atomic_fetch_add(&w->flush_done[from], 1, __ATOMIC_RELEASE);
         break;
     case WH_RC_POST:
         __atomic_fetch_add(&w->posts[from], 1, __ATOMIC_RELEASE);
