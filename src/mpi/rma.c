@@ -32,6 +32,9 @@ static int chk_op(wh_win_t *w, const char *fname, MPI_Op oph, wh_op_t **op)
     return MPI_SUCCESS;
 }
 
+/* no origin or result description (e.g. the origin of MPI_NO_OP) */
+#define NO_DT ((MPI_Datatype)0x7fffffff)
+
 /* one operation: a (kind, target, disp) filled by the caller, the rest here */
 static int issue(const char *fname, MPI_Win win, wh_rma_args_t *a, MPI_Datatype oh, MPI_Datatype rh, MPI_Datatype th,
                  MPI_Op oph, MPI_Request *request)
@@ -43,9 +46,9 @@ static int issue(const char *fname, MPI_Win win, wh_rma_args_t *a, MPI_Datatype 
         return rc;
     if ((rc = chk_target(w, fname, a->target)))
         return rc;
-    if (oh != MPI_DATATYPE_NULL && (rc = chk_dt(w, fname, a->ocount, oh, "origin", &a->odt)))
+    if (oh != NO_DT && (rc = chk_dt(w, fname, a->ocount, oh, "origin", &a->odt)))
         return rc;
-    if (rh != MPI_DATATYPE_NULL && (rc = chk_dt(w, fname, a->rcount, rh, "result", &a->rdt)))
+    if (rh != NO_DT && (rc = chk_dt(w, fname, a->rcount, rh, "result", &a->rdt)))
         return rc;
     if ((rc = chk_dt(w, fname, a->tcount, th, "target", &a->tdt)))
         return rc;
@@ -72,14 +75,14 @@ static int put(const char *fname, const void *oa, MPI_Count oc, MPI_Datatype odt
                MPI_Datatype tdt, MPI_Win win, MPI_Request *req)
 {
     wh_rma_args_t a = {.kind = WH_RMA_PUT, .obuf = oa, .ocount = oc, .target = tr, .disp = td, .tcount = tc};
-    return issue(fname, win, &a, odt, MPI_DATATYPE_NULL, tdt, MPI_OP_NULL, req);
+    return issue(fname, win, &a, odt, NO_DT, tdt, MPI_OP_NULL, req);
 }
 
 static int get(const char *fname, void *oa, MPI_Count oc, MPI_Datatype odt, int tr, MPI_Aint td, MPI_Count tc,
                MPI_Datatype tdt, MPI_Win win, MPI_Request *req)
 {
     wh_rma_args_t a = {.kind = WH_RMA_GET, .rbuf = oa, .rcount = oc, .target = tr, .disp = td, .tcount = tc};
-    return issue(fname, win, &a, MPI_DATATYPE_NULL, odt, tdt, MPI_OP_NULL, req);
+    return issue(fname, win, &a, NO_DT, odt, tdt, MPI_OP_NULL, req);
 }
 
 WH_API int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -162,7 +165,7 @@ static int acc(const char *fname, const void *oa, MPI_Count oc, MPI_Datatype odt
     wh_rma_args_t a = {.kind = WH_RMA_ACC, .obuf = oa, .ocount = oc, .target = tr, .disp = td, .tcount = tc};
     if (op == MPI_NO_OP) /* changes nothing and returns nothing */
         a.kind = WH_RMA_GACC;
-    return issue(fname, win, &a, op == MPI_NO_OP ? MPI_DATATYPE_NULL : odt, MPI_DATATYPE_NULL, tdt, op, req);
+    return issue(fname, win, &a, op == MPI_NO_OP ? NO_DT : odt, NO_DT, tdt, op, req);
 }
 
 static int gacc(const char *fname, const void *oa, MPI_Count oc, MPI_Datatype odt, void *ra, MPI_Count rc,
@@ -171,7 +174,7 @@ static int gacc(const char *fname, const void *oa, MPI_Count oc, MPI_Datatype od
 {
     wh_rma_args_t a = {.kind = WH_RMA_GACC, .obuf = oa, .ocount = oc, .rbuf = ra, .rcount = rc, .target = tr,
                        .disp = td, .tcount = tc};
-    return issue(fname, win, &a, op == MPI_NO_OP ? MPI_DATATYPE_NULL : odt, rdt, tdt, op, req);
+    return issue(fname, win, &a, op == MPI_NO_OP ? NO_DT : odt, rdt, tdt, op, req);
 }
 
 WH_API int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -267,7 +270,7 @@ WH_API int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_ad
 {
     wh_rma_args_t a = {.kind = WH_RMA_CAS, .obuf = origin_addr, .ocount = 1, .cbuf = compare_addr,
                        .rbuf = result_addr, .rcount = 1, .target = target_rank, .disp = target_disp, .tcount = 1};
-    return issue("MPI_Compare_and_swap", win, &a, datatype, MPI_DATATYPE_NULL, datatype, MPI_OP_NULL, NULL);
+    return issue("MPI_Compare_and_swap", win, &a, datatype, NO_DT, datatype, MPI_OP_NULL, NULL);
 }
 WH_ALIAS(MPI_Compare_and_swap, PMPI_Compare_and_swap)
 
@@ -331,6 +334,8 @@ WH_API int PMPI_Win_unlock_all(MPI_Win win)
 }
 WH_ALIAS(MPI_Win_unlock_all, PMPI_Win_unlock_all)
 
+#define ALL_TARGETS (-1000) /* not MPI_PROC_NULL */
+
 static int flush(const char *fname, MPI_Win win, int rank, int local)
 {
     WIN_ENTRY(fname, win, w);
@@ -345,7 +350,7 @@ static int flush(const char *fname, MPI_Win win, int rank, int local)
         return done(w, fname, wh_error(MPI_ERR_RMA_SYNC, "%s outside a passive-target epoch (MPI_Win_lock or "
                                                          "MPI_Win_lock_all) %s", fname,
                                        rank < 0 ? "" : "to that rank"));
-    return done(w, fname, wh_win_flush(w, rank, local));
+    return done(w, fname, wh_win_flush(w, rank < 0 ? -1 : rank, local));
 }
 
 WH_API int PMPI_Win_flush(int rank, MPI_Win win)
@@ -356,7 +361,7 @@ WH_ALIAS(MPI_Win_flush, PMPI_Win_flush)
 
 WH_API int PMPI_Win_flush_all(MPI_Win win)
 {
-    return flush("MPI_Win_flush_all", win, -1, 0);
+    return flush("MPI_Win_flush_all", win, ALL_TARGETS, 0);
 }
 WH_ALIAS(MPI_Win_flush_all, PMPI_Win_flush_all)
 
@@ -368,7 +373,7 @@ WH_ALIAS(MPI_Win_flush_local, PMPI_Win_flush_local)
 
 WH_API int PMPI_Win_flush_local_all(MPI_Win win)
 {
-    return flush("MPI_Win_flush_local_all", win, -1, 1);
+    return flush("MPI_Win_flush_local_all", win, ALL_TARGETS, 1);
 }
 WH_ALIAS(MPI_Win_flush_local_all, PMPI_Win_flush_local_all)
 
