@@ -270,6 +270,51 @@ static int zcopy(wh_win_t *w, const wh_rma_args_t *a, int wt, uint64_t raddr, si
     return z.err;
 }
 
+/* ---------- accumulates applied here, into node-region memory ---------- */
+
+static int acc_direct(wh_win_t *w, const wh_rma_args_t *a, char *tb, uint32_t *lk, MPI_Datatype eh,
+                      const wh_dtype_t *et, int split)
+{
+    (void)w;
+    size_t esz = et->size;
+    if (a->kind == WH_RMA_CAS) {
+        wh_rma_acc_lock(lk);
+        memcpy(a->rbuf, tb, esz);
+        if (!memcmp(tb, a->cbuf, esz))
+            memcpy(tb, a->obuf, esz);
+        wh_rma_acc_unlock(lk);
+        return MPI_SUCCESS;
+    }
+    size_t tcount = (size_t)a->tcount, tbytes = a->tdt->size * tcount;
+    int noop = a->op->builtin == WH_OPI_NO_OP;
+    wh_rma_run_t *runs = NULL;
+    size_t nruns = 0;
+    WH_CHECK(flatten(tcount, a->tdt, esz, (size_t)et->extent, split, &runs, &nruns));
+    char *data = NULL, *old = NULL;
+    const char *oc = NULL;
+    int rc = MPI_SUCCESS;
+    if (!noop && !wh_dtype_is_contig(a->odt, (size_t)a->ocount, a->obuf, &oc)) {
+        if (!(data = malloc(tbytes)))
+            rc = wh_error(MPI_ERR_NO_MEM, "out of memory");
+        else
+            rc = wh_dtype_pack(a->obuf, (size_t)a->ocount, a->odt, 0, data, tbytes);
+        oc = data;
+    }
+    if (rc == MPI_SUCCESS && a->kind == WH_RMA_GACC && !(old = malloc(tbytes)))
+        rc = wh_error(MPI_ERR_NO_MEM, "out of memory");
+    if (rc == MPI_SUCCESS) {
+        wh_rma_acc_lock(lk);
+        wh_rma_apply_runs(tb, runs, nruns, noop ? NULL : oc, old, a->op, eh, et);
+        wh_rma_acc_unlock(lk);
+        if (old)
+            rc = wh_dtype_unpack(a->rbuf, (size_t)a->rcount, a->rdt, 0, old, tbytes);
+    }
+    free(runs);
+    free(data);
+    free(old);
+    return rc;
+}
+
 /* ---------- the operation ---------- */
 
 int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
@@ -307,7 +352,7 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
             WH_CHECK(wh_op_check(a->op, et));
         }
     }
-    if (!tbytes)
+    if (!tbytes || (a->kind == WH_RMA_GACC && !a->rdt)) /* MPI_Accumulate with MPI_NO_OP changes nothing */
         goto done_now;
     wh_win_peer_t *p = &w->peers[t];
     int wt = p->wrank;
@@ -341,6 +386,11 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
     /* active messages */
     size_t esz = a->kind >= WH_RMA_ACC ? et->size : 1, ext = a->kind >= WH_RMA_ACC ? (size_t)et->extent : 1;
     int split = a->kind >= WH_RMA_ACC && !et->contig;
+    if (a->kind >= WH_RMA_ACC && p->ptr && p->lockp && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        WH_CHECK(acc_direct(w, a, p->ptr + tbase, p->lockp, eh, et, split));
+        wh_coord_note(t == w->rank ? WH_CHAN_SELF : WH_CHAN_SHM, WH_PROTO_PUT, tbytes);
+        goto done_now;
+    }
     rma_send_t s = {.w = w, .target = t, .wt = wt, .kind = a->kind, .obuf = a->obuf, .ocount = (size_t)a->ocount,
                     .odt = a->odt, .esz = esz, .ext = ext};
     s.hasdata = a->kind != WH_RMA_GET && !(a->kind == WH_RMA_GACC && noop);

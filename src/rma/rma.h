@@ -19,8 +19,9 @@
  *
  * Where the target's window lies in the node region (Win_allocate_shared, and
  * Win_allocate among co-residents when the node heap has room) puts and gets
- * are plain memcpy into the mapped memory (no target involvement); accumulates
- * still go to the target so that they stay atomic with respect to each other. */
+ * are plain memcpy into the mapped memory (no target involvement), and
+ * accumulates are applied by the origin under a lock word that lies ahead of
+ * the memory (the target's handler takes it too). */
 #ifndef WH_RMA_RMA_H
 #define WH_RMA_RMA_H
 #include <mpi.h>
@@ -44,7 +45,24 @@ typedef struct wh_win_peer {
     uint32_t id;        /* its window id (handle index) */
     int wrank;          /* world rank */
     char *ptr;          /* its memory mapped here (node region), or NULL */
+    uint32_t *lockp;    /* its accumulate lock word in the node region, or NULL */
 } wh_win_peer_t;
+
+/* Node-region windows carry a lock word ahead of the memory: every
+ * accumulate to that memory (a co-resident origin applying it directly, or
+ * the target's handler applying a remote one) holds it, so accumulates stay
+ * atomic per element whichever path they take. */
+#define WH_RMA_LOCKPAD 64
+static inline void wh_rma_acc_lock(uint32_t *l)
+{
+    while (__atomic_exchange_n(l, 1u, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(l, __ATOMIC_RELAXED))
+            __builtin_ia32_pause();
+}
+static inline void wh_rma_acc_unlock(uint32_t *l)
+{
+    __atomic_store_n(l, 0u, __ATOMIC_RELEASE);
+}
 
 /* an attached region of a dynamic window */
 typedef struct wh_win_region {
@@ -74,6 +92,7 @@ typedef struct wh_win {
     wh_win_peer_t *peers;     /* per comm rank */
     int own_mem;              /* 1: base was malloc'ed by us; 2: node heap (heap_off); 3: shared segment */
     uint64_t heap_off;        /* own node-heap allocation (own_mem 2) or the shared segment (3) */
+    uint32_t *lockw;          /* my memory's accumulate lock word (node-region windows), or NULL */
     wh_win_region_t *regions; /* dynamic windows */
     int rank, size_c;         /* my rank and the comm size (copies) */
     MPI_Aint attr_size;       /* values handed out by MPI_Win_get_attr (by address) */
@@ -200,5 +219,11 @@ typedef struct wh_rma_run {
     int64_t off;
     uint64_t n;
 } wh_rma_run_t;
+/* Apply runs of packed origin data (NULL: MPI_NO_OP) to memory at base with
+ * op on elements et; old (if not NULL) receives the previous contents packed.
+ * The caller holds the lock word where there is one. */
+void wh_rma_apply_runs(char *base, const wh_rma_run_t *runs, size_t nruns, const char *data, char *old, wh_op_t *op,
+                       MPI_Datatype eh, const wh_dtype_t *et);
+
 /* CAS payload after the prefix: new value then compare value (basic size each) */
 #endif

@@ -127,6 +127,28 @@ static void apply(wh_op_t *op, const char *data, char *addr, size_t n, MPI_Datat
         WH_WARN("rma", "accumulate failed: error %d", rc);
 }
 
+void wh_rma_apply_runs(char *base, const wh_rma_run_t *runs, size_t nruns, const char *data, char *old, wh_op_t *op,
+                       MPI_Datatype eh, const wh_dtype_t *et)
+{
+    size_t esz = et->size, ext = (size_t)et->extent;
+    for (size_t i = 0; i < nruns; i++) {
+        char *a = base + runs[i].off;
+        size_t n = runs[i].n;
+        if (old) {
+            if (et->contig)
+                memcpy(old, a, n * esz);
+            else
+                wh_dtype_pack(a, n, et, 0, old, n * esz);
+            old += n * esz;
+        }
+        if (data) {
+            apply(op, data, a, n, eh, et);
+            data += n * esz;
+        }
+    }
+    (void)ext;
+}
+
 static void do_cas(wh_win_t *w, int wpeer, const wh_rma_pfx_t *pfx, const unsigned char *d, int origin)
 {
     const wh_dtype_t *et = wh_dtype_get(pfx->dtype);
@@ -136,10 +158,14 @@ static void do_cas(wh_win_t *w, int wpeer, const wh_rma_pfx_t *pfx, const unsign
     reply_open(&r, wpeer, pfx);
     if (!a)
         w->tgt_err[origin] = MPI_ERR_RMA_RANGE;
+    if (w->lockw)
+        wh_rma_acc_lock(w->lockw);
     if (et)
         reply_add(&r, a, 1, et);
     if (a && !memcmp(a, d + esz, esz))
         memcpy(a, d, esz);
+    if (w->lockw)
+        wh_rma_acc_unlock(w->lockw);
     reply_flush(&r);
 }
 
@@ -171,6 +197,10 @@ void wh_rma_target_op(int chan, int wpeer, const wh_hdr_t *h, const void *payloa
     reply_t r;
     if (answers)
         reply_open(&r, wpeer, &pfx);
+    /* co-residents may apply accumulates to this memory directly */
+    uint32_t *lk = kind >= WH_RMA_ACC ? w->lockw : NULL;
+    if (lk)
+        wh_rma_acc_lock(lk);
     for (unsigned i = 0; i < pfx.nruns; i++) {
         wh_rma_run_t run;
         memcpy(&run, p + i * sizeof run, sizeof run);
@@ -187,6 +217,8 @@ void wh_rma_target_op(int chan, int wpeer, const wh_hdr_t *h, const void *payloa
         if (hasdata)
             data += run.n * esz;
     }
+    if (lk)
+        wh_rma_acc_unlock(lk);
     if (answers)
         reply_flush(&r);
 }

@@ -32,8 +32,8 @@ static int all_coresident(const wh_comm_t *c)
 
 static void win_release(wh_win_t *w)
 {
-    if (w->own_mem == 1)
-        free(w->base);
+    if (w->own_mem == 1) /* a shared window over one rank: the block starts with the lock word */
+        free(w->flavor == MPI_WIN_FLAVOR_SHARED ? (void *)w->lockw : w->base);
     else if (w->own_mem == 2)
         wh_node_free(w->heap_off);
     else if (w->own_mem == 3 && w->rank == 0)
@@ -120,7 +120,7 @@ static int shared_alloc(wh_win_t *w, MPI_Aint size, uint64_t *offs)
         return wh_error(MPI_ERR_NO_MEM, "out of memory");
     wh_dtype_t *i64 = wh_dtype_get(MPI_INT64_T);
     int rc = wh_allgather(&mine, 1, i64, sizes, 1, i64, c);
-    uint64_t total = 0;
+    uint64_t total = WH_RMA_LOCKPAD; /* the lock word comes first */
     for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
         offs[i] = total;
         total += ((uint64_t)sizes[i] + WH_SHM_ALIGN - 1) & ~(uint64_t)(WH_SHM_ALIGN - 1);
@@ -154,8 +154,11 @@ static int shared_alloc(wh_win_t *w, MPI_Aint size, uint64_t *offs)
         w->own_mem = 3;
         w->heap_off = hoff;
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         w->peers[i].ptr = seg + offs[i];
+        w->peers[i].lockp = (uint32_t *)(void *)seg;
+    }
+    w->lockw = (uint32_t *)(void *)seg;
     w->base = size ? seg + offs[w->rank] : NULL;
     /* a zero-size part still gets a valid address (MPICH hands one out) */
     if (!size)
@@ -213,8 +216,11 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
         break;
     case MPI_WIN_FLAVOR_ALLOCATE:
         /* among co-residents, node-region memory lets origins load and store directly */
-        if (size > 0 && wc->size > 1 && all_coresident(wc) && (w->base = wh_node_alloc((size_t)size, &w->heap_off)))
+        if (size > 0 && wc->size > 1 && all_coresident(wc) &&
+            (w->lockw = wh_node_alloc((size_t)size + WH_RMA_LOCKPAD, &w->heap_off))) {
+            w->base = (char *)w->lockw + WH_RMA_LOCKPAD;
             w->own_mem = 2;
+        }
         else if ((w->base = calloc(1, size ? (size_t)size : 1)))
             w->own_mem = 1;
         else {
@@ -243,10 +249,16 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
         p->heap_off = pub[i].heap_off;
         p->id = (uint32_t)pub[i].id;
         p->wrank = wh_comm_wrank(wc, i);
-        if (i == w->rank && flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        if (i == w->rank && flavor != MPI_WIN_FLAVOR_DYNAMIC) {
             p->ptr = w->base;
-        else if (p->heap_off != UINT64_MAX && p->size)
-            p->ptr = wh_node_attach(p->heap_off, p->size); /* NULL: active messages */
+            p->lockp = w->lockw;
+        } else if (p->heap_off != UINT64_MAX && p->size) {
+            char *m = wh_node_attach(p->heap_off, p->size + WH_RMA_LOCKPAD); /* NULL: active messages */
+            if (m) {
+                p->lockp = (uint32_t *)(void *)m;
+                p->ptr = m + WH_RMA_LOCKPAD;
+            }
+        }
     }
     free(offs);
     free(pub);
