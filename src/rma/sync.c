@@ -50,6 +50,7 @@ static void flush_wait(wh_win_t *w, int t)
 
 int wh_win_flush(wh_win_t *w, int rank, int local)
 {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* direct stores into node-region memory */
     int lo = rank < 0 ? 0 : rank, hi = rank < 0 ? w->size_c : rank + 1;
     if (!local)
         for (int t = lo; t < hi; t++)
@@ -82,6 +83,7 @@ static int lock_one(wh_win_t *w, int type, int t, int assert)
 
 static int unlock_one(wh_win_t *w, int t)
 {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     int m = w->lock_mode[t];
     w->lock_mode[t] = 0;
     if (m & LK_NOCHECK)
