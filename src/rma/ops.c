@@ -404,10 +404,18 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
     s.pfx.op = (uint16_t)(a->op ? a->op->builtin : 0);
     if (s.hasdata && a->kind != WH_RMA_CAS && !wh_dtype_is_contig(a->odt, s.ocount, a->obuf, &s.ocontig))
         s.ocontig = NULL;
+    wh_rma_run_t *runs = NULL;
+    size_t nruns = 0;
+    if (a->kind == WH_RMA_CAS && esz > 32)
+        return wh_error(MPI_ERR_TYPE, "MPI_Compare_and_swap on a %zu-byte type", esz);
+    if (a->kind != WH_RMA_CAS)
+        WH_CHECK(flatten(tcount, a->tdt, esz, ext, split, &runs, &nruns));
     rma_pop_t *pop = NULL;
     if (a->kind == WH_RMA_GET || a->kind == WH_RMA_GACC || a->kind == WH_RMA_CAS) {
-        if (!(pop = calloc(1, sizeof *pop)))
+        if (!(pop = calloc(1, sizeof *pop))) {
+            free(runs);
             return wh_error(MPI_ERR_NO_MEM, "out of memory");
+        }
         pop->win = w;
         pop->target = t;
         pop->rbuf = a->rbuf;
@@ -424,8 +432,6 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
     wh_coord_note(wh_coord_peers[wt].chan, WH_PROTO_AM, tbytes);
     if (a->kind == WH_RMA_CAS) {
         unsigned char msg[sizeof(wh_rma_pfx_t) + 2 * 32];
-        if (esz > 32)
-            return wh_error(MPI_ERR_TYPE, "MPI_Compare_and_swap on a %zu-byte type", esz);
         s.pfx.nruns = 0;
         memcpy(msg, &s.pfx, sizeof s.pfx);
         memcpy(msg + sizeof s.pfx, a->obuf, esz);
@@ -434,9 +440,6 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
                       .len = sizeof s.pfx + 2 * esz};
         return wh_rma_send_wait(wt, &h, msg, (size_t)h.len);
     }
-    wh_rma_run_t *runs = NULL;
-    size_t nruns = 0;
-    WH_CHECK(flatten(tcount, a->tdt, esz, ext, split, &runs, &nruns));
     rc = send_runs(&s, runs, nruns);
     free(runs);
     if (rc == MPI_SUCCESS && req && !pop)

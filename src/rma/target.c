@@ -130,7 +130,7 @@ static void apply(wh_op_t *op, const char *data, char *addr, size_t n, MPI_Datat
 void wh_rma_apply_runs(char *base, const wh_rma_run_t *runs, size_t nruns, const char *data, char *old, wh_op_t *op,
                        MPI_Datatype eh, const wh_dtype_t *et)
 {
-    size_t esz = et->size, ext = (size_t)et->extent;
+    size_t esz = et->size;
     for (size_t i = 0; i < nruns; i++) {
         char *a = base + runs[i].off;
         size_t n = runs[i].n;
@@ -146,7 +146,6 @@ void wh_rma_apply_runs(char *base, const wh_rma_run_t *runs, size_t nruns, const
             data += n * esz;
         }
     }
-    (void)ext;
 }
 
 static void do_cas(wh_win_t *w, int wpeer, const wh_rma_pfx_t *pfx, const unsigned char *d, int origin)
