@@ -85,6 +85,19 @@ int main(int argc, char **argv)
     CHECK(sp == d && ssz == 64 && sp[3] == 2.5, "self shared query");
     MPI_OK(MPI_Win_free(&win));
 
+    /* over the whole job: works when every rank shares the node region, else
+     * MPI_ERR_RMA_SHARED (as MPICH) on every rank */
+    p2p_setstep("world");
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    int *w;
+    if (nn == n) {
+        MPI_OK(MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &w, &win));
+        MPI_OK(MPI_Win_free(&win));
+    } else {
+        MPI_FAILS(MPI_ERR_RMA_SHARED,
+                  MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &w, &win));
+    }
+
     MPI_Comm_free(&node);
     MPI_Finalize();
     if (me == 0)
