@@ -342,7 +342,7 @@ int wh_sched_start(wh_sched_t *s)
 {
     static int hooked;
     if (!hooked) {
-        int rc = wh_progress_hook_add(progress_hook);
+        int rc = wh_progress_hook_add(progress_hook, &nactive);
         if (rc != MPI_SUCCESS)
             return rc;
         hooked = 1;

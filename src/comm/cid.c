@@ -42,6 +42,7 @@ struct wh_cid_op {
 
 static uint64_t reserved[WH_CTX_IDS / 64]; /* ids held by agreements in flight */
 static wh_cid_op_t *ops_head, **ops_tail = &ops_head;
+static int ops_busy; /* ops_head != NULL, for the progress engine */
 static int in_hook, hook_on;
 
 static int avail(uint32_t id)
@@ -251,8 +252,11 @@ static void op_free(wh_cid_op_t *op)
 /* progress hook: advance every agreement in flight, finish the done ones */
 static int cid_progress(void)
 {
-    if (!ops_head || in_hook)
+    if (!ops_head || in_hook) {
+        if (!in_hook)
+            ops_busy = 0;
         return 0;
+    }
     in_hook = 1;
     int n = 0;
     for (wh_cid_op_t **pp = &ops_head; *pp;) {
@@ -269,6 +273,7 @@ static int cid_progress(void)
             op->done(op, op->arg);
         op_free(op);
     }
+    ops_busy = ops_head != NULL;
     in_hook = 0;
     return n;
 }
@@ -277,7 +282,7 @@ int wh_cid_start(const wh_cid_spec_t *s, wh_cid_done_fn done, void *arg, wh_cid_
 {
     int rc;
     if (!hook_on) {
-        if ((rc = wh_progress_hook_add(cid_progress)) != MPI_SUCCESS)
+        if ((rc = wh_progress_hook_add(cid_progress, &ops_busy)) != MPI_SUCCESS)
             return rc;
         hook_on = 1;
     }
@@ -304,6 +309,7 @@ int wh_cid_start(const wh_cid_spec_t *s, wh_cid_done_fn done, void *arg, wh_cid_
     op->arg = arg;
     *ops_tail = op;
     ops_tail = &op->next;
+    ops_busy = 1;
     if (out)
         *out = op;
     cid_progress(); /* send what can be sent now */

@@ -53,11 +53,13 @@ int wh_recv_init(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, w
                  wh_req_t **req);
 int wh_req_start(wh_req_t *r);
 
-/* Upper layers register a function that wh_progress() calls every time
- * (returns events handled); for schedules that must advance from any MPI
- * call.  Keep it cheap when idle (a counter test). */
+/* Upper layers register a function that wh_progress() calls (returns events
+ * handled), for work that must advance from any MPI call: schedules, context-id
+ * agreements, queued one-sided replies.  `work` points at the layer's own
+ * count (or flag) of pending work: the hook runs only while it is non-zero,
+ * so an idle layer costs the hot loop one load and a branch. */
 typedef int (*wh_progress_hook_t)(void);
-int wh_progress_hook_add(wh_progress_hook_t fn);
+int wh_progress_hook_add(wh_progress_hook_t fn, const int *work);
 
 /* Drive all channels once; returns number of events handled. */
 int wh_progress(void);

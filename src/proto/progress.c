@@ -42,16 +42,18 @@ static unsigned poll_tick;
  * called from every wh_progress(), so any MPI call on the rank advances them. */
 #define WH_PROGRESS_HOOKS 8
 static wh_progress_hook_t hooks[WH_PROGRESS_HOOKS];
+static const int *hook_work[WH_PROGRESS_HOOKS];
 static int nhooks;
 
-int wh_progress_hook_add(wh_progress_hook_t fn)
+int wh_progress_hook_add(wh_progress_hook_t fn, const int *work)
 {
     for (int i = 0; i < nhooks; i++)
         if (hooks[i] == fn)
             return MPI_SUCCESS;
     if (nhooks == WH_PROGRESS_HOOKS)
         return wh_error(MPI_ERR_INTERN, "too many progress hooks (%d)", WH_PROGRESS_HOOKS);
-    hooks[nhooks++] = fn;
+    hooks[nhooks] = fn;
+    hook_work[nhooks++] = work;
     return MPI_SUCCESS;
 }
 
@@ -73,8 +75,9 @@ int wh_progress(void)
         n += wh_pending_push();
     if (wh_rndv_nstreams)
         n += wh_rndv_push();
-    for (int i = 0; i < nhooks; i++)
-        n += hooks[i]();
+    for (int i = 0; i < nhooks; i++) /* idle layers cost a load and a branch */
+        if (*hook_work[i])
+            n += hooks[i]();
     return n;
 }
 

@@ -21,6 +21,7 @@ typedef struct rma_q {
 } rma_q_t;
 
 static rma_q_t *q_head, *q_tail;
+static int q_busy; /* q_head != NULL, for the progress engine */
 static int *q_count; /* per world rank */
 
 #define WH_RMA_CHUNK ((size_t)64 << 10)
@@ -59,6 +60,7 @@ int wh_rma_send(int wpeer, const wh_hdr_t *h, const void *data, size_t len)
     else
         q_head = q;
     q_tail = q;
+    q_busy = 1;
     q_count[wpeer]++;
     return MPI_SUCCESS;
 }
@@ -82,8 +84,10 @@ int wh_rma_send_wait(int wpeer, const wh_hdr_t *h, const void *data, size_t len)
 /* the progress hook: push queued messages, keeping each peer's order */
 static int rma_push(void)
 {
-    if (!q_head)
+    if (!q_head) {
+        q_busy = 0;
         return 0;
+    }
     int n = 0;
     static unsigned char *blocked;
     if (!blocked && !(blocked = calloc((size_t)wh_job.size, 1)))
@@ -108,6 +112,7 @@ static int rma_push(void)
         n++;
     }
     q_tail = last;
+    q_busy = q_head != NULL;
     for (rma_q_t *q = q_head; q; q = q->next)
         blocked[q->wpeer] = 0;
     return n;
@@ -189,7 +194,7 @@ int wh_rma_init(void)
         wh_tab_init(&wh_win_tab, WH_H_WIN, sizeof(wh_win_t));
     if (!q_count && !(q_count = calloc((size_t)(wh_job.size > 0 ? wh_job.size : 1), sizeof(int))))
         return wh_error(MPI_ERR_NO_MEM, "out of memory");
-    return wh_progress_hook_add(rma_push);
+    return wh_progress_hook_add(rma_push, &q_busy);
 }
 
 void wh_rma_finalize(void)
