@@ -6,7 +6,8 @@
 # usage: kill_launcher.sh WHARFRUN
 set -u
 run=$1
-dir=$(mktemp -d /dev/shm/wharf-kill-XXXXXX)
+# not in /dev/shm: the locality tests running beside this one watch it for leftovers
+dir=$(mktemp -d /tmp/wharf-kill-XXXXXX)
 WHARF_NODE_DIR=$dir "$run" -n 1 sh -c 'touch "$WHARF_NODE_DIR/wharf.$WHARF_JOB_ID.test"; sleep 30' &
 w=$!
 i=0

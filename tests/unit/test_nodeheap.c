@@ -55,8 +55,11 @@ static int churn(wh_nheap_t *h, unsigned seed, int rounds)
 
 int main(void)
 {
-    char err[256], name[64];
-    setenv("WHARF_NODE_DIR", "/dev/shm", 1);
+    char err[256], name[64], dir[] = "/tmp/wharf-nheap-XXXXXX";
+    /* a private directory, not /dev/shm: the locality tests running beside
+     * this one watch /dev/shm for leftovers */
+    CHECK(mkdtemp(dir) != NULL);
+    setenv("WHARF_NODE_DIR", dir, 1);
     CHECK(wh_tunables_load(err, sizeof err) == 0);
     snprintf(name, sizeof name, "wharf.test.nheap.%d", (int)getpid());
     wh_region_t a = {.prov = &wh_region_file, .fd = -1}, b = {.prov = &wh_region_file, .fd = -1};
@@ -111,5 +114,6 @@ int main(void)
     a.prov->unlink(&a);
     a.prov->close(&a);
     b.prov->close(&b);
+    CHECK(rmdir(dir) == 0);
     return DONE();
 }
