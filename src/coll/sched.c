@@ -65,8 +65,12 @@ static void hold(wh_dtype_t *a, wh_dtype_t *b)
 
 /* signal: a zero-byte message that must still be sent (barriers) */
 static void add_comm(wh_sched_t *s, int kind, const void *buf, MPI_Count count, wh_dtype_t *dt, int peer,
-                     int signal)
+                     int signal, int tagoff)
 {
+    if (tagoff < 0 || tagoff >= WH_TAG_NBC_OFFS) {
+        build_fail(s, wh_error(MPI_ERR_INTERN, "schedule tag offset %d outside 0..%d", tagoff, WH_TAG_NBC_OFFS - 1));
+        return;
+    }
     /* nothing moves: no step (both sides skip alike, type signatures match) */
     if (peer == MPI_PROC_NULL || (!signal && (count == 0 || dt->size == 0)))
         return;
@@ -74,6 +78,7 @@ static void add_comm(wh_sched_t *s, int kind, const void *buf, MPI_Count count, 
     if (!st)
         return;
     st->peer = peer;
+    st->tagoff = (uint8_t)tagoff;
     if (kind == WH_SS_SEND) {
         st->src = buf;
         st->scount = count;
@@ -90,18 +95,28 @@ static void add_comm(wh_sched_t *s, int kind, const void *buf, MPI_Count count, 
 
 void wh_sched_send(wh_sched_t *s, const void *buf, MPI_Count count, wh_dtype_t *dt, int peer)
 {
-    add_comm(s, WH_SS_SEND, buf, count, dt, peer, 0);
+    add_comm(s, WH_SS_SEND, buf, count, dt, peer, 0, 0);
+}
+
+void wh_sched_send_tag(wh_sched_t *s, const void *buf, MPI_Count count, wh_dtype_t *dt, int peer, int tagoff)
+{
+    add_comm(s, WH_SS_SEND, buf, count, dt, peer, 0, tagoff);
+}
+
+void wh_sched_recv_tag(wh_sched_t *s, void *buf, MPI_Count count, wh_dtype_t *dt, int peer, int tagoff)
+{
+    add_comm(s, WH_SS_RECV, buf, count, dt, peer, 0, tagoff);
 }
 
 void wh_sched_recv(wh_sched_t *s, void *buf, MPI_Count count, wh_dtype_t *dt, int peer)
 {
-    add_comm(s, WH_SS_RECV, buf, count, dt, peer, 0);
+    add_comm(s, WH_SS_RECV, buf, count, dt, peer, 0, 0);
 }
 
 void wh_sched_signal(wh_sched_t *s, int to, int from)
 {
-    add_comm(s, WH_SS_RECV, NULL, 0, wh_coll_byte(), from, 1);
-    add_comm(s, WH_SS_SEND, NULL, 0, wh_coll_byte(), to, 1);
+    add_comm(s, WH_SS_RECV, NULL, 0, wh_coll_byte(), from, 1, 0);
+    add_comm(s, WH_SS_SEND, NULL, 0, wh_coll_byte(), to, 1, 0);
 }
 
 void wh_sched_copy(wh_sched_t *s, const void *src, MPI_Count scount, wh_dtype_t *sdt, void *dst, MPI_Count dcount,
@@ -265,12 +280,13 @@ static void run_step(wh_sched_t *s, const wh_sstep_t *st)
 {
     int rc = MPI_SUCCESS;
     wh_req_t *q = NULL;
+    int tag = s->tag + (int)st->tagoff * WH_TAG_NBC_STEP;
     switch (st->kind) {
     case WH_SS_SEND:
-        rc = wh_isend(st->src, st->scount, st->sdt, st->peer, s->tag, s->comm, WH_CTX_COLL, WH_MODE_STD, &q);
+        rc = wh_isend(st->src, st->scount, st->sdt, st->peer, tag, s->comm, WH_CTX_COLL, WH_MODE_STD, &q);
         break;
     case WH_SS_RECV:
-        rc = wh_irecv(st->dst, st->dcount, st->ddt, st->peer, s->tag, s->comm, WH_CTX_COLL, &q);
+        rc = wh_irecv(st->dst, st->dcount, st->ddt, st->peer, tag, s->comm, WH_CTX_COLL, &q);
         break;
     case WH_SS_COPY:
         rc = wh_coll_copy(st->src, st->scount, st->sdt, st->dst, st->dcount, st->ddt);

@@ -15,7 +15,12 @@
  * on all ranks, so all ranks agree).  Blocking collectives use small fixed
  * tags (algo.h), so no message of one collective can match a receive of
  * another.  Within one schedule the messages between two ranks match in the
- * order both sides post them, which the builders keep identical.
+ * order both sides post them, which the builders keep identical.  A step may
+ * add a small tag offset (0..WH_TAG_NBC_OFFS-1) to tell apart messages between
+ * one pair that must not match in posting order (a periodic cartesian
+ * dimension of size 1 or 2 makes both neighbours one process): its tag is
+ * the schedule's plus offset * WH_TAG_NBC_STEP, which stays clear of every
+ * other schedule's tag (those lie below WH_TAG_NBC_STEP).
  *
  * Progress: active schedules advance from every wh_progress() (one hook,
  * registered when the first schedule starts), and from the wait/test on
@@ -32,12 +37,17 @@
 /* tags of schedules: WH_TAG_NBC_BASE + (seq mod WH_TAG_NBC_SPAN) */
 #define WH_TAG_NBC_BASE (1 << 24)
 #define WH_TAG_NBC_SPAN (1 << 24)
+/* per-step tag offsets: tag + off * WH_TAG_NBC_STEP, off < WH_TAG_NBC_OFFS
+ * (the largest is INT_MAX) */
+#define WH_TAG_NBC_STEP (1 << 25)
+#define WH_TAG_NBC_OFFS 64
 
 enum wh_sstep_kind { WH_SS_SEND = 1, WH_SS_RECV, WH_SS_COPY, WH_SS_REDUCE };
 
 typedef struct wh_sstep {
     uint8_t kind;      /* wh_sstep_kind */
     uint8_t last;      /* the last step of its group */
+    uint8_t tagoff;    /* send/recv: tag offset (0..WH_TAG_NBC_OFFS-1) */
     int peer;          /* send/recv: communicator rank (MPI_PROC_NULL: nothing to do) */
     const void *src;   /* send: data; copy: source; reduce: `in` */
     MPI_Count scount;
@@ -81,6 +91,9 @@ void wh_sched_set_op(wh_sched_t *s, wh_op_t *op, MPI_Datatype dth, wh_dtype_t *d
  * reported by wh_sched_commit, so builders need not check every call. */
 void wh_sched_send(wh_sched_t *s, const void *buf, MPI_Count count, wh_dtype_t *dt, int peer);
 void wh_sched_recv(wh_sched_t *s, void *buf, MPI_Count count, wh_dtype_t *dt, int peer);
+/* the same with a tag offset (0..WH_TAG_NBC_OFFS-1; others are a build error) */
+void wh_sched_send_tag(wh_sched_t *s, const void *buf, MPI_Count count, wh_dtype_t *dt, int peer, int tagoff);
+void wh_sched_recv_tag(wh_sched_t *s, void *buf, MPI_Count count, wh_dtype_t *dt, int peer, int tagoff);
 void wh_sched_copy(wh_sched_t *s, const void *src, MPI_Count scount, wh_dtype_t *sdt, void *dst, MPI_Count dcount,
                    wh_dtype_t *ddt);
 /* zero-byte message to `to`, and one expected from `from` (barriers) */

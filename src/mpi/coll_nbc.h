@@ -22,6 +22,15 @@ int wh_nbc_begin(const char *fname, wh_comm_t *c, const wh_nbc_t *nb, wh_sched_t
  * it unless persistent, and store the handle in *nb->req.  Raises errors. */
 int wh_nbc_post(const char *fname, wh_sched_t *s, const wh_nbc_t *nb, int build_rc);
 
+/* the info argument of the persistent collectives: MPI_INFO_NULL or a valid info (no hints are used) */
+#define WH_NBC_INFO(fname, info)                                                                  \
+    do {                                                                                          \
+        if ((info) != MPI_INFO_NULL && !wh_info_valid(info))                                      \
+            return wh_raise_comm(NULL, (fname),                                                   \
+                                 wh_error(MPI_ERR_INFO, "info 0x%x is not a valid info object",   \
+                                          (unsigned)(info)));                                     \
+    } while (0)
+
 static inline int wh_coll_done(const char *fname, wh_comm_t *c, int rc)
 {
     return __builtin_expect(rc == MPI_SUCCESS, 1) ? rc : wh_raise_comm(c, fname, rc);
@@ -91,4 +100,26 @@ int wh_mc_redscat_i(const char *fname, const wh_nbc_t *nb, const void *sbuf, voi
                     MPI_Datatype dth, MPI_Op oph, MPI_Comm comm);
 int wh_mc_redscat_c(const char *fname, const wh_nbc_t *nb, const void *sbuf, void *rbuf, const MPI_Count *rcounts,
                     MPI_Datatype dth, MPI_Op oph, MPI_Comm comm);
+
+/* neighbourhood collectives (topo_nbr.c); alltoallv/w: types NULL for v
+ * (displacements in elements), a type array for w (in bytes); the _i form
+ * widens int counts and, for v, the int displacements idispls (w passes
+ * idispls NULL and its MPI_Aint displacements) */
+int wh_mn_nbr_allgather(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Count scount,
+                        MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int wh_mn_nbr_allgatherv_c(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Count scount,
+                           MPI_Datatype stype, void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs,
+                           MPI_Datatype rtype, MPI_Comm comm);
+int wh_mn_nbr_allgatherv_i(const char *fname, const wh_nbc_t *nb, const void *sbuf, int scount, MPI_Datatype stype,
+                           void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm);
+int wh_mn_nbr_alltoall(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                       void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int wh_mn_nbr_alltoallvw_c(const char *fname, const wh_nbc_t *nb, const void *sbuf, const MPI_Count *scounts,
+                           const MPI_Aint *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf,
+                           const MPI_Count *rcounts, const MPI_Aint *rdispls, MPI_Datatype rtype,
+                           const MPI_Datatype *rtypes, MPI_Comm comm);
+int wh_mn_nbr_alltoallvw_i(const char *fname, const wh_nbc_t *nb, const void *sbuf, const int *scounts,
+                           const int *isdispls, const MPI_Aint *sdispls, MPI_Datatype stype,
+                           const MPI_Datatype *stypes, void *rbuf, const int *rcounts, const int *irdispls,
+                           const MPI_Aint *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes, MPI_Comm comm);
 #endif
