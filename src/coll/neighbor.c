@@ -32,13 +32,3 @@ int wh_neighbor_exchange(int nsend, const wh_nbr_blk_t *send, int nrecv, const w
     free(reqs);
     return rc != MPI_SUCCESS ? rc : wrc;
 }
-
-int wh_sched_neighbor(wh_sched_t *s, int nsend, const wh_nbr_blk_t *send, int nrecv, const wh_nbr_blk_t *recv)
-{
-    for (int i = 0; i < nrecv; i++)
-        wh_sched_recv_tag(s, recv[i].buf, recv[i].count, recv[i].dt, recv[i].peer, recv[i].tag % WH_TAG_NBC_OFFS);
-    for (int i = 0; i < nsend; i++)
-        wh_sched_send_tag(s, send[i].buf, send[i].count, send[i].dt, send[i].peer, send[i].tag % WH_TAG_NBC_OFFS);
-    wh_sched_fence(s);
-    return s->build_err;
-}

@@ -4,7 +4,6 @@
  * and the per-neighbour buffers, and passes one block per message. */
 #ifndef WH_COLL_NEIGHBOR_H
 #define WH_COLL_NEIGHBOR_H
-#include "coll/sched.h"
 #include "core/core.h"
 #include "dtype/dtype.h"
 
@@ -19,10 +18,4 @@ typedef struct wh_nbr_blk {
 /* Post every receive, then every send, and wait for all of them.
  * Messages between one pair with one tag offset match in list order. */
 int wh_neighbor_exchange(int nsend, const wh_nbr_blk_t *send, int nrecv, const wh_nbr_blk_t *recv, wh_comm_t *c);
-/* The same exchange appended to schedule s as one group (nonblocking and
- * persistent neighbourhood collectives); the tag offsets become step tag
- * offsets, folded modulo WH_TAG_NBC_OFFS (a cartesian topology of more
- * than 32 dimensions whose size-1/2 periodic dimensions put one process on
- * several sides may then match two directions in posting order). */
-int wh_sched_neighbor(wh_sched_t *s, int nsend, const wh_nbr_blk_t *send, int nrecv, const wh_nbr_blk_t *recv);
 #endif

@@ -13,7 +13,7 @@ wh_sched_t *wh_sched_new(wh_comm_t *c)
     wh_sched_t *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    s->comm = c;
+    s->comm = s->home = c;
     c->obj.refs++;
     s->tag = WH_TAG_NBC_BASE + (int)(c->coll_seq++ % WH_TAG_NBC_SPAN);
     return s;
@@ -79,6 +79,7 @@ static void add_comm(wh_sched_t *s, int kind, const void *buf, MPI_Count count, 
         return;
     st->peer = peer;
     st->tagoff = (uint8_t)tagoff;
+    st->local = s->comm != s->home;
     if (kind == WH_SS_SEND) {
         st->src = buf;
         st->scount = count;
@@ -146,6 +147,11 @@ void wh_sched_reduce(wh_sched_t *s, const void *in, void *inout, MPI_Count count
     st->scount = st->dcount = count;
 }
 
+void wh_sched_local(wh_sched_t *s, int on)
+{
+    s->comm = on && s->home->is_inter ? s->home->local : s->home;
+}
+
 void wh_sched_fence(wh_sched_t *s)
 {
     if (s->nsteps > 0 && !s->build_err)
@@ -198,6 +204,7 @@ void *wh_sched_bytes(wh_sched_t *s, size_t bytes)
 int wh_sched_commit(wh_sched_t *s)
 {
     wh_sched_fence(s);
+    s->comm = s->home;
     if (s->build_err)
         return s->build_err;
     if (s->maxreq > 0 && !(s->reqs = calloc((size_t)s->maxreq, sizeof *s->reqs)))
@@ -222,7 +229,7 @@ void wh_sched_free(wh_sched_t *s)
         wh_op_release(s->op);
     if (s->dt)
         wh_dtype_release(s->dt);
-    wh_comm_release(s->comm);
+    wh_comm_release(s->home);
     free(s->mem);
     free(s->steps);
     free(s->reqs);
@@ -281,12 +288,13 @@ static void run_step(wh_sched_t *s, const wh_sstep_t *st)
     int rc = MPI_SUCCESS;
     wh_req_t *q = NULL;
     int tag = s->tag + (int)st->tagoff * WH_TAG_NBC_STEP;
+    wh_comm_t *c = st->local ? s->home->local : s->home;
     switch (st->kind) {
     case WH_SS_SEND:
-        rc = wh_isend(st->src, st->scount, st->sdt, st->peer, tag, s->comm, WH_CTX_COLL, WH_MODE_STD, &q);
+        rc = wh_isend(st->src, st->scount, st->sdt, st->peer, tag, c, WH_CTX_COLL, WH_MODE_STD, &q);
         break;
     case WH_SS_RECV:
-        rc = wh_irecv(st->dst, st->dcount, st->ddt, st->peer, tag, s->comm, WH_CTX_COLL, &q);
+        rc = wh_irecv(st->dst, st->dcount, st->ddt, st->peer, tag, c, WH_CTX_COLL, &q);
         break;
     case WH_SS_COPY:
         rc = wh_coll_copy(st->src, st->scount, st->sdt, st->dst, st->dcount, st->ddt);

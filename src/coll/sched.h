@@ -48,6 +48,7 @@ typedef struct wh_sstep {
     uint8_t kind;      /* wh_sstep_kind */
     uint8_t last;      /* the last step of its group */
     uint8_t tagoff;    /* send/recv: tag offset (0..WH_TAG_NBC_OFFS-1) */
+    uint8_t local;     /* send/recv: on the intercommunicator's local group (home->local) */
     int peer;          /* send/recv: communicator rank (MPI_PROC_NULL: nothing to do) */
     const void *src;   /* send: data; copy: source; reduce: `in` */
     MPI_Count scount;
@@ -58,7 +59,9 @@ typedef struct wh_sstep {
 } wh_sstep_t;
 
 typedef struct wh_sched {
-    wh_comm_t *comm;   /* referenced */
+    wh_comm_t *comm;   /* the communicator builders address: home, or while building the
+                        * intra-group steps of an intercommunicator collective, home->local */
+    wh_comm_t *home;   /* the schedule's communicator (referenced) */
     int tag;
     wh_op_t *op;       /* reductions: referenced */
     MPI_Datatype dth;  /* reductions: the user's type handle (for user ops) */
@@ -100,6 +103,10 @@ void wh_sched_copy(wh_sched_t *s, const void *src, MPI_Count scount, wh_dtype_t 
 void wh_sched_signal(wh_sched_t *s, int to, int from);
 /* inout = in op inout (count elements of the schedule's type) */
 void wh_sched_reduce(wh_sched_t *s, const void *in, void *inout, MPI_Count count);
+/* Intercommunicator collectives: on = 1 makes s->comm the local group's
+ * intracommunicator (home->local), so the builders below add intra-group
+ * steps; on = 0 goes back to the intercommunicator.  Commit goes back too. */
+void wh_sched_local(wh_sched_t *s, int on);
 /* End the current group (no-op if it is empty). */
 void wh_sched_fence(wh_sched_t *s);
 /* A temporary for count elements of dt (see wh_coll_tmp), freed with the
@@ -151,4 +158,13 @@ int wh_sched_reduce_to(wh_sched_t *s, const void *sbuf, void *rbuf, MPI_Count co
 int wh_sched_allreduce(wh_sched_t *s, const void *sbuf, void *rbuf, MPI_Count count);
 int wh_sched_reduce_scatter(wh_sched_t *s, const void *sbuf, void *rbuf, const MPI_Count *rcounts);
 int wh_sched_scan(wh_sched_t *s, const void *sbuf, void *rbuf, MPI_Count count, int exclusive);
+/* Neighbourhood exchange (sched_nbr.c): the blocks of wh_neighbor_exchange
+ * (coll/neighbor.h), every receive then every send, as one group; the tag
+ * offsets become step tag offsets, folded modulo WH_TAG_NBC_OFFS (a
+ * cartesian topology of more than 32 dimensions whose size-1/2 periodic
+ * dimensions put one process on several sides may then match two directions
+ * in posting order). */
+struct wh_nbr_blk;
+int wh_sched_neighbor(wh_sched_t *s, int nsend, const struct wh_nbr_blk *send, int nrecv,
+                      const struct wh_nbr_blk *recv);
 #endif

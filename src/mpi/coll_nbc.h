@@ -101,6 +101,37 @@ int wh_mc_redscat_i(const char *fname, const wh_nbc_t *nb, const void *sbuf, voi
 int wh_mc_redscat_c(const char *fname, const wh_nbc_t *nb, const void *sbuf, void *rbuf, const MPI_Count *rcounts,
                     MPI_Datatype dth, MPI_Op oph, MPI_Comm comm);
 
+/* intercommunicator collectives (coll_inter.c): wh_mci_comm is comm's
+ * object when it is a valid intercommunicator, else NULL; the others take
+ * it, with the arguments of the shared functions above (v/w: counts arrays,
+ * else NULL and one count; arrays describe the remote group, reduce-scatter
+ * counts the local group) */
+wh_comm_t *wh_mci_comm(MPI_Comm comm);
+int wh_mci_barrier(const char *fname, const wh_nbc_t *nb, wh_comm_t *c);
+int wh_mci_bcast(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, void *buf, MPI_Count count, MPI_Datatype dth,
+                 int root);
+int wh_mci_gatherv(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, MPI_Count scount,
+                   MPI_Datatype stype, void *rbuf, const MPI_Count *rcounts, MPI_Count rcount, const MPI_Aint *displs,
+                   MPI_Datatype rtype, int root);
+int wh_mci_scatterv(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, const MPI_Count *scounts,
+                    MPI_Count scount, const MPI_Aint *displs, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                    MPI_Datatype rtype, int root);
+int wh_mci_allgatherv(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, MPI_Count scount,
+                      MPI_Datatype stype, void *rbuf, const MPI_Count *rcounts, MPI_Count rcount,
+                      const MPI_Aint *displs, MPI_Datatype rtype);
+int wh_mci_alltoall(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, MPI_Count scount,
+                    MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype);
+int wh_mci_alltoallvw(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf,
+                      const MPI_Count *scounts, const MPI_Aint *sdispls, MPI_Datatype stype,
+                      const MPI_Datatype *stypes, void *rbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls,
+                      MPI_Datatype rtype, const MPI_Datatype *rtypes);
+int wh_mci_reduce(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, void *rbuf,
+                  MPI_Count count, MPI_Datatype dth, MPI_Op oph, int root);
+int wh_mci_allred(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, int which, const void *sbuf, void *rbuf,
+                  MPI_Count count, MPI_Datatype dth, MPI_Op oph);
+int wh_mci_redscat(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, void *rbuf,
+                   const MPI_Count *rcounts, MPI_Count rcount, MPI_Datatype dth, MPI_Op oph);
+
 /* neighbourhood collectives (topo_nbr.c); alltoallv/w: types NULL for v
  * (displacements in elements), a type array for w (in bytes); the _i form
  * widens int counts and, for v, the int displacements idispls (w passes
