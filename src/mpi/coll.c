@@ -305,8 +305,9 @@ int wh_mc_gatherv_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf, 
         MPI_Aint *od = NULL;
         void *om = NULL;
         int orc;
-        if (root == MPI_ROOT && ((orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts")) ||
-                   (orc = wh_collchk_widen(fname, ic, ic->size, recvcounts, displs, &oc, &od, &om))))
+        if (root == MPI_ROOT &&
+            ((orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts")) ||
+             (orc = wh_collchk_widen(fname, ic, ic->size, recvcounts, displs, &oc, &od, &om))))
             return orc;
         orc = wh_mci_gatherv(fname, nb, ic, sendbuf, sendcount, sendtype, recvbuf, oc, 0, od, recvtype, root);
         free(om);
@@ -437,8 +438,9 @@ int wh_mc_scatterv_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf,
         MPI_Aint *od = NULL;
         void *om = NULL;
         int orc;
-        if (root == MPI_ROOT && ((orc = wh_collchk_ptr(fname, ic, sendcounts, "sendcounts")) ||
-                   (orc = wh_collchk_widen(fname, ic, ic->size, sendcounts, displs, &oc, &od, &om))))
+        if (root == MPI_ROOT &&
+            ((orc = wh_collchk_ptr(fname, ic, sendcounts, "sendcounts")) ||
+             (orc = wh_collchk_widen(fname, ic, ic->size, sendcounts, displs, &oc, &od, &om))))
             return orc;
         orc = wh_mci_scatterv(fname, nb, ic, sendbuf, oc, 0, od, sendtype, recvbuf, recvcount, recvtype, root);
         free(om);
@@ -566,8 +568,8 @@ int wh_mc_allgatherv_i(const char *fname, const wh_nbc_t *nb, const void *sendbu
         MPI_Aint *od = NULL;
         void *om = NULL;
         int orc;
-        if (1 && ((orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts")) ||
-                   (orc = wh_collchk_widen(fname, ic, ic->size, recvcounts, displs, &oc, &od, &om))))
+        if ((orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts")) ||
+            (orc = wh_collchk_widen(fname, ic, ic->size, recvcounts, displs, &oc, &od, &om)))
             return orc;
         orc = wh_mci_allgatherv(fname, nb, ic, sendbuf, sendcount, sendtype, recvbuf, oc, 0, od, recvtype);
         free(om);

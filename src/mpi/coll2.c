@@ -515,8 +515,8 @@ int wh_mc_redscat_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf, 
         MPI_Aint *od = NULL;
         void *om = NULL;
         int orc;
-        if (1 && ((orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts")) ||
-                   (orc = wh_collchk_widen(fname, ic, wh_comm_local_size(ic), recvcounts, NULL, &oc, &od, &om))))
+        if ((orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts")) ||
+            (orc = wh_collchk_widen(fname, ic, wh_comm_local_size(ic), recvcounts, NULL, &oc, &od, &om)))
             return orc;
         orc = wh_mci_redscat(fname, nb, ic, sendbuf, recvbuf, oc, 0, datatype, op);
         free(om);
