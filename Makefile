@@ -37,7 +37,7 @@ check: build
 # The MPI-level and unit tests once more under AddressSanitizer + UBSan.
 check-asan: deps
 	cmake -S . -B $(ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWHARF_SANITIZE=ON >/dev/null
-	ninja -C $(ASAN)
+	ninja -C $(ASAN) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN) --output-on-failure -j $(JOBS) -L "unit|shm" -LE "nosan"
 

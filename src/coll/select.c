@@ -6,12 +6,21 @@
 #include <stdlib.h>
 
 #include "coll/algo.h"
+#include "coll/shmcoll.h"
 #include "util/tunables.h"
+
+/* the same on every rank: a type whose count elements are one block at the buffer (lb 0) */
+static int shm_contig(const wh_dtype_t *dt, MPI_Count count)
+{
+    return (dt->contig || (count == 1 && dt->dense)) && dt->true_lb == 0;
+}
 
 int wh_barrier(wh_comm_t *c)
 {
     if (c->size == 1)
         return MPI_SUCCESS;
+    if (wh_shmc_usable(c, 0))
+        return wh_shmc_barrier(c);
     return wh_barrier_dissem(c);
 }
 
@@ -20,6 +29,9 @@ int wh_bcast(void *buf, MPI_Count count, wh_dtype_t *dt, int root, wh_comm_t *c)
     size_t nbytes = (size_t)count * dt->size;
     if (c->size == 1 || nbytes == 0)
         return MPI_SUCCESS;
+    const char *start;
+    if (shm_contig(dt, count) && wh_shmc_usable(c, nbytes) && wh_dtype_is_contig(dt, (size_t)count, buf, &start))
+        return wh_shmc_bcast((void *)start, nbytes, root, c);
     if (c->size > 2 && nbytes >= wh_tun.coll_bcast_long && nbytes >= (size_t)c->size)
         return wh_bcast_scatter_ring(buf, count, dt, root, c);
     return wh_bcast_binomial(buf, count, dt, root, c);
@@ -32,6 +44,8 @@ int wh_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, w
         return MPI_SUCCESS;
     if (c->size == 1)
         return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : wh_coll_copy(sbuf, count, dt, rbuf, count, dt);
+    if (shm_contig(dt, count) && wh_shmc_usable(c, (size_t)count * dt->size))
+        return wh_shmc_reduce(sbuf, rbuf, count, dth, dt, op, root, c);
     if (op->commute)
         return wh_reduce_binomial(sbuf, rbuf, count, dth, dt, op, root, c);
     return wh_reduce_ordered(sbuf, rbuf, count, dth, dt, op, root, c);
@@ -45,6 +59,8 @@ int wh_allreduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth
         return MPI_SUCCESS;
     if (c->size == 1)
         return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : wh_coll_copy(sbuf, count, dt, rbuf, count, dt);
+    if (shm_contig(dt, count) && wh_shmc_usable(c, nbytes))
+        return wh_shmc_reduce(sbuf, rbuf, count, dth, dt, op, -1, c);
     if (op->commute && nbytes >= wh_tun.coll_allreduce_long && count >= wh_coll_pof2(c->size))
         return wh_allreduce_rabenseifner(sbuf, rbuf, count, dth, dt, op, c);
     return wh_allreduce_recdbl(sbuf, rbuf, count, dth, dt, op, c);

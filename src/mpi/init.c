@@ -21,6 +21,7 @@
 #include "proto/proto.h"
 #include "util/log.h"
 #include "util/tunables.h"
+#include "rma/rma.h"
 
 static pthread_t main_thread;
 
@@ -165,6 +166,8 @@ static int do_init(int required, int *provided)
         fail("operations", rc);
     if ((rc = wh_proto_init()) != MPI_SUCCESS)
         fail("protocols", rc);
+    if ((rc = wh_rma_init()) != MPI_SUCCESS)
+        fail("one-sided", rc);
     if ((rc = wh_chans_init()) != MPI_SUCCESS)
         fail("channel setup", rc);
     if ((rc = wh_coord_init()) != MPI_SUCCESS)
@@ -208,6 +211,7 @@ WH_API int PMPI_Finalize(void)
     WH_CHECK_INIT("MPI_Finalize");
     wh_comm_finalize_attrs();
     wh_bsend_finalize(); /* buffered sends still in flight go out first */
+    wh_rma_finalize();
     /* flush queued control traffic (e.g. rendezvous FINs) before leaving */
     unsigned idle = 0;
     for (long i = 0; wh_pending_count() && i < 100000000L; i++)

@@ -38,18 +38,7 @@ static inline int req_poll(wh_req_t *r)
     return r->poll_fn ? r->poll_fn(r) : 0;
 }
 
-void wh_req_wait_slow(wh_req_t *r)
-{
-    for (unsigned idle = 0; !wh_req_done(r);) {
-        int n = req_poll(r);
-        if (wh_req_done(r))
-            break;
-        if (wh_progress() + n)
-            idle = 0;
-        else
-            wh_progress_idle(&idle);
-    }
-}
+void wh_req_wait_slow(wh_req_t *r) { wh_req_block(r); }
 
 void wh_req_free_done(wh_req_t *r)
 {

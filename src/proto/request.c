@@ -122,15 +122,24 @@ int wh_test(wh_req_t *r)
     return __atomic_load_n(&r->complete, __ATOMIC_ACQUIRE);
 }
 
-int wh_wait(wh_req_t *r, MPI_Status *status)
+/* The one wait loop: the request's own hook (compound and generalized
+ * requests, schedules), then the engine, with the waiting policy. */
+void wh_req_block(wh_req_t *r)
 {
-    unsigned idle = 0;
-    while (!__atomic_load_n(&r->complete, __ATOMIC_ACQUIRE)) {
-        if (wh_progress())
+    for (unsigned idle = 0; !__atomic_load_n(&r->complete, __ATOMIC_ACQUIRE);) {
+        int n = r->poll_fn ? r->poll_fn(r) : 0;
+        if (__atomic_load_n(&r->complete, __ATOMIC_ACQUIRE))
+            break;
+        if (wh_progress() + n)
             idle = 0;
         else
             wh_progress_idle(&idle);
     }
+}
+
+int wh_wait(wh_req_t *r, MPI_Status *status)
+{
+    wh_req_block(r);
     int err = r->err;
     if (status && status != MPI_STATUS_IGNORE)
         *status = r->status;

@@ -59,6 +59,9 @@ wh_req_t *wh_req_get(MPI_Request h);     /* user handle -> request, NULL if inva
 wh_req_t *wh_req_alloc(int kind);
 /* The request's buffer as channels see it: bytes [skip, skip+len) of its packed stream. */
 void wh_req_data(wh_req_t *r, size_t skip, size_t len, wh_data_t *d);
+/* Block until r is complete: its poll_fn (if any), the progress engine and
+ * the waiting policy.  The only wait loop of the library. */
+void wh_req_block(wh_req_t *r);
 /* Mark complete (the protocol layer calls these when bytes have moved). */
 void wh_req_send_done(wh_req_t *r);
 void wh_req_recv_done(wh_req_t *r);

@@ -44,3 +44,8 @@ foreach(np 2 3 4 5 7 8)
   wh_mpi_test(coll.inter_nb.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_inter.c ${np} nb)
   wh_mpi_test(coll.inter_persist.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_inter.c ${np} persist)
 endforeach()
+
+# node-shared-memory collectives (and their fallbacks over the net variant)
+foreach(np 2 3 4 5 8)
+  wh_mpi_test(coll.shm.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c ${np})
+endforeach()

@@ -412,6 +412,13 @@ EOF
         sleep 0.1
     done
     no_survivors "pmi_test watch 1 $T/noticed"
+    # 2 x 40 idle connections to the PMI port ahead of the ranks (far beyond the
+    # 2N+16 unidentified ones kept): the oldest are dropped, the ranks get in,
+    # and the warnings stay few
+    FAKE_AGENT_FLOOD=40 run 60 "$W" -n 2 --hosts 127.0.0.2 --rsh "$A" "$P" kvs
+    expect_rc 0
+    expect_out_lines 2 '^rank [01] of 2: kvs ok$'
+    [ "$(grep -c 'dropped' "$T/err")" -le 4 ] || fail "a flood of connections floods the terminal: $(grep -c dropped "$T/err") lines"
     # --iface: the address handed to remote ranks
     FAKE_AGENT_LOG="$T/agent2.log" run 60 "$W" -n 2 --hosts 127.0.0.2 --iface 127.0.0.1 --rsh "$A" "$P" kvs
     expect_rc 0

@@ -228,6 +228,17 @@ static void wr_conn_drop(wr_job_t *job, int i)
     job->conns[i] = job->conns[--job->nconns];
 }
 
+/* Warn about dropped connections, but a flood must not flood the terminal:
+ * the first few, then one line per 1000. */
+static void wr_conn_dropped(wr_job_t *job, const char *why)
+{
+    unsigned long n = ++job->conns_dropped;
+    if (n <= 3)
+        wr_msg("warning: dropped a PMI connection: %s", why);
+    else if (n % 1000 == 0)
+        wr_msg("warning: %lu PMI connections dropped so far (latest: %s)", n, why);
+}
+
 static void wr_accept(wr_job_t *job)
 {
     for (;;) {
@@ -238,8 +249,15 @@ static void wr_accept(wr_job_t *job)
             return; /* EAGAIN, or a transient error: poll tells us again */
         }
         if (job->nconns >= 2 * job->n + 16) {
-            close(fd);
-            continue;
+            /* full of connections that never identified themselves: make room
+             * by dropping the oldest, so idle or hostile connections cannot
+             * lock a real rank out */
+            int old = 0;
+            for (int i = 1; i < job->nconns; i++)
+                if (job->conns[i].since < job->conns[old].since)
+                    old = i;
+            wr_conn_drop(job, old);
+            wr_conn_dropped(job, "too many unidentified connections (the oldest was dropped)");
         }
         if (job->nconns == job->capconns) {
             int cap = job->capconns ? job->capconns * 2 : 16;
@@ -278,7 +296,7 @@ static void wr_conn_read(wr_job_t *job, int i)
     char why[256];
     if (wr_pmisrv_line(job->srv, &rank, c->in.data, len, why, sizeof why) != WR_PMI_OK ||
         rank < 0 || !job->ranks[rank].remote || job->ranks[rank].pmi_fd >= 0) {
-        wr_msg("warning: dropped a PMI connection: %s", why[0] ? why : "not a remote rank");
+        wr_conn_dropped(job, why[0] ? why : "not a remote rank");
         wr_conn_drop(job, i);
         return;
     }

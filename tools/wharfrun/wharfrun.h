@@ -115,6 +115,7 @@ typedef struct wr_job {
     double listen_pause;    /* accept() ran out of descriptors: retry after this */
     wr_conn_t *conns;
     int nconns, capconns;
+    unsigned long conns_dropped; /* PMI connections dropped (bad handshake, evicted) */
     int sigfd;
     double start;
     double first_contact;   /* first PMI message of any rank; 0 before */

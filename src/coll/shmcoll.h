@@ -1,0 +1,15 @@
+/* Node-shared-memory collectives (shmcoll.c), chosen by the selectors. */
+#ifndef WH_COLL_SHMCOLL_H
+#define WH_COLL_SHMCOLL_H
+#include "coll/coll.h"
+
+/* 1 when c can run a shared-memory collective of `bytes` bytes per rank
+ * (sets the block up on first use: collective over c, so every rank must ask
+ * at the same call with the same bytes). */
+int wh_shmc_usable(wh_comm_t *c, size_t bytes);
+int wh_shmc_barrier(wh_comm_t *c);
+int wh_shmc_bcast(void *buf, size_t bytes, int root, wh_comm_t *c);
+/* root < 0: allreduce.  Contiguous (count, dt) only. */
+int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
+                   int root, wh_comm_t *c);
+#endif

@@ -1,0 +1,436 @@
+/* MPI one-sided entry points: the operations (Put, Get, Accumulate,
+ * Get_accumulate, Fetch_and_op, Compare_and_swap, the request-based R*
+ * variants; int and _c) and synchronization (fence, lock/unlock, lock_all,
+ * flush*, post/start/complete/wait/test, sync).  Errors go to the window's
+ * error handler. */
+#include "mpi/api.h"
+#include "mpi/reqapi.h"
+#include "rma/rma.h"
+
+static int chk_dt(wh_win_t *w, const char *fname, MPI_Count count, MPI_Datatype h, const char *what,
+                  wh_dtype_t **dt)
+{
+    if (count < 0)
+        return wh_raise_win(w, fname, wh_error(MPI_ERR_COUNT, "negative %s count %lld", what, (long long)count));
+    int rc = wh_dtype_check_comm(h, dt);
+    return rc ? wh_raise_win(w, fname, rc) : MPI_SUCCESS;
+}
+
+static int chk_target(wh_win_t *w, const char *fname, int rank)
+{
+    if (rank != MPI_PROC_NULL && (rank < 0 || rank >= w->size_c))
+        return wh_raise_win(w, fname, wh_error(MPI_ERR_RANK, "target rank %d is not in the window's group of %d",
+                                               rank, w->size_c));
+    return MPI_SUCCESS;
+}
+
+static int chk_op(wh_win_t *w, const char *fname, MPI_Op oph, wh_op_t **op)
+{
+    *op = wh_op_get(oph);
+    if (!*op)
+        return wh_raise_win(w, fname, wh_error(MPI_ERR_OP, "op 0x%x is not a valid operation", (unsigned)oph));
+    return MPI_SUCCESS;
+}
+
+/* no origin or result description (e.g. the origin of MPI_NO_OP) */
+#define NO_DT ((MPI_Datatype)0x7fffffff)
+
+/* one operation: a (kind, target, disp) filled by the caller, the rest here */
+static int issue(const char *fname, MPI_Win win, wh_rma_args_t *a, MPI_Datatype oh, MPI_Datatype rh, MPI_Datatype th,
+                 MPI_Op oph, MPI_Request *request)
+{
+    WH_CHECK_INIT(fname);
+    wh_win_t *w;
+    int rc = wh_win_arg(fname, win, &w);
+    if (rc)
+        return rc;
+    if ((rc = chk_target(w, fname, a->target)))
+        return rc;
+    if (oh != NO_DT && (rc = chk_dt(w, fname, a->ocount, oh, "origin", &a->odt)))
+        return rc;
+    if (rh != NO_DT && (rc = chk_dt(w, fname, a->rcount, rh, "result", &a->rdt)))
+        return rc;
+    if ((rc = chk_dt(w, fname, a->tcount, th, "target", &a->tdt)))
+        return rc;
+    if ((a->kind == WH_RMA_ACC || a->kind == WH_RMA_GACC) && (rc = chk_op(w, fname, oph, &a->op)))
+        return rc;
+    wh_req_t *r = NULL;
+    rc = wh_rma_op(w, a, request ? &r : NULL);
+    if (rc)
+        return wh_raise_win(w, fname, rc);
+    if (request)
+        *request = r->obj.handle;
+    return MPI_SUCCESS;
+}
+
+#define CHK_REQ(fname, win, request)                                                              \
+    do {                                                                                          \
+        if (!(request))                                                                           \
+            return wh_raise_comm(NULL, (fname), wh_error(MPI_ERR_ARG, "request is NULL"));        \
+    } while (0)
+
+/* ---------- put / get ---------- */
+
+static int put(const char *fname, const void *oa, MPI_Count oc, MPI_Datatype odt, int tr, MPI_Aint td, MPI_Count tc,
+               MPI_Datatype tdt, MPI_Win win, MPI_Request *req)
+{
+    wh_rma_args_t a = {.kind = WH_RMA_PUT, .obuf = oa, .ocount = oc, .target = tr, .disp = td, .tcount = tc};
+    return issue(fname, win, &a, odt, NO_DT, tdt, MPI_OP_NULL, req);
+}
+
+static int get(const char *fname, void *oa, MPI_Count oc, MPI_Datatype odt, int tr, MPI_Aint td, MPI_Count tc,
+               MPI_Datatype tdt, MPI_Win win, MPI_Request *req)
+{
+    wh_rma_args_t a = {.kind = WH_RMA_GET, .rbuf = oa, .rcount = oc, .target = tr, .disp = td, .tcount = tc};
+    return issue(fname, win, &a, NO_DT, odt, tdt, MPI_OP_NULL, req);
+}
+
+WH_API int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    return put("MPI_Put", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+               target_datatype, win, NULL);
+}
+WH_ALIAS(MPI_Put, PMPI_Put)
+
+WH_API int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                      MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    return put("MPI_Put_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+               target_datatype, win, NULL);
+}
+WH_ALIAS(MPI_Put_c, PMPI_Put_c)
+
+WH_API int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                     MPI_Request *request)
+{
+    CHK_REQ("MPI_Rput", win, request);
+    return put("MPI_Rput", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+               target_datatype, win, request);
+}
+WH_ALIAS(MPI_Rput, PMPI_Rput)
+
+WH_API int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                       MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                       MPI_Request *request)
+{
+    CHK_REQ("MPI_Rput_c", win, request);
+    return put("MPI_Rput_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+               target_datatype, win, request);
+}
+WH_ALIAS(MPI_Rput_c, PMPI_Rput_c)
+
+WH_API int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    return get("MPI_Get", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+               target_datatype, win, NULL);
+}
+WH_ALIAS(MPI_Get, PMPI_Get)
+
+WH_API int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                      MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    return get("MPI_Get_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+               target_datatype, win, NULL);
+}
+WH_ALIAS(MPI_Get_c, PMPI_Get_c)
+
+WH_API int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                     MPI_Request *request)
+{
+    CHK_REQ("MPI_Rget", win, request);
+    return get("MPI_Rget", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+               target_datatype, win, request);
+}
+WH_ALIAS(MPI_Rget, PMPI_Rget)
+
+WH_API int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+                       MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                       MPI_Request *request)
+{
+    CHK_REQ("MPI_Rget_c", win, request);
+    return get("MPI_Rget_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+               target_datatype, win, request);
+}
+WH_ALIAS(MPI_Rget_c, PMPI_Rget_c)
+
+/* ---------- accumulates ---------- */
+
+static int acc(const char *fname, const void *oa, MPI_Count oc, MPI_Datatype odt, int tr, MPI_Aint td, MPI_Count tc,
+               MPI_Datatype tdt, MPI_Op op, MPI_Win win, MPI_Request *req)
+{
+    wh_rma_args_t a = {.kind = WH_RMA_ACC, .obuf = oa, .ocount = oc, .target = tr, .disp = td, .tcount = tc};
+    if (op == MPI_NO_OP) /* changes nothing and returns nothing */
+        a.kind = WH_RMA_GACC;
+    return issue(fname, win, &a, op == MPI_NO_OP ? NO_DT : odt, NO_DT, tdt, op, req);
+}
+
+static int gacc(const char *fname, const void *oa, MPI_Count oc, MPI_Datatype odt, void *ra, MPI_Count rc,
+                MPI_Datatype rdt, int tr, MPI_Aint td, MPI_Count tc, MPI_Datatype tdt, MPI_Op op, MPI_Win win,
+                MPI_Request *req)
+{
+    wh_rma_args_t a = {.kind = WH_RMA_GACC, .obuf = oa, .ocount = oc, .rbuf = ra, .rcount = rc, .target = tr,
+                       .disp = td, .tcount = tc};
+    return issue(fname, win, &a, op == MPI_NO_OP ? NO_DT : odt, rdt, tdt, op, req);
+}
+
+WH_API int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                           MPI_Win win)
+{
+    return acc("MPI_Accumulate", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+               target_datatype, op, win, NULL);
+}
+WH_ALIAS(MPI_Accumulate, PMPI_Accumulate)
+
+WH_API int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                             int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                             MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    return acc("MPI_Accumulate_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+               target_datatype, op, win, NULL);
+}
+WH_ALIAS(MPI_Accumulate_c, PMPI_Accumulate_c)
+
+WH_API int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                            MPI_Win win, MPI_Request *request)
+{
+    CHK_REQ("MPI_Raccumulate", win, request);
+    return acc("MPI_Raccumulate", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+               target_datatype, op, win, request);
+}
+WH_ALIAS(MPI_Raccumulate, PMPI_Raccumulate)
+
+WH_API int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                              int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                              MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+    CHK_REQ("MPI_Raccumulate_c", win, request);
+    return acc("MPI_Raccumulate_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+               target_count, target_datatype, op, win, request);
+}
+WH_ALIAS(MPI_Raccumulate_c, PMPI_Raccumulate_c)
+
+WH_API int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                               void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                               MPI_Win win)
+{
+    return gacc("MPI_Get_accumulate", origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, NULL);
+}
+WH_ALIAS(MPI_Get_accumulate, PMPI_Get_accumulate)
+
+WH_API int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                                 void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
+                                 int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    return gacc("MPI_Get_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, NULL);
+}
+WH_ALIAS(MPI_Get_accumulate_c, PMPI_Get_accumulate_c)
+
+WH_API int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+                                MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                                MPI_Win win, MPI_Request *request)
+{
+    CHK_REQ("MPI_Rget_accumulate", win, request);
+    return gacc("MPI_Rget_accumulate", origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+}
+WH_ALIAS(MPI_Rget_accumulate, PMPI_Rget_accumulate)
+
+WH_API int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                                  void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
+                                  int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                  MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+    CHK_REQ("MPI_Rget_accumulate_c", win, request);
+    return gacc("MPI_Rget_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+}
+WH_ALIAS(MPI_Rget_accumulate_c, PMPI_Rget_accumulate_c)
+
+WH_API int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+                             MPI_Aint target_disp, MPI_Op op, MPI_Win win)
+{
+    return gacc("MPI_Fetch_and_op", origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1,
+                datatype, op, win, NULL);
+}
+WH_ALIAS(MPI_Fetch_and_op, PMPI_Fetch_and_op)
+
+WH_API int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                                 MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
+{
+    wh_rma_args_t a = {.kind = WH_RMA_CAS, .obuf = origin_addr, .ocount = 1, .cbuf = compare_addr,
+                       .rbuf = result_addr, .rcount = 1, .target = target_rank, .disp = target_disp, .tcount = 1};
+    return issue("MPI_Compare_and_swap", win, &a, datatype, NO_DT, datatype, MPI_OP_NULL, NULL);
+}
+WH_ALIAS(MPI_Compare_and_swap, PMPI_Compare_and_swap)
+
+/* ---------- synchronization ---------- */
+
+#define WIN_ENTRY(fname, win, w)                                                                  \
+    WH_CHECK_INIT(fname);                                                                         \
+    wh_win_t *w;                                                                                  \
+    do {                                                                                          \
+        int rc_ = wh_win_arg((fname), (win), &w);                                                 \
+        if (rc_)                                                                                  \
+            return rc_;                                                                           \
+    } while (0)
+
+static int done(wh_win_t *w, const char *fname, int rc)
+{
+    return rc ? wh_raise_win(w, fname, rc) : MPI_SUCCESS;
+}
+
+WH_API int PMPI_Win_fence(int assert, MPI_Win win)
+{
+    WIN_ENTRY("MPI_Win_fence", win, w);
+    return done(w, "MPI_Win_fence", wh_win_fence(w, assert));
+}
+WH_ALIAS(MPI_Win_fence, PMPI_Win_fence)
+
+WH_API int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+{
+    WIN_ENTRY("MPI_Win_lock", win, w);
+    if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
+        return done(w, "MPI_Win_lock", wh_error(MPI_ERR_LOCKTYPE, "lock_type %d is neither MPI_LOCK_SHARED nor "
+                                                                  "MPI_LOCK_EXCLUSIVE", lock_type));
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    int rc = chk_target(w, "MPI_Win_lock", rank);
+    return rc ? rc : done(w, "MPI_Win_lock", wh_win_lock(w, lock_type, rank, assert));
+}
+WH_ALIAS(MPI_Win_lock, PMPI_Win_lock)
+
+WH_API int PMPI_Win_unlock(int rank, MPI_Win win)
+{
+    WIN_ENTRY("MPI_Win_unlock", win, w);
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    int rc = chk_target(w, "MPI_Win_unlock", rank);
+    return rc ? rc : done(w, "MPI_Win_unlock", wh_win_unlock(w, rank));
+}
+WH_ALIAS(MPI_Win_unlock, PMPI_Win_unlock)
+
+WH_API int PMPI_Win_lock_all(int assert, MPI_Win win)
+{
+    WIN_ENTRY("MPI_Win_lock_all", win, w);
+    return done(w, "MPI_Win_lock_all", wh_win_lock_all(w, assert));
+}
+WH_ALIAS(MPI_Win_lock_all, PMPI_Win_lock_all)
+
+WH_API int PMPI_Win_unlock_all(MPI_Win win)
+{
+    WIN_ENTRY("MPI_Win_unlock_all", win, w);
+    return done(w, "MPI_Win_unlock_all", wh_win_unlock_all(w));
+}
+WH_ALIAS(MPI_Win_unlock_all, PMPI_Win_unlock_all)
+
+#define ALL_TARGETS (-1000) /* not MPI_PROC_NULL */
+
+static int flush(const char *fname, MPI_Win win, int rank, int local)
+{
+    WIN_ENTRY(fname, win, w);
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (rank >= 0) {
+        int rc = chk_target(w, fname, rank);
+        if (rc)
+            return rc;
+    }
+    if (!w->lock_all && (rank < 0 ? !w->nlocked : !w->lock_mode[rank]))
+        return done(w, fname, wh_error(MPI_ERR_RMA_SYNC, "%s outside a passive-target epoch (MPI_Win_lock or "
+                                                         "MPI_Win_lock_all) %s", fname,
+                                       rank < 0 ? "" : "to that rank"));
+    return done(w, fname, wh_win_flush(w, rank < 0 ? -1 : rank, local));
+}
+
+WH_API int PMPI_Win_flush(int rank, MPI_Win win)
+{
+    return flush("MPI_Win_flush", win, rank, 0);
+}
+WH_ALIAS(MPI_Win_flush, PMPI_Win_flush)
+
+WH_API int PMPI_Win_flush_all(MPI_Win win)
+{
+    return flush("MPI_Win_flush_all", win, ALL_TARGETS, 0);
+}
+WH_ALIAS(MPI_Win_flush_all, PMPI_Win_flush_all)
+
+WH_API int PMPI_Win_flush_local(int rank, MPI_Win win)
+{
+    return flush("MPI_Win_flush_local", win, rank, 1);
+}
+WH_ALIAS(MPI_Win_flush_local, PMPI_Win_flush_local)
+
+WH_API int PMPI_Win_flush_local_all(MPI_Win win)
+{
+    return flush("MPI_Win_flush_local_all", win, ALL_TARGETS, 1);
+}
+WH_ALIAS(MPI_Win_flush_local_all, PMPI_Win_flush_local_all)
+
+static int group_arg(wh_win_t *w, const char *fname, MPI_Group h, wh_group_t **g)
+{
+    if ((*g = wh_group_get(h)))
+        return MPI_SUCCESS;
+    return wh_raise_win(w, fname, wh_error(MPI_ERR_GROUP, "group 0x%x is not a valid group", (unsigned)h));
+}
+
+WH_API int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+    WIN_ENTRY("MPI_Win_post", win, w);
+    wh_group_t *g;
+    int rc = group_arg(w, "MPI_Win_post", group, &g);
+    return rc ? rc : done(w, "MPI_Win_post", wh_win_post(w, g, assert));
+}
+WH_ALIAS(MPI_Win_post, PMPI_Win_post)
+
+WH_API int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+    WIN_ENTRY("MPI_Win_start", win, w);
+    wh_group_t *g;
+    int rc = group_arg(w, "MPI_Win_start", group, &g);
+    return rc ? rc : done(w, "MPI_Win_start", wh_win_start(w, g, assert));
+}
+WH_ALIAS(MPI_Win_start, PMPI_Win_start)
+
+WH_API int PMPI_Win_complete(MPI_Win win)
+{
+    WIN_ENTRY("MPI_Win_complete", win, w);
+    return done(w, "MPI_Win_complete", wh_win_complete(w));
+}
+WH_ALIAS(MPI_Win_complete, PMPI_Win_complete)
+
+WH_API int PMPI_Win_wait(MPI_Win win)
+{
+    WIN_ENTRY("MPI_Win_wait", win, w);
+    return done(w, "MPI_Win_wait", wh_win_wait(w, 0, NULL));
+}
+WH_ALIAS(MPI_Win_wait, PMPI_Win_wait)
+
+WH_API int PMPI_Win_test(MPI_Win win, int *flag)
+{
+    WIN_ENTRY("MPI_Win_test", win, w);
+    if (!flag)
+        return done(w, "MPI_Win_test", wh_error(MPI_ERR_ARG, "flag is NULL"));
+    return done(w, "MPI_Win_test", wh_win_wait(w, 1, flag));
+}
+WH_ALIAS(MPI_Win_test, PMPI_Win_test)
+
+WH_API int PMPI_Win_sync(MPI_Win win)
+{
+    WIN_ENTRY("MPI_Win_sync", win, w);
+    (void)w;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    wh_progress();
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Win_sync, PMPI_Win_sync)

@@ -1,0 +1,420 @@
+/* MPI window entry points: creation (create, allocate, allocate_shared,
+ * create_dynamic; int and _c), free, attach/detach, shared_query, group,
+ * attributes, names, info and error handlers.  The work is in src/rma. */
+#include <stdio.h>
+#include <string.h>
+
+#include "mpi/api.h"
+#include "rma/rma.h"
+
+/* ---------- argument helpers (shared with rma.c through wh_win_arg) ---------- */
+
+int wh_win_arg(const char *fname, MPI_Win h, wh_win_t **w)
+{
+    if ((*w = wh_win_get(h)))
+        return MPI_SUCCESS;
+    if (h == MPI_WIN_NULL)
+        return wh_raise_comm(NULL, fname, wh_error(MPI_ERR_WIN, "win is MPI_WIN_NULL"));
+    return wh_raise_comm(NULL, fname, wh_error(MPI_ERR_WIN, "win 0x%x is not a valid window (freed or never created)",
+                                               (unsigned)h));
+}
+
+#define CHK_PTR_C(c, fname, p, name)                                                              \
+    do {                                                                                          \
+        if (!(p))                                                                                 \
+            return wh_raise_comm((c), (fname), wh_error(MPI_ERR_ARG, "%s is NULL", (name)));      \
+    } while (0)
+#define CHK_PTR_W(w, fname, p, name)                                                              \
+    do {                                                                                          \
+        if (!(p))                                                                                 \
+            return wh_raise_win((w), (fname), wh_error(MPI_ERR_ARG, "%s is NULL", (name)));       \
+    } while (0)
+
+static int comm_arg(const char *fname, MPI_Comm h, wh_comm_t **c)
+{
+    if ((*c = wh_comm_get(h))) {
+        if ((*c)->is_inter)
+            return wh_raise_comm(*c, fname, wh_error(MPI_ERR_COMM, "windows need an intracommunicator"));
+        return MPI_SUCCESS;
+    }
+    return wh_raise_comm(NULL, fname, wh_error(MPI_ERR_COMM, "comm 0x%x is not a valid communicator", (unsigned)h));
+}
+
+static int make(const char *fname, int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+    WH_CHECK_INIT(fname);
+    wh_comm_t *c;
+    int rc = comm_arg(fname, comm, &c);
+    if (rc)
+        return rc;
+    CHK_PTR_C(c, fname, win, "win");
+    if (flavor != MPI_WIN_FLAVOR_CREATE && flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        CHK_PTR_C(c, fname, baseptr, "baseptr");
+    if (size < 0)
+        return wh_raise_comm(c, fname, wh_error(MPI_ERR_SIZE, "negative window size %ld", (long)size));
+    if (disp_unit <= 0)
+        return wh_raise_comm(c, fname, wh_error(MPI_ERR_DISP, "disp_unit %ld is not positive", (long)disp_unit));
+    if (flavor == MPI_WIN_FLAVOR_CREATE && size > 0 && !base)
+        return wh_raise_comm(c, fname, wh_error(MPI_ERR_ARG, "base is NULL for a window of %ld bytes", (long)size));
+    if (info != MPI_INFO_NULL && !wh_info_valid(info))
+        return wh_raise_comm(c, fname, wh_error(MPI_ERR_INFO, "info 0x%x is not a valid info object", (unsigned)info));
+    wh_win_t *w;
+    void *b = NULL;
+    rc = wh_win_make(c, flavor, base, size, disp_unit, info, &b, &w);
+    if (rc)
+        return wh_raise_comm(c, fname, rc);
+    if (baseptr && flavor != MPI_WIN_FLAVOR_CREATE && flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        *(void **)baseptr = b;
+    *win = w->obj.handle;
+    return MPI_SUCCESS;
+}
+
+WH_API int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    return make("MPI_Win_create", MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, comm, NULL, win);
+}
+WH_ALIAS(MPI_Win_create, PMPI_Win_create)
+
+WH_API int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    return make("MPI_Win_create_c", MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, comm, NULL, win);
+}
+WH_ALIAS(MPI_Win_create_c, PMPI_Win_create_c)
+
+WH_API int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+    return make("MPI_Win_allocate", MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, info, comm, baseptr, win);
+}
+WH_ALIAS(MPI_Win_allocate, PMPI_Win_allocate)
+
+WH_API int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                               MPI_Win *win)
+{
+    return make("MPI_Win_allocate_c", MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, info, comm, baseptr, win);
+}
+WH_ALIAS(MPI_Win_allocate_c, PMPI_Win_allocate_c)
+
+WH_API int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                    MPI_Win *win)
+{
+    return make("MPI_Win_allocate_shared", MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit, info, comm, baseptr, win);
+}
+WH_ALIAS(MPI_Win_allocate_shared, PMPI_Win_allocate_shared)
+
+WH_API int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                                      MPI_Win *win)
+{
+    return make("MPI_Win_allocate_shared_c", MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit, info, comm, baseptr, win);
+}
+WH_ALIAS(MPI_Win_allocate_shared_c, PMPI_Win_allocate_shared_c)
+
+WH_API int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    return make("MPI_Win_create_dynamic", MPI_WIN_FLAVOR_DYNAMIC, NULL, 0, 1, info, comm, NULL, win);
+}
+WH_ALIAS(MPI_Win_create_dynamic, PMPI_Win_create_dynamic)
+
+WH_API int PMPI_Win_free(MPI_Win *win)
+{
+    static const char fname[] = "MPI_Win_free";
+    WH_CHECK_INIT(fname);
+    CHK_PTR_C(NULL, fname, win, "win");
+    wh_win_t *w;
+    int rc = wh_win_arg(fname, *win, &w);
+    if (rc)
+        return rc;
+    if ((rc = wh_win_free(w)))
+        return wh_raise_win(w, fname, rc);
+    *win = MPI_WIN_NULL;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Win_free, PMPI_Win_free)
+
+WH_API int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+    WH_CHECK_INIT("MPI_Win_attach");
+    wh_win_t *w;
+    int rc = wh_win_arg("MPI_Win_attach", win, &w);
+    if (rc)
+        return rc;
+    rc = wh_win_attach(w, base, size);
+    return rc ? wh_raise_win(w, "MPI_Win_attach", rc) : MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Win_attach, PMPI_Win_attach)
+
+WH_API int PMPI_Win_detach(MPI_Win win, const void *base)
+{
+    WH_CHECK_INIT("MPI_Win_detach");
+    wh_win_t *w;
+    int rc = wh_win_arg("MPI_Win_detach", win, &w);
+    if (rc)
+        return rc;
+    rc = wh_win_detach(w, base);
+    return rc ? wh_raise_win(w, "MPI_Win_detach", rc) : MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Win_detach, PMPI_Win_detach)
+
+static int shared_query(const char *fname, MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
+{
+    WH_CHECK_INIT(fname);
+    wh_win_t *w;
+    int rc = wh_win_arg(fname, win, &w);
+    if (rc)
+        return rc;
+    CHK_PTR_W(w, fname, size, "size");
+    CHK_PTR_W(w, fname, disp_unit, "disp_unit");
+    CHK_PTR_W(w, fname, baseptr, "baseptr");
+    if (rank != MPI_PROC_NULL && (rank < 0 || rank >= w->size_c))
+        return wh_raise_win(w, fname, wh_error(MPI_ERR_RANK, "rank %d is not in the window's group of %d", rank,
+                                               w->size_c));
+    if (w->flavor != MPI_WIN_FLAVOR_SHARED && w->own_mem != 2)
+        return wh_raise_win(w, fname, wh_error(MPI_ERR_RMA_FLAVOR, "the window's memory is not shared (made by "
+                                                                   "MPI_Win_allocate_shared, or MPI_Win_allocate "
+                                                                   "among co-resident ranks)"));
+    if (rank == MPI_PROC_NULL) /* the first rank with memory */
+        for (rank = 0; rank < w->size_c - 1 && !w->peers[rank].size; rank++)
+            ;
+    const wh_win_peer_t *p = &w->peers[rank];
+    if (!p->ptr && p->size)
+        return wh_raise_win(w, fname, wh_error(MPI_ERR_RMA_FLAVOR, "rank %d's window memory is not mapped here",
+                                               rank));
+    *size = (MPI_Aint)p->size;
+    *disp_unit = (MPI_Aint)p->disp_unit;
+    *(void **)baseptr = p->ptr;
+    return MPI_SUCCESS;
+}
+
+WH_API int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+    MPI_Aint du = 0;
+    int rc = shared_query("MPI_Win_shared_query", win, rank, size, disp_unit ? &du : NULL, baseptr);
+    if (rc == MPI_SUCCESS)
+        *disp_unit = (int)du;
+    return rc;
+}
+WH_ALIAS(MPI_Win_shared_query, PMPI_Win_shared_query)
+
+WH_API int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
+{
+    return shared_query("MPI_Win_shared_query_c", win, rank, size, disp_unit, baseptr);
+}
+WH_ALIAS(MPI_Win_shared_query_c, PMPI_Win_shared_query_c)
+
+WH_API int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
+{
+    WH_CHECK_INIT("MPI_Win_get_group");
+    wh_win_t *w;
+    int rc = wh_win_arg("MPI_Win_get_group", win, &w);
+    if (rc)
+        return rc;
+    CHK_PTR_W(w, "MPI_Win_get_group", group, "group");
+    wh_group_t *g = wh_comm_group(w->comm);
+    if (!g)
+        return wh_raise_win(w, "MPI_Win_get_group", wh_error(MPI_ERR_NO_MEM, "out of memory"));
+    *group = g->obj.handle;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Win_get_group, PMPI_Win_get_group)
+
+/* ---------- attributes ---------- */
+
+static int kv_arg(wh_win_t *w, const char *fname, int keyval, wh_keyval_t **kv)
+{
+    if ((*kv = wh_keyval_get(keyval)) && (*kv)->kind == WH_H_WIN)
+        return MPI_SUCCESS;
+    if (keyval == MPI_WIN_BASE || keyval == MPI_WIN_SIZE || keyval == MPI_WIN_DISP_UNIT ||
+        keyval == MPI_WIN_CREATE_FLAVOR || keyval == MPI_WIN_MODEL)
+        return wh_raise_win(w, fname, wh_error(MPI_ERR_KEYVAL, "keyval 0x%x is predefined: it cannot be set or "
+                                                               "deleted", (unsigned)keyval));
+    return wh_raise_win(w, fname, wh_error(MPI_ERR_KEYVAL, "keyval 0x%x is not a valid window keyval",
+                                           (unsigned)keyval));
+}
+
+WH_API int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
+{
+    static const char fname[] = "MPI_Win_set_attr";
+    WH_CHECK_INIT(fname);
+    wh_win_t *w;
+    wh_keyval_t *kv;
+    int rc;
+    if ((rc = wh_win_arg(fname, win, &w)) || (rc = kv_arg(w, fname, win_keyval, &kv)))
+        return rc;
+    wh_attr_t *a = w->attrs;
+    rc = wh_attr_set(&a, win, kv, attribute_val);
+    w->attrs = a;
+    return rc ? wh_raise_win(w, fname, rc) : MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Win_set_attr, PMPI_Win_set_attr)
+
+WH_API int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
+{
+    static const char fname[] = "MPI_Win_get_attr";
+    WH_CHECK_INIT(fname);
+    wh_win_t *w;
+    wh_keyval_t *kv;
+    int rc;
+    if ((rc = wh_win_arg(fname, win, &w)))
+        return rc;
+    CHK_PTR_W(w, fname, attribute_val, "attribute_val");
+    CHK_PTR_W(w, fname, flag, "flag");
+    void **out = attribute_val;
+    *flag = 1;
+    switch (win_keyval) {
+    case MPI_WIN_BASE:
+        *out = w->base;
+        return MPI_SUCCESS;
+    case MPI_WIN_SIZE:
+        w->attr_size = w->size;
+        *out = &w->attr_size;
+        return MPI_SUCCESS;
+    case MPI_WIN_DISP_UNIT:
+        w->attr_disp_unit = (int)w->disp_unit;
+        *out = &w->attr_disp_unit;
+        return MPI_SUCCESS;
+    case MPI_WIN_CREATE_FLAVOR:
+        w->attr_flavor = w->flavor;
+        *out = &w->attr_flavor;
+        return MPI_SUCCESS;
+    case MPI_WIN_MODEL:
+        w->attr_model = MPI_WIN_UNIFIED;
+        *out = &w->attr_model;
+        return MPI_SUCCESS;
+    default:
+        break;
+    }
+    *flag = 0;
+    if ((rc = kv_arg(w, fname, win_keyval, &kv)))
+        return rc;
+    *flag = wh_attr_get(w->attrs, kv, out);
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Win_get_attr, PMPI_Win_get_attr)
+
+WH_API int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
+{
+    static const char fname[] = "MPI_Win_delete_attr";
+    WH_CHECK_INIT(fname);
+    wh_win_t *w;
+    wh_keyval_t *kv;
+    int rc;
+    if ((rc = wh_win_arg(fname, win, &w)) || (rc = kv_arg(w, fname, win_keyval, &kv)))
+        return rc;
+    wh_attr_t *a = w->attrs;
+    rc = wh_attr_delete(&a, win, kv);
+    w->attrs = a;
+    return rc ? wh_raise_win(w, fname, rc) : MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Win_delete_attr, PMPI_Win_delete_attr)
+
+/* ---------- names and info ---------- */
+
+WH_API int PMPI_Win_set_name(MPI_Win win, const char *win_name)
+{
+    WH_CHECK_INIT("MPI_Win_set_name");
+    wh_win_t *w;
+    int rc = wh_win_arg("MPI_Win_set_name", win, &w);
+    if (rc)
+        return rc;
+    CHK_PTR_W(w, "MPI_Win_set_name", win_name, "win_name");
+    snprintf(w->name, sizeof w->name, "%s", win_name);
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Win_set_name, PMPI_Win_set_name)
+
+WH_API int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
+{
+    WH_CHECK_INIT("MPI_Win_get_name");
+    wh_win_t *w;
+    int rc = wh_win_arg("MPI_Win_get_name", win, &w);
+    if (rc)
+        return rc;
+    CHK_PTR_W(w, "MPI_Win_get_name", win_name, "win_name");
+    CHK_PTR_W(w, "MPI_Win_get_name", resultlen, "resultlen");
+    snprintf(win_name, MPI_MAX_OBJECT_NAME, "%s", w->name);
+    *resultlen = (int)strlen(win_name);
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Win_get_name, PMPI_Win_get_name)
+
+WH_API int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
+{
+    WH_CHECK_INIT("MPI_Win_set_info");
+    wh_win_t *w;
+    int rc = wh_win_arg("MPI_Win_set_info", win, &w);
+    if (rc)
+        return rc;
+    if (info != MPI_INFO_NULL && !wh_info_valid(info))
+        return wh_raise_win(w, "MPI_Win_set_info", wh_error(MPI_ERR_INFO, "info 0x%x is not valid", (unsigned)info));
+    rc = wh_win_set_hints(w, info);
+    return rc ? wh_raise_win(w, "MPI_Win_set_info", rc) : MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Win_set_info, PMPI_Win_set_info)
+
+WH_API int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
+{
+    WH_CHECK_INIT("MPI_Win_get_info");
+    wh_win_t *w;
+    int rc = wh_win_arg("MPI_Win_get_info", win, &w);
+    if (rc)
+        return rc;
+    CHK_PTR_W(w, "MPI_Win_get_info", info_used, "info_used");
+    rc = PMPI_Info_dup(w->info, info_used);
+    return rc ? wh_raise_win(w, "MPI_Win_get_info", rc) : MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Win_get_info, PMPI_Win_get_info)
+
+/* ---------- error handlers ---------- */
+
+WH_API int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
+{
+    static const char fname[] = "MPI_Win_set_errhandler";
+    WH_CHECK_INIT(fname);
+    wh_win_t *w;
+    int rc = wh_win_arg(fname, win, &w);
+    if (rc)
+        return rc;
+    wh_errh_t *e = wh_errh_get(errhandler);
+    if (!e)
+        return wh_raise_win(w, fname, wh_error(MPI_ERR_ERRHANDLER, "errhandler 0x%x is not a valid error handler",
+                                               (unsigned)errhandler));
+    if (e->kind == WH_ERRH_USER && e->target != WH_H_WIN)
+        return wh_raise_win(w, fname, wh_error(MPI_ERR_ARG, "errhandler 0x%x was not created for windows",
+                                               (unsigned)errhandler));
+    if (e->kind == WH_ERRH_USER)
+        e->obj.refs++;
+    wh_errh_release(wh_errh_get(w->errh));
+    w->errh = errhandler;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Win_set_errhandler, PMPI_Win_set_errhandler)
+
+WH_API int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
+{
+    static const char fname[] = "MPI_Win_get_errhandler";
+    WH_CHECK_INIT(fname);
+    wh_win_t *w;
+    int rc = wh_win_arg(fname, win, &w);
+    if (rc)
+        return rc;
+    CHK_PTR_W(w, fname, errhandler, "errhandler");
+    wh_errh_t *e = wh_errh_get(w->errh);
+    if (e && e->kind == WH_ERRH_USER)
+        e->obj.refs++;
+    *errhandler = w->errh;
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Win_get_errhandler, PMPI_Win_get_errhandler)
+
+WH_API int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
+{
+    WH_CHECK_INIT("MPI_Win_call_errhandler");
+    wh_win_t *w;
+    int rc = wh_win_arg("MPI_Win_call_errhandler", win, &w);
+    if (rc)
+        return rc;
+    if (errorcode != MPI_SUCCESS)
+        wh_raise_win(w, "MPI_Win_call_errhandler", errorcode);
+    return MPI_SUCCESS;
+}
+WH_ALIAS(MPI_Win_call_errhandler, PMPI_Win_call_errhandler)

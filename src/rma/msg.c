@@ -1,0 +1,202 @@
+/* One-sided messages: the ordered, never-blocking send of rma messages (a
+ * per-peer FIFO of copies pushed by a progress hook), waiting helpers, the
+ * window table and error-handler dispatch, init and finalize. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "chan/am.h"
+#include "coord/coord.h"
+#include "rma/rma.h"
+#include "util/log.h"
+
+wh_rma_am_t wh_rma_am;
+wh_tab_t wh_win_tab;
+
+typedef struct rma_q {
+    struct rma_q *next;
+    int wpeer;
+    wh_hdr_t h;
+    size_t len;
+    unsigned char data[];
+} rma_q_t;
+
+static rma_q_t *q_head, *q_tail;
+static int *q_count; /* per world rank */
+
+#define WH_RMA_CHUNK ((size_t)64 << 10)
+
+size_t wh_rma_max_payload(int wpeer)
+{
+    size_t m = wh_chan_caps[wh_coord_peers[wpeer].chan].max_am;
+    return m < WH_RMA_CHUNK ? m : WH_RMA_CHUNK;
+}
+
+static int try_send(int wpeer, const wh_hdr_t *h, const void *data, size_t len)
+{
+    int chan = wh_coord_peers[wpeer].chan;
+    wh_data_t d = {.base = (char *)data, .len = len, .mem = WH_MEM_HOST};
+    return wh_chans[chan]->am_send(wpeer, h, len ? &d : NULL);
+}
+
+int wh_rma_send(int wpeer, const wh_hdr_t *h, const void *data, size_t len)
+{
+    if (!q_count[wpeer]) {
+        int rc = try_send(wpeer, h, data, len);
+        if (rc != WH_AGAIN)
+            return rc;
+    }
+    rma_q_t *q = malloc(sizeof *q + len);
+    if (!q)
+        wh_job_abort(1, "wharf: out of memory queueing a one-sided message");
+    q->next = NULL;
+    q->wpeer = wpeer;
+    q->h = *h;
+    q->len = len;
+    if (len)
+        memcpy(q->data, data, len);
+    if (q_tail)
+        q_tail->next = q;
+    else
+        q_head = q;
+    q_tail = q;
+    q_count[wpeer]++;
+    return MPI_SUCCESS;
+}
+
+int wh_rma_send_wait(int wpeer, const wh_hdr_t *h, const void *data, size_t len)
+{
+    unsigned idle = 0;
+    for (;;) {
+        if (!q_count[wpeer]) {
+            int rc = try_send(wpeer, h, data, len);
+            if (rc != WH_AGAIN)
+                return rc;
+        }
+        if (wh_progress())
+            idle = 0;
+        else
+            wh_progress_idle(&idle);
+    }
+}
+
+/* the progress hook: push queued messages, keeping each peer's order */
+static int rma_push(void)
+{
+    if (!q_head)
+        return 0;
+    int n = 0;
+    static unsigned char *blocked;
+    if (!blocked && !(blocked = calloc((size_t)wh_job.size, 1)))
+        return 0;
+    rma_q_t **pp = &q_head, *last = NULL;
+    while (*pp) {
+        rma_q_t *q = *pp;
+        int rc = WH_AGAIN;
+        if (!blocked[q->wpeer])
+            rc = try_send(q->wpeer, &q->h, q->data, q->len);
+        if (rc == WH_AGAIN) {
+            blocked[q->wpeer] = 1;
+            last = q;
+            pp = &q->next;
+            continue;
+        }
+        if (rc != MPI_SUCCESS)
+            WH_WARN("rma", "dropping a one-sided message to rank %d: error %d", q->wpeer, rc);
+        *pp = q->next;
+        q_count[q->wpeer]--;
+        free(q);
+        n++;
+    }
+    q_tail = last;
+    for (rma_q_t *q = q_head; q; q = q->next)
+        blocked[q->wpeer] = 0;
+    return n;
+}
+
+int wh_rma_ctl(wh_win_t *w, int target, int sub, int32_t tag)
+{
+    /* sreq names my window: a target answers (GRANT, ACK) with it, even
+     * before its own creation of the window has learnt the peers' ids */
+    wh_hdr_t h = {.type = wh_rma_am.ctl, .flags = (uint8_t)sub, .ctx = w->peers[target].id, .src = w->rank,
+                  .tag = tag, .sreq = WH_HINDEX(w->obj.handle)};
+    return wh_rma_send(w->peers[target].wrank, &h, NULL, 0);
+}
+
+int wh_rma_answer(wh_win_t *w, int wpeer, const wh_hdr_t *req, int sub, int32_t tag)
+{
+    wh_hdr_t h = {.type = wh_rma_am.ctl, .flags = (uint8_t)sub, .ctx = (uint32_t)req->sreq, .src = w->rank,
+                  .tag = tag};
+    return wh_rma_send(wpeer, &h, NULL, 0);
+}
+
+void wh_rma_wait_u64(const uint64_t *ctr, uint64_t val)
+{
+    unsigned idle = 0;
+    while (__atomic_load_n(ctr, __ATOMIC_ACQUIRE) < val) {
+        if (wh_progress())
+            idle = 0;
+        else
+            wh_progress_idle(&idle);
+    }
+}
+
+void wh_rma_wait_i64_zero(const int64_t *ctr)
+{
+    unsigned idle = 0;
+    while (__atomic_load_n(ctr, __ATOMIC_ACQUIRE) > 0) {
+        if (wh_progress())
+            idle = 0;
+        else
+            wh_progress_idle(&idle);
+    }
+}
+
+/* ---------- window table and error handlers ---------- */
+
+wh_win_t *wh_win_get(MPI_Win h)
+{
+    return wh_win_tab.objsize ? wh_tab_get(&wh_win_tab, h) : NULL;
+}
+
+int wh_raise_win(wh_win_t *w, const char *fname, int code)
+{
+    if (code == MPI_SUCCESS)
+        return code;
+    if (!w)
+        return wh_raise_comm(NULL, fname, code);
+    wh_errh_t *e = wh_errh_get(w->errh);
+    int kind = e ? e->kind : WH_ERRH_FATAL;
+    if (kind == WH_ERRH_RETURN)
+        return code;
+    if (kind != WH_ERRH_USER)
+        wh_fatal(fname, code);
+    MPI_Win h = w->obj.handle;
+    int rc = code;
+    e->obj.refs++; /* the handler may free itself */
+    e->comm_fn(&h, &rc);
+    wh_errh_release(e);
+    return rc;
+}
+
+/* ---------- init / finalize ---------- */
+
+int wh_rma_init(void)
+{
+    WH_CHECK(wh_am_register("rma.op", wh_rma_target_op, &wh_rma_am.op));
+    WH_CHECK(wh_am_register("rma.reply", wh_rma_origin_reply, &wh_rma_am.reply));
+    WH_CHECK(wh_am_register("rma.ctl", wh_rma_target_ctl, &wh_rma_am.ctl));
+    if (!wh_win_tab.objsize)
+        wh_tab_init(&wh_win_tab, WH_H_WIN, sizeof(wh_win_t));
+    if (!q_count && !(q_count = calloc((size_t)(wh_job.size > 0 ? wh_job.size : 1), sizeof(int))))
+        return wh_error(MPI_ERR_NO_MEM, "out of memory");
+    return wh_progress_hook_add(rma_push);
+}
+
+void wh_rma_finalize(void)
+{
+    /* push what is still queued (acks of the last epoch) */
+    unsigned idle = 0;
+    for (long i = 0; q_head && i < 100000000L; i++)
+        if (!wh_progress())
+            wh_progress_idle(&idle);
+}

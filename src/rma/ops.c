@@ -1,0 +1,452 @@
+/* Origin side of one-sided operations: epoch and range checks, the path per
+ * target (direct load/store into node-region memory, the channel's zero-copy
+ * put/get, or active messages), flattening the target layout into runs, and
+ * the operations that wait for replies. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "chan/chan.h"
+#include "coord/coord.h"
+#include "rma/rma.h"
+#include "util/log.h"
+
+/* an operation waiting for reply data (GET, GACC, CAS) */
+typedef struct rma_pop {
+    wh_win_t *win;
+    int target;
+    void *rbuf;
+    size_t rcount;
+    wh_dtype_t *rdt;
+    size_t expect, got;
+    wh_req_t *req;
+} rma_pop_t;
+
+static void req_complete(wh_req_t *r)
+{
+    wh_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    if (r->user_freed)
+        wh_req_release(r);
+    else
+        __atomic_store_n(&r->complete, 1, __ATOMIC_RELEASE);
+}
+
+static wh_req_t *req_new(void)
+{
+    wh_req_t *r = wh_req_alloc(WH_REQ_RMA);
+    if (!r)
+        wh_job_abort(1, "wharf: out of memory creating a one-sided request");
+    return r;
+}
+
+void wh_rma_origin_reply(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
+{
+    (void)chan;
+    (void)wpeer;
+    (void)h;
+    wh_rma_pfx_t pfx;
+    memcpy(&pfx, payload, sizeof pfx);
+    rma_pop_t *p = (rma_pop_t *)(uintptr_t)pfx.opid;
+    size_t n = plen - sizeof pfx;
+    if (n && p->rbuf)
+        wh_dtype_unpack(p->rbuf, p->rcount, p->rdt, pfx.soff, (const char *)payload + sizeof pfx, n);
+    p->got += n;
+    if (p->got < p->expect)
+        return;
+    __atomic_fetch_sub(&p->win->npend[p->target], 1, __ATOMIC_RELEASE);
+    if (p->req)
+        req_complete(p->req);
+    wh_dtype_release(p->rdt);
+    free(p);
+}
+
+/* ---------- flattening the target layout ---------- */
+
+/* Runs of (count, t) as (byte offset incl. true_lb, elements) for elements of
+ * esz packed bytes, ext apart in memory.  Bytes (esz = ext = 1): one run per
+ * contiguous block.  Pair types whose packed element is split in memory: one
+ * element per iovec group. */
+/* the layout is walked at a fake base (never dereferenced; not NULL, whose
+ * offsets the sanitizers reject), offsets are taken relative to it */
+#define FAKE_BASE ((intptr_t)1 << 40)
+
+static int flatten(size_t count, const wh_dtype_t *t, size_t esz, size_t ext, int split_elems, wh_rma_run_t **out,
+                   size_t *nout)
+{
+    size_t bytes = t->size * count;
+    const char *start;
+    const void *fb = (const void *)FAKE_BASE;
+    if (wh_dtype_is_contig(t, count, fb, &start) && !split_elems) {
+        wh_rma_run_t *r = malloc(sizeof *r);
+        if (!r)
+            return wh_error(MPI_ERR_NO_MEM, "out of memory");
+        r->off = (int64_t)((intptr_t)start - FAKE_BASE);
+        r->n = bytes / esz;
+        *out = r;
+        *nout = 1;
+        return MPI_SUCCESS;
+    }
+    size_t cap = 16, n = 0;
+    wh_rma_run_t *runs = malloc(cap * sizeof *runs);
+    if (!runs)
+        return wh_error(MPI_ERR_NO_MEM, "out of memory");
+    struct iovec iov[64];
+    size_t off = 0;
+    while (off < bytes) {
+        size_t covered, want = split_elems ? esz : bytes - off;
+        int k = wh_dtype_iov(fb, count, t, off, want, iov, split_elems ? 1 : 64, &covered);
+        if (k <= 0 || !covered) {
+            free(runs);
+            return wh_error(MPI_ERR_INTERN, "cannot flatten the target datatype at byte %zu", off);
+        }
+        if (split_elems)
+            covered = esz; /* the element starts at its first block */
+        for (int i = 0; i < k; i++) {
+            int64_t o = (int64_t)((intptr_t)iov[i].iov_base - FAKE_BASE);
+            uint64_t ne = split_elems ? 1 : iov[i].iov_len / esz;
+            if (n && runs[n - 1].off + (int64_t)(runs[n - 1].n * ext) == o) {
+                runs[n - 1].n += ne;
+                continue;
+            }
+            if (n == cap) {
+                wh_rma_run_t *nr = realloc(runs, 2 * cap * sizeof *runs);
+                if (!nr) {
+                    free(runs);
+                    return wh_error(MPI_ERR_NO_MEM, "out of memory");
+                }
+                runs = nr;
+                cap *= 2;
+            }
+            runs[n].off = o;
+            runs[n++].n = ne;
+        }
+        off += covered;
+    }
+    *out = runs;
+    *nout = n;
+    return MPI_SUCCESS;
+}
+
+/* the predefined type every element of t is made of */
+static MPI_Datatype elem_type(const wh_dtype_t *t)
+{
+    while (t && !t->predefined) {
+        const wh_dtype_contents_t *c = wh_dtype_contents(t);
+        if (!c || c->nd < 1)
+            return MPI_DATATYPE_NULL;
+        MPI_Datatype h = c->types[0];
+        t = wh_dtype_get(h);
+        if (!t)
+            t = wh_dtype_get_derived_any(h);
+    }
+    return t ? t->obj.handle : MPI_DATATYPE_NULL;
+}
+
+/* ---------- sending runs with their data ---------- */
+
+static unsigned char *sbuf;
+static size_t sbuf_len;
+
+typedef struct rma_send {
+    wh_win_t *w;
+    int target, wt, kind, hasdata;
+    const void *obuf;
+    size_t ocount;
+    const wh_dtype_t *odt;
+    const char *ocontig; /* contiguous origin data, or NULL */
+    wh_rma_pfx_t pfx;
+    size_t esz, ext;
+} rma_send_t;
+
+static int send_runs(rma_send_t *s, const wh_rma_run_t *runs, size_t nruns)
+{
+    size_t chunk = wh_rma_max_payload(s->wt);
+    if (sbuf_len < chunk) {
+        free(sbuf);
+        if (!(sbuf = malloc(chunk)))
+            return wh_error(MPI_ERR_NO_MEM, "out of memory");
+        sbuf_len = chunk;
+    }
+    wh_hdr_t h = {.type = wh_rma_am.op, .flags = (uint8_t)s->kind, .ctx = s->w->peers[s->target].id,
+                  .src = s->w->rank};
+    size_t i = 0, e = 0, soff = 0;
+    while (i < nruns) {
+        size_t pos = sizeof(wh_rma_pfx_t), room = chunk - pos;
+        wh_rma_pfx_t pfx = s->pfx;
+        pfx.soff = soff;
+        unsigned nr = 0;
+        /* runs first, data after them: count what fits */
+        size_t ri = i, re = e, dbytes = 0;
+        while (ri < nruns && nr < 65535 && room >= sizeof(wh_rma_run_t) + (s->hasdata ? s->esz : 0)) {
+            size_t take = runs[ri].n - re;
+            if (s->hasdata) {
+                size_t maxe = (room - sizeof(wh_rma_run_t)) / s->esz;
+                if (take > maxe)
+                    take = maxe;
+            }
+            wh_rma_run_t r = {.off = runs[ri].off + (int64_t)(re * s->ext), .n = take};
+            memcpy(sbuf + pos + nr * sizeof r, &r, sizeof r);
+            nr++;
+            room -= sizeof r + (s->hasdata ? take * s->esz : 0);
+            dbytes += take * s->esz;
+            re += take;
+            if (re == runs[ri].n) {
+                ri++;
+                re = 0;
+            }
+        }
+        pos += nr * sizeof(wh_rma_run_t);
+        if (s->hasdata && dbytes) {
+            if (s->ocontig)
+                memcpy(sbuf + pos, s->ocontig + soff, dbytes);
+            else
+                WH_CHECK(wh_dtype_pack(s->obuf, s->ocount, s->odt, soff, sbuf + pos, dbytes));
+            pos += dbytes;
+        }
+        pfx.nruns = (uint16_t)nr;
+        memcpy(sbuf, &pfx, sizeof pfx);
+        h.len = pos;
+        WH_CHECK(wh_rma_send_wait(s->wt, &h, sbuf, pos));
+        soff += dbytes;
+        i = ri;
+        e = re;
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---------- checks ---------- */
+
+static int chk_epoch(const wh_win_t *w, int t)
+{
+    if (w->fence_open || w->lock_all || w->lock_mode[t] || w->in_start[t])
+        return MPI_SUCCESS;
+    return wh_error(MPI_ERR_RMA_SYNC, "no access epoch to rank %d is open on this window (call MPI_Win_fence, "
+                                      "MPI_Win_lock(_all) or MPI_Win_start first)", t);
+}
+
+static int chk_range(const wh_win_t *w, int t, MPI_Aint disp, size_t tcount, const wh_dtype_t *tdt)
+{
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || !tcount || !tdt->size)
+        return MPI_SUCCESS;
+    const wh_win_peer_t *p = &w->peers[t];
+    int64_t lo = (int64_t)disp * p->disp_unit + tdt->true_lb;
+    int64_t hi = lo + (int64_t)(tcount - 1) * tdt->extent + tdt->true_extent;
+    if (disp < 0 || lo < 0 || hi > (int64_t)p->size)
+        return wh_error(MPI_ERR_RMA_RANGE, "target bytes [%lld, %lld) lie outside rank %d's window of %llu bytes "
+                                           "(disp %ld, disp_unit %lld)", (long long)lo, (long long)hi, t,
+                        (unsigned long long)p->size, (long)disp, (long long)p->disp_unit);
+    return MPI_SUCCESS;
+}
+
+/* ---------- zero-copy paths ---------- */
+
+typedef struct rma_zc {
+    wh_comp_t c;
+    volatile int done, err;
+} rma_zc_t;
+
+static void zc_done(wh_comp_t *c, int err)
+{
+    rma_zc_t *z = (rma_zc_t *)c;
+    z->err = err;
+    z->done = 1;
+}
+
+/* channel put/get of a contiguous target range; WH_FALLBACK when refused */
+static int zcopy(wh_win_t *w, const wh_rma_args_t *a, int wt, uint64_t raddr, size_t bytes)
+{
+    int chan = wh_coord_peers[wt].chan;
+    wh_data_t d = {.len = bytes, .mem = WH_MEM_HOST};
+    const char *oc;
+    int put = a->kind == WH_RMA_PUT;
+    const wh_dtype_t *dt = put ? a->odt : a->rdt;
+    const void *buf = put ? a->obuf : a->rbuf;
+    if (!wh_dtype_is_contig(dt, (size_t)(put ? a->ocount : a->rcount), buf, &oc))
+        return WH_FALLBACK;
+    d.base = (char *)oc;
+    rma_zc_t z = {.c = {.done = zc_done}};
+    int rc = put ? wh_chans[chan]->put_zcopy(wt, raddr, 0, &d, &z.c) : wh_chans[chan]->get_zcopy(wt, raddr, 0, &d, &z.c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    unsigned idle = 0;
+    while (!z.done)
+        if (!wh_progress())
+            wh_progress_idle(&idle);
+    (void)w;
+    return z.err;
+}
+
+/* ---------- accumulates applied here, into node-region memory ---------- */
+
+static int acc_direct(wh_win_t *w, const wh_rma_args_t *a, char *tb, uint32_t *lk, MPI_Datatype eh,
+                      const wh_dtype_t *et, int split)
+{
+    (void)w;
+    size_t esz = et->size;
+    if (a->kind == WH_RMA_CAS) {
+        wh_rma_acc_lock(lk);
+        memcpy(a->rbuf, tb, esz);
+        if (!memcmp(tb, a->cbuf, esz))
+            memcpy(tb, a->obuf, esz);
+        wh_rma_acc_unlock(lk);
+        return MPI_SUCCESS;
+    }
+    size_t tcount = (size_t)a->tcount, tbytes = a->tdt->size * tcount;
+    int noop = a->op->builtin == WH_OPI_NO_OP;
+    wh_rma_run_t *runs = NULL;
+    size_t nruns = 0;
+    WH_CHECK(flatten(tcount, a->tdt, esz, (size_t)et->extent, split, &runs, &nruns));
+    char *data = NULL, *old = NULL;
+    const char *oc = NULL;
+    int rc = MPI_SUCCESS;
+    if (!noop && !wh_dtype_is_contig(a->odt, (size_t)a->ocount, a->obuf, &oc)) {
+        if (!(data = malloc(tbytes)))
+            rc = wh_error(MPI_ERR_NO_MEM, "out of memory");
+        else
+            rc = wh_dtype_pack(a->obuf, (size_t)a->ocount, a->odt, 0, data, tbytes);
+        oc = data;
+    }
+    if (rc == MPI_SUCCESS && a->kind == WH_RMA_GACC && !(old = malloc(tbytes)))
+        rc = wh_error(MPI_ERR_NO_MEM, "out of memory");
+    if (rc == MPI_SUCCESS) {
+        wh_rma_acc_lock(lk);
+        wh_rma_apply_runs(tb, runs, nruns, noop ? NULL : oc, old, a->op, eh, et);
+        wh_rma_acc_unlock(lk);
+        if (old)
+            rc = wh_dtype_unpack(a->rbuf, (size_t)a->rcount, a->rdt, 0, old, tbytes);
+    }
+    free(runs);
+    free(data);
+    free(old);
+    return rc;
+}
+
+/* ---------- the operation ---------- */
+
+int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
+{
+    int t = a->target, rc;
+    if (req)
+        *req = NULL;
+    if (t == MPI_PROC_NULL)
+        goto done_now;
+    WH_CHECK(chk_epoch(w, t));
+    size_t tcount = (size_t)a->tcount, tbytes = a->tdt->size * tcount;
+    WH_CHECK(chk_range(w, t, a->disp, tcount, a->tdt));
+    size_t obytes = a->odt ? a->odt->size * (size_t)a->ocount : tbytes;
+    size_t rbytes = a->rdt ? a->rdt->size * (size_t)a->rcount : tbytes;
+    int noop = a->op && a->op->builtin == WH_OPI_NO_OP;
+    if (a->kind != WH_RMA_GET && !(a->kind == WH_RMA_GACC && noop) && obytes != tbytes)
+        return wh_error(MPI_ERR_TYPE, "origin (%zu bytes) and target (%zu bytes) descriptions do not match", obytes,
+                        tbytes);
+    if ((a->kind == WH_RMA_GET || a->kind == WH_RMA_GACC) && rbytes != tbytes)
+        return wh_error(MPI_ERR_TYPE, "result (%zu bytes) and target (%zu bytes) descriptions do not match", rbytes,
+                        tbytes);
+    /* accumulates: one predefined element type on both sides */
+    MPI_Datatype eh = MPI_BYTE;
+    const wh_dtype_t *et = wh_dtype_get(MPI_BYTE);
+    if (a->kind >= WH_RMA_ACC) {
+        eh = elem_type(a->tdt);
+        et = wh_dtype_get(eh);
+        if (!et || a->tdt->basic == WH_BT_NONE)
+            return wh_error(MPI_ERR_TYPE, "accumulate target datatype is not made of one predefined type");
+        if (a->odt && !noop && a->odt->basic != a->tdt->basic)
+            return wh_error(MPI_ERR_TYPE, "accumulate origin and target datatypes have different basic types");
+        if (a->op) {
+            if (!a->op->builtin || a->op->builtin < 0)
+                return wh_error(MPI_ERR_OP, "one-sided accumulates take predefined operations only");
+            WH_CHECK(wh_op_check(a->op, et));
+        }
+    }
+    if (!tbytes || (a->kind == WH_RMA_GACC && !a->rdt)) /* MPI_Accumulate with MPI_NO_OP changes nothing */
+        goto done_now;
+    wh_win_peer_t *p = &w->peers[t];
+    int wt = p->wrank;
+    uint64_t tbase = (uint64_t)((int64_t)a->disp * (w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? 1 : p->disp_unit));
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        tbase = (uint64_t)a->disp;
+    /* paths that do not need the target */
+    if ((a->kind == WH_RMA_PUT || a->kind == WH_RMA_GET) && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        int put = a->kind == WH_RMA_PUT;
+        if (p->ptr) {
+            char *tp = p->ptr + tbase;
+            rc = put ? wh_dtype_copy(a->obuf, (size_t)a->ocount, a->odt, tp, tcount, a->tdt)
+                     : wh_dtype_copy(tp, tcount, a->tdt, a->rbuf, (size_t)a->rcount, a->rdt);
+            WH_CHECK(rc);
+            /* node-region load/store counts as shm (self for my own memory) */
+            wh_coord_note(t == w->rank ? WH_CHAN_SELF : WH_CHAN_SHM, put ? WH_PROTO_PUT : WH_PROTO_GET, tbytes);
+            goto done_now;
+        }
+        const char *tc;
+        wh_coord_choice_t ch = wh_coord_decide_pure(&wh_coord_peers[wt], &wh_coord_lim, tbytes, WH_MEM_HOST,
+                                                    put ? WH_OPK_PUT : WH_OPK_GET, 1);
+        if (ch.proto != WH_PROTO_AM && wh_dtype_is_contig(a->tdt, tcount, (void *)(uintptr_t)(p->base + tbase), &tc)) {
+            rc = zcopy(w, a, wt, (uint64_t)(uintptr_t)tc, tbytes);
+            if (rc != WH_FALLBACK) {
+                WH_CHECK(rc);
+                wh_coord_note(ch.chan, ch.proto, tbytes);
+                goto done_now;
+            }
+        }
+    }
+    /* active messages */
+    size_t esz = a->kind >= WH_RMA_ACC ? et->size : 1, ext = a->kind >= WH_RMA_ACC ? (size_t)et->extent : 1;
+    int split = a->kind >= WH_RMA_ACC && !et->contig;
+    if (a->kind >= WH_RMA_ACC && p->ptr && p->lockp && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        WH_CHECK(acc_direct(w, a, p->ptr + tbase, p->lockp, eh, et, split));
+        wh_coord_note(t == w->rank ? WH_CHAN_SELF : WH_CHAN_SHM, WH_PROTO_PUT, tbytes);
+        goto done_now;
+    }
+    rma_send_t s = {.w = w, .target = t, .wt = wt, .kind = a->kind, .obuf = a->obuf, .ocount = (size_t)a->ocount,
+                    .odt = a->odt, .esz = esz, .ext = ext};
+    s.hasdata = a->kind != WH_RMA_GET && !(a->kind == WH_RMA_GACC && noop);
+    s.pfx.tbase = tbase;
+    s.pfx.dtype = eh;
+    s.pfx.op = (uint16_t)(a->op ? a->op->builtin : 0);
+    if (s.hasdata && a->kind != WH_RMA_CAS && !wh_dtype_is_contig(a->odt, s.ocount, a->obuf, &s.ocontig))
+        s.ocontig = NULL;
+    wh_rma_run_t *runs = NULL;
+    size_t nruns = 0;
+    if (a->kind == WH_RMA_CAS && esz > 32)
+        return wh_error(MPI_ERR_TYPE, "MPI_Compare_and_swap on a %zu-byte type", esz);
+    if (a->kind != WH_RMA_CAS)
+        WH_CHECK(flatten(tcount, a->tdt, esz, ext, split, &runs, &nruns));
+    rma_pop_t *pop = NULL;
+    if (a->kind == WH_RMA_GET || a->kind == WH_RMA_GACC || a->kind == WH_RMA_CAS) {
+        if (!(pop = calloc(1, sizeof *pop))) {
+            free(runs);
+            return wh_error(MPI_ERR_NO_MEM, "out of memory");
+        }
+        pop->win = w;
+        pop->target = t;
+        pop->rbuf = a->rbuf;
+        pop->rcount = a->kind == WH_RMA_CAS ? 1 : (size_t)a->rcount;
+        pop->rdt = a->kind == WH_RMA_CAS ? a->odt : a->rdt;
+        wh_dtype_addref(pop->rdt);
+        pop->expect = a->kind == WH_RMA_CAS ? esz : tbytes;
+        if (req)
+            pop->req = *req = req_new();
+        s.pfx.opid = (uint64_t)(uintptr_t)pop;
+        w->npend[t]++;
+    }
+    w->dirty[t] = 1;
+    wh_coord_note(wh_coord_peers[wt].chan, WH_PROTO_AM, tbytes);
+    if (a->kind == WH_RMA_CAS) {
+        unsigned char msg[sizeof(wh_rma_pfx_t) + 2 * 32];
+        s.pfx.nruns = 0;
+        memcpy(msg, &s.pfx, sizeof s.pfx);
+        memcpy(msg + sizeof s.pfx, a->obuf, esz);
+        memcpy(msg + sizeof s.pfx + esz, a->cbuf, esz);
+        wh_hdr_t h = {.type = wh_rma_am.op, .flags = WH_RMA_CAS, .ctx = p->id, .src = w->rank,
+                      .len = sizeof s.pfx + 2 * esz};
+        return wh_rma_send_wait(wt, &h, msg, (size_t)h.len);
+    }
+    rc = send_runs(&s, runs, nruns);
+    free(runs);
+    if (rc == MPI_SUCCESS && req && !pop)
+        req_complete(*req = req_new());
+    return rc;
+done_now:
+    if (req)
+        req_complete(*req = req_new());
+    return MPI_SUCCESS;
+}

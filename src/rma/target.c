@@ -1,0 +1,317 @@
+/* Target side: the handlers of rma.op (apply puts and accumulates, answer
+ * gets) and rma.ctl (locks, flushes, post/complete), and the origin's view of
+ * acknowledgements.  Handlers never block: replies go out through
+ * wh_rma_send, which queues them when the channel is busy. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rma/rma.h"
+#include "util/log.h"
+
+static wh_win_t *win_of(const wh_hdr_t *h)
+{
+    wh_win_t *w = wh_win_get(WH_HMAKE(WH_HK_INDIRECT, WH_H_WIN, h->ctx));
+    if (!w)
+        WH_WARN("rma", "one-sided message for window id %u, which does not exist here (dropped)", (unsigned)h->ctx);
+    return w;
+}
+
+/* Address of span bytes at tbase + off of my window, NULL if outside it. */
+static char *target_addr(wh_win_t *w, uint64_t tbase, int64_t off, size_t span)
+{
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        char *a = (char *)(uintptr_t)(tbase + (uint64_t)off);
+        for (wh_win_region_t *r = w->regions; r; r = r->next)
+            if (a >= r->base && span <= r->size && a - r->base <= (ptrdiff_t)(r->size - span))
+                return a;
+        return NULL;
+    }
+    int64_t lo = (int64_t)tbase + off;
+    if (lo < 0 || (uint64_t)lo > (uint64_t)w->size || span > (uint64_t)w->size - (uint64_t)lo)
+        return NULL;
+    return (char *)w->base + lo;
+}
+
+/* ---------- replies ---------- */
+
+typedef struct reply {
+    int wpeer;
+    wh_rma_pfx_t pfx;
+    unsigned char *buf;
+    size_t cap, pos;
+} reply_t;
+
+static unsigned char *rbuf_mem;
+static size_t rbuf_cap;
+
+static void reply_flush(reply_t *r)
+{
+    if (r->pos == sizeof(wh_rma_pfx_t))
+        return;
+    memcpy(r->buf, &r->pfx, sizeof r->pfx);
+    wh_hdr_t h = {.type = wh_rma_am.reply, .len = r->pos};
+    int rc = wh_rma_send(r->wpeer, &h, r->buf, r->pos);
+    if (rc != MPI_SUCCESS)
+        WH_WARN("rma", "reply to rank %d failed: error %d", r->wpeer, rc);
+    r->pfx.soff += r->pos - sizeof(wh_rma_pfx_t);
+    r->pos = sizeof(wh_rma_pfx_t);
+}
+
+static int reply_open(reply_t *r, int wpeer, const wh_rma_pfx_t *req)
+{
+    size_t cap = wh_rma_max_payload(wpeer);
+    if (rbuf_cap < cap) {
+        free(rbuf_mem);
+        if (!(rbuf_mem = malloc(cap)))
+            wh_job_abort(1, "wharf: out of memory answering a one-sided operation");
+        rbuf_cap = cap;
+    }
+    r->wpeer = wpeer;
+    r->pfx = *req;
+    r->pfx.nruns = 0;
+    r->buf = rbuf_mem;
+    r->cap = cap;
+    r->pos = sizeof(wh_rma_pfx_t);
+    return MPI_SUCCESS;
+}
+
+/* append n elements of et at addr (packed) to the reply; addr NULL: zeros */
+static void reply_add(reply_t *r, const char *addr, size_t n, const wh_dtype_t *et)
+{
+    size_t esz = et->size, done = 0;
+    while (done < n) {
+        size_t room = (r->cap - r->pos) / esz;
+        if (!room) {
+            reply_flush(r);
+            continue;
+        }
+        size_t k = n - done < room ? n - done : room;
+        if (!addr)
+            memset(r->buf + r->pos, 0, k * esz);
+        else if (et->contig)
+            memcpy(r->buf + r->pos, addr + done * (size_t)et->extent, k * esz);
+        else
+            wh_dtype_pack(addr + done * (size_t)et->extent, k, et, 0, r->buf + r->pos, k * esz);
+        r->pos += k * esz;
+        done += k;
+    }
+}
+
+/* ---------- operations ---------- */
+
+static unsigned char *tmp_mem;
+static size_t tmp_cap;
+
+static void *tmp_get(size_t n)
+{
+    if (tmp_cap < n) {
+        free(tmp_mem);
+        if (!(tmp_mem = malloc(n)))
+            wh_job_abort(1, "wharf: out of memory applying an accumulate");
+        tmp_cap = n;
+    }
+    return tmp_mem;
+}
+
+/* apply n elements of packed origin data to addr with op */
+static void apply(wh_op_t *op, const char *data, char *addr, size_t n, MPI_Datatype eh, const wh_dtype_t *et)
+{
+    size_t ext = (size_t)et->extent;
+    void *tmp = tmp_get(n * ext);
+    if (et->contig)
+        memcpy(tmp, data, n * et->size);
+    else
+        wh_dtype_unpack(tmp, n, et, 0, data, n * et->size);
+    int rc = wh_op_apply(op, tmp, addr, n, eh, et);
+    if (rc != MPI_SUCCESS)
+        WH_WARN("rma", "accumulate failed: error %d", rc);
+}
+
+void wh_rma_apply_runs(char *base, const wh_rma_run_t *runs, size_t nruns, const char *data, char *old, wh_op_t *op,
+                       MPI_Datatype eh, const wh_dtype_t *et)
+{
+    size_t esz = et->size;
+    for (size_t i = 0; i < nruns; i++) {
+        char *a = base + runs[i].off;
+        size_t n = runs[i].n;
+        if (old) {
+            if (et->contig)
+                memcpy(old, a, n * esz);
+            else
+                wh_dtype_pack(a, n, et, 0, old, n * esz);
+            old += n * esz;
+        }
+        if (data) {
+            apply(op, data, a, n, eh, et);
+            data += n * esz;
+        }
+    }
+}
+
+static void do_cas(wh_win_t *w, int wpeer, const wh_rma_pfx_t *pfx, const unsigned char *d, int origin)
+{
+    const wh_dtype_t *et = wh_dtype_get(pfx->dtype);
+    size_t esz = et ? et->size : 0;
+    char *a = et ? target_addr(w, pfx->tbase, 0, esz) : NULL;
+    reply_t r;
+    reply_open(&r, wpeer, pfx);
+    if (!a)
+        w->tgt_err[origin] = MPI_ERR_RMA_RANGE;
+    if (w->lockw)
+        wh_rma_acc_lock(w->lockw);
+    if (et)
+        reply_add(&r, a, 1, et);
+    if (a && !memcmp(a, d + esz, esz))
+        memcpy(a, d, esz);
+    if (w->lockw)
+        wh_rma_acc_unlock(w->lockw);
+    reply_flush(&r);
+}
+
+void wh_rma_target_op(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
+{
+    (void)chan;
+    wh_win_t *w = win_of(h);
+    if (!w || plen < sizeof(wh_rma_pfx_t))
+        return;
+    int origin = h->src, kind = h->flags;
+    wh_rma_pfx_t pfx;
+    memcpy(&pfx, payload, sizeof pfx);
+    const unsigned char *p = (const unsigned char *)payload + sizeof pfx;
+    if (kind == WH_RMA_CAS) {
+        do_cas(w, wpeer, &pfx, p, origin);
+        return;
+    }
+    MPI_Datatype eh = kind >= WH_RMA_ACC ? pfx.dtype : MPI_BYTE;
+    const wh_dtype_t *et = wh_dtype_get(eh);
+    wh_op_t *op = kind >= WH_RMA_ACC ? wh_op_get(WH_HMAKE(WH_HK_BUILTIN, WH_H_OP, pfx.op)) : NULL;
+    if (!et || (kind >= WH_RMA_ACC && !op)) {
+        w->tgt_err[origin] = MPI_ERR_INTERN;
+        return;
+    }
+    size_t esz = et->size, ext = (size_t)et->extent;
+    const unsigned char *data = p + (size_t)pfx.nruns * sizeof(wh_rma_run_t);
+    int hasdata = kind == WH_RMA_PUT || kind == WH_RMA_ACC || (kind == WH_RMA_GACC && op->builtin != WH_OPI_NO_OP);
+    int answers = kind == WH_RMA_GET || kind == WH_RMA_GACC;
+    reply_t r;
+    if (answers)
+        reply_open(&r, wpeer, &pfx);
+    /* co-residents may apply accumulates to this memory directly */
+    uint32_t *lk = kind >= WH_RMA_ACC ? w->lockw : NULL;
+    if (lk)
+        wh_rma_acc_lock(lk);
+    for (unsigned i = 0; i < pfx.nruns; i++) {
+        wh_rma_run_t run;
+        memcpy(&run, p + i * sizeof run, sizeof run);
+        size_t span = run.n ? (run.n - 1) * ext + (size_t)et->true_extent : 0;
+        char *a = target_addr(w, pfx.tbase, run.off, span);
+        if (!a)
+            w->tgt_err[origin] = MPI_ERR_RMA_RANGE;
+        if (answers)
+            reply_add(&r, a, run.n, et);
+        if (a && kind == WH_RMA_PUT)
+            memcpy(a, data, run.n);
+        else if (a && hasdata)
+            apply(op, (const char *)data, a, run.n, eh, et);
+        if (hasdata)
+            data += run.n * esz;
+    }
+    if (lk)
+        wh_rma_acc_unlock(lk);
+    if (answers)
+        reply_flush(&r);
+}
+
+/* ---------- control ---------- */
+
+static void answer(wh_win_t *w, int wpeer, const wh_hdr_t *req, int sub, int32_t tag)
+{
+    int rc = wh_rma_answer(w, wpeer, req, sub, tag);
+    if (rc != MPI_SUCCESS)
+        WH_WARN("rma", "control message to rank %d failed: error %d", wpeer, rc);
+}
+
+/* grant queued lock requests in order while they are compatible */
+static void lock_grant(wh_win_t *w)
+{
+    while (w->lk_head) {
+        wh_win_lockq_t *q = w->lk_head;
+        if (q->excl ? (w->lk_excl || w->lk_shared) : w->lk_excl)
+            return;
+        w->lk_head = q->next;
+        if (!w->lk_head)
+            w->lk_tail = NULL;
+        if (q->excl)
+            w->lk_excl = 1;
+        else
+            w->lk_shared++;
+        answer(w, q->wpeer, &q->req, WH_RC_GRANT, 0);
+        free(q);
+    }
+}
+
+static void ack(wh_win_t *w, int origin, int wpeer, const wh_hdr_t *req)
+{
+    int err = w->tgt_err[origin];
+    w->tgt_err[origin] = 0;
+    answer(w, wpeer, req, WH_RC_ACK, err);
+}
+
+void wh_rma_target_ctl(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
+{
+    (void)chan;
+    (void)payload;
+    (void)plen;
+    wh_win_t *w = win_of(h);
+    if (!w)
+        return;
+    int from = h->src;
+    if (from < 0 || from >= w->size_c)
+        return;
+    switch (h->flags) {
+    case WH_RC_LOCK: {
+        wh_win_lockq_t *q = malloc(sizeof *q);
+        if (!q)
+            wh_job_abort(1, "wharf: out of memory queueing a lock request");
+        q->next = NULL;
+        q->origin = from;
+        q->wpeer = wpeer;
+        q->req = *h;
+        q->excl = h->tag == MPI_LOCK_EXCLUSIVE;
+        if (w->lk_tail)
+            w->lk_tail->next = q;
+        else
+            w->lk_head = q;
+        w->lk_tail = q;
+        lock_grant(w);
+        break;
+    }
+    case WH_RC_UNLOCK:
+        if (h->tag == MPI_LOCK_EXCLUSIVE)
+            w->lk_excl = 0;
+        else if (w->lk_shared > 0)
+            w->lk_shared--;
+        ack(w, from, wpeer, h);
+        lock_grant(w);
+        break;
+    case WH_RC_FLUSH:
+        ack(w, from, wpeer, h);
+        break;
+    case WH_RC_GRANT:
+        __atomic_fetch_add(&w->grants[from], 1, __ATOMIC_RELEASE);
+        break;
+    case WH_RC_ACK:
+        if (h->tag)
+            w->remote_err = h->tag;
+        __atomic_fetch_add(&w->flush_done[from], 1, __ATOMIC_RELEASE);
+        break;
+    case WH_RC_POST:
+        __atomic_fetch_add(&w->posts[from], 1, __ATOMIC_RELEASE);
+        break;
+    case WH_RC_COMPLETE:
+        __atomic_fetch_add(&w->completes[from], 1, __ATOMIC_RELEASE);
+        break;
+    default:
+        WH_WARN("rma", "unknown one-sided control message %u from rank %d", (unsigned)h->flags, from);
+    }
+}

@@ -1,0 +1,331 @@
+/* Windows: creation of every flavor (memory from the caller, malloc, the
+ * node-shared allocator), the exchange of what each rank exposes, dynamic
+ * attach/detach, and freeing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "locality/nodeheap.h"
+#include "comm/comm.h"
+#include "rma/rma.h"
+#include "util/log.h"
+
+#define WH_SHM_ALIGN 64
+
+int wh_win_rank_of(const wh_win_t *w, int wr)
+{
+    for (int i = 0; i < w->size_c; i++)
+        if (w->peers[i].wrank == wr)
+            return i;
+    return -1;
+}
+
+/* every rank of c shares my node region */
+static int all_coresident(const wh_comm_t *c)
+{
+    if (!wh_job.local_index)
+        return c->size == 1;
+    for (int i = 0; i < c->size; i++)
+        if (wh_job.local_index[wh_comm_wrank(c, i)] < 0)
+            return 0;
+    return 1;
+}
+
+static void win_release(wh_win_t *w)
+{
+    if (w->own_mem == 1) /* a shared window over one rank: the block starts with the lock word */
+        free(w->flavor == MPI_WIN_FLAVOR_SHARED ? (void *)w->lockw : w->base);
+    else if (w->own_mem == 2)
+        wh_node_free(w->heap_off);
+    else if (w->own_mem == 3 && w->rank == 0)
+        wh_node_free(w->heap_off);
+    while (w->regions) {
+        wh_win_region_t *r = w->regions;
+        w->regions = r->next;
+        free(r);
+    }
+    while (w->lk_head) {
+        wh_win_lockq_t *q = w->lk_head;
+        w->lk_head = q->next;
+        free(q);
+    }
+    free(w->peers);
+    free(w->lock_mode);
+    free(w->npend);
+    free(w->tgt_err);
+    if (w->info != MPI_INFO_NULL) {
+        MPI_Info i = w->info;
+        PMPI_Info_free(&i);
+    }
+    wh_errh_release(wh_errh_get(w->errh));
+    if (w->comm)
+        wh_comm_free(w->comm);
+    wh_tab_free(&wh_win_tab, w);
+}
+
+/* per-peer arrays in three blocks (bytes, int64, uint64) */
+static int win_arrays(wh_win_t *w)
+{
+    size_t n = (size_t)w->size_c;
+    w->lock_mode = calloc(n, 4); /* lock_mode, in_start, dirty, in_post */
+    w->npend = calloc(n, sizeof(int64_t));
+    uint64_t *u = calloc(n * 8, sizeof(uint64_t));
+    w->tgt_err = calloc(n, sizeof(int));
+    if (!w->lock_mode || !w->npend || !u || !w->tgt_err) {
+        free(u);
+        return wh_error(MPI_ERR_NO_MEM, "out of memory creating a window of %zu ranks", n);
+    }
+    w->in_start = w->lock_mode + n;
+    w->dirty = w->lock_mode + 2 * n;
+    w->in_post = w->lock_mode + 3 * n;
+    w->flush_sent = u;
+    w->flush_done = u + n;
+    w->grants = u + 2 * n;
+    w->posts = u + 3 * n;
+    w->posts_used = u + 4 * n;
+    w->completes = u + 5 * n;
+    w->completes_used = u + 6 * n;
+    return MPI_SUCCESS;
+}
+
+static const char *const hint_keys[] = {"no_locks", "accumulate_ordering", "accumulate_ops", "same_size",
+                                        "same_disp_unit", "alloc_shared_noncontig", NULL};
+
+static int copy_hints(MPI_Info from, MPI_Info *to)
+{
+    if (*to == MPI_INFO_NULL)
+        WH_CHECK(wh_info_new(to));
+    static const char *const defs[] = {"false", "rar,raw,war,waw", "same_op_no_op", "false", "false", "false"};
+    for (int i = 0; hint_keys[i]; i++) {
+        const char *v = from != MPI_INFO_NULL ? wh_info_lookup(from, hint_keys[i]) : NULL;
+        if (!v && wh_info_lookup(*to, hint_keys[i]))
+            continue;
+        WH_CHECK(wh_info_put(*to, hint_keys[i], v ? v : defs[i]));
+    }
+    return MPI_SUCCESS;
+}
+
+int wh_win_set_hints(wh_win_t *w, MPI_Info info)
+{
+    return copy_hints(info, &w->info);
+}
+
+/* the shared segment: rank 0 allocates every rank's part in one node-heap
+ * allocation, the others attach it; parts are WH_SHM_ALIGN-aligned */
+static int shared_alloc(wh_win_t *w, MPI_Aint size, uint64_t *offs)
+{
+    wh_comm_t *c = w->comm;
+    int n = c->size;
+    int64_t mine = size, *sizes = malloc(sizeof(int64_t) * (size_t)n);
+    if (!sizes)
+        return wh_error(MPI_ERR_NO_MEM, "out of memory");
+    wh_dtype_t *i64 = wh_dtype_get(MPI_INT64_T);
+    int rc = wh_allgather(&mine, 1, i64, sizes, 1, i64, c);
+    uint64_t total = WH_RMA_LOCKPAD; /* the lock word comes first */
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
+        offs[i] = total;
+        total += ((uint64_t)sizes[i] + WH_SHM_ALIGN - 1) & ~(uint64_t)(WH_SHM_ALIGN - 1);
+    }
+    free(sizes);
+    WH_CHECK(rc);
+    uint64_t hoff = UINT64_MAX;
+    char *seg = NULL;
+    if (n == 1) {
+        seg = calloc(1, total ? total : 1);
+        if (!seg)
+            return wh_error(MPI_ERR_NO_MEM, "cannot allocate %llu bytes of window memory", (unsigned long long)total);
+        w->own_mem = 1;
+    } else {
+        if (w->rank == 0 && !(seg = wh_node_alloc(total ? total : 1, &hoff)))
+            hoff = UINT64_MAX;
+        WH_CHECK(wh_bcast(&hoff, 1, wh_dtype_get(MPI_UINT64_T), 0, c));
+        if (hoff == UINT64_MAX)
+            return wh_error(MPI_ERR_NO_MEM, "the node-shared allocator has no room for a %llu-byte shared window "
+                                            "(WHARF_NODE_HEAP)", (unsigned long long)total);
+        if (w->rank != 0)
+            seg = wh_node_attach(hoff, total ? total : 1);
+        int bad = seg == NULL, anybad = 0;
+        WH_CHECK(wh_allreduce(&bad, &anybad, 1, MPI_INT, wh_dtype_get(MPI_INT), wh_op_get(MPI_MAX), c));
+        if (anybad) {
+            wh_barrier(c);
+            if (w->rank == 0)
+                wh_node_free(hoff);
+            return wh_error(MPI_ERR_RMA_SHARED, "a rank could not map the shared window segment");
+        }
+        w->own_mem = 3;
+        w->heap_off = hoff;
+    }
+    for (int i = 0; i < n; i++) {
+        w->peers[i].ptr = seg + offs[i];
+        w->peers[i].lockp = (uint32_t *)(void *)seg;
+    }
+    w->lockw = (uint32_t *)(void *)seg;
+    w->base = size ? seg + offs[w->rank] : NULL;
+    /* a zero-size part still gets a valid address (MPICH hands one out) */
+    if (!size)
+        w->base = seg + offs[w->rank];
+    return MPI_SUCCESS;
+}
+
+typedef struct win_pub {
+    uint64_t base, size, heap_off;
+    int64_t disp_unit;
+    uint64_t id;
+} win_pub_t;
+
+int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                void **base_out, wh_win_t **out)
+{
+    *out = NULL;
+    if (flavor == MPI_WIN_FLAVOR_SHARED && !all_coresident(c))
+        return wh_error(MPI_ERR_RMA_SHARED, "MPI_Win_allocate_shared needs every rank of the communicator to share "
+                                            "the node region; they do not (different hosts or isolated "
+                                            "containers)");
+    wh_group_t *g = wh_comm_group(c);
+    if (!g)
+        return wh_error(MPI_ERR_NO_MEM, "out of memory");
+    wh_comm_t *wc;
+    int rc = wh_comm_create(c, g, &wc);
+    wh_group_release(g);
+    WH_CHECK(rc);
+    wh_win_t *w = wh_tab_alloc(&wh_win_tab);
+    if (!w) {
+        wh_comm_free(wc);
+        return wh_error(MPI_ERR_NO_MEM, "out of memory creating a window");
+    }
+    w->comm = wc;
+    w->flavor = flavor;
+    w->size = size;
+    w->disp_unit = disp_unit;
+    w->errh = MPI_ERRORS_ARE_FATAL;
+    w->info = MPI_INFO_NULL;
+    w->rank = wc->rank;
+    w->size_c = wc->size;
+    w->heap_off = UINT64_MAX;
+    w->peers = calloc((size_t)wc->size, sizeof *w->peers);
+    uint64_t *offs = calloc((size_t)wc->size, sizeof(uint64_t));
+    win_pub_t *pub = calloc((size_t)wc->size, sizeof *pub);
+    if (!w->peers || !offs || !pub) {
+        rc = wh_error(MPI_ERR_NO_MEM, "out of memory creating a window");
+        goto fail;
+    }
+    if ((rc = win_arrays(w)) || (rc = copy_hints(info, &w->info)))
+        goto fail;
+    switch (flavor) {
+    case MPI_WIN_FLAVOR_CREATE:
+        w->base = base;
+        break;
+    case MPI_WIN_FLAVOR_ALLOCATE:
+        /* among co-residents, node-region memory lets origins load and store directly */
+        if (size > 0 && wc->size > 1 && all_coresident(wc) &&
+            (w->lockw = wh_node_alloc((size_t)size + WH_RMA_LOCKPAD, &w->heap_off))) {
+            w->base = (char *)w->lockw + WH_RMA_LOCKPAD;
+            w->own_mem = 2;
+        }
+        else if ((w->base = calloc(1, size ? (size_t)size : 1)))
+            w->own_mem = 1;
+        else {
+            rc = wh_error(MPI_ERR_NO_MEM, "cannot allocate %ld bytes of window memory", (long)size);
+            goto fail;
+        }
+        break;
+    case MPI_WIN_FLAVOR_SHARED:
+        if ((rc = shared_alloc(w, size, offs)))
+            goto fail;
+        break;
+    default:
+        break;
+    }
+    /* local state is ready before anyone learns the window exists */
+    win_pub_t me = {.base = (uint64_t)(uintptr_t)w->base, .size = (uint64_t)size, .disp_unit = disp_unit,
+                    .heap_off = w->own_mem == 2 ? w->heap_off : UINT64_MAX, .id = WH_HINDEX(w->obj.handle)};
+    wh_dtype_t *bt = wh_dtype_get(MPI_BYTE);
+    if ((rc = wh_allgather(&me, sizeof me, bt, pub, sizeof me, bt, wc)))
+        goto fail;
+    for (int i = 0; i < wc->size; i++) {
+        wh_win_peer_t *p = &w->peers[i];
+        p->base = pub[i].base;
+        p->size = pub[i].size;
+        p->disp_unit = pub[i].disp_unit;
+        p->heap_off = pub[i].heap_off;
+        p->id = (uint32_t)pub[i].id;
+        p->wrank = wh_comm_wrank(wc, i);
+        if (i == w->rank && flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+            p->ptr = w->base;
+            p->lockp = w->lockw;
+        } else if (p->heap_off != UINT64_MAX && p->size) {
+            char *m = wh_node_attach(p->heap_off, p->size + WH_RMA_LOCKPAD); /* NULL: active messages */
+            if (m) {
+                p->lockp = (uint32_t *)(void *)m;
+                p->ptr = m + WH_RMA_LOCKPAD;
+            }
+        }
+    }
+    free(offs);
+    free(pub);
+    if (base_out)
+        *base_out = w->base;
+    WH_DEBUG("rma", "window 0x%x: flavor %d, %ld bytes, unit %ld, %d ranks, memory %s", (unsigned)w->obj.handle,
+             flavor, (long)size, (long)disp_unit, wc->size,
+             w->own_mem >= 2 ? "node region" : flavor == MPI_WIN_FLAVOR_DYNAMIC ? "attached" : "private");
+    *out = w;
+    return MPI_SUCCESS;
+fail:
+    free(offs);
+    free(pub);
+    win_release(w);
+    return rc;
+}
+
+int wh_win_free(wh_win_t *w)
+{
+    if (wh_win_epoch_active(w))
+        return wh_error(MPI_ERR_RMA_SYNC, "MPI_Win_free with an access or exposure epoch still open (a lock, "
+                                          "MPI_Win_lock_all, MPI_Win_start or MPI_Win_post without its end)");
+    WH_CHECK(wh_win_flush(w, -1, 0));
+    wh_attr_t *a = w->attrs;
+    int rc = wh_attr_delete_all(&a, w->obj.handle);
+    w->attrs = a;
+    WH_CHECK(rc);
+    /* nobody touches the memory after everyone is here */
+    WH_CHECK(wh_barrier(w->comm));
+    win_release(w);
+    return MPI_SUCCESS;
+}
+
+int wh_win_attach(wh_win_t *w, void *base, MPI_Aint size)
+{
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return wh_error(MPI_ERR_RMA_FLAVOR, "MPI_Win_attach needs a window made by MPI_Win_create_dynamic");
+    if (size < 0)
+        return wh_error(MPI_ERR_SIZE, "negative size %ld", (long)size);
+    if (size > 0 && !base)
+        return wh_error(MPI_ERR_RMA_ATTACH, "base is NULL");
+    char *b = base;
+    for (wh_win_region_t *r = w->regions; r; r = r->next)
+        if (b < r->base + r->size && r->base < b + size)
+            return wh_error(MPI_ERR_RMA_ATTACH, "memory [%p, +%ld) overlaps a region already attached", base,
+                            (long)size);
+    wh_win_region_t *r = malloc(sizeof *r);
+    if (!r)
+        return wh_error(MPI_ERR_NO_MEM, "out of memory");
+    r->base = b;
+    r->size = (size_t)size;
+    r->next = w->regions;
+    w->regions = r;
+    return MPI_SUCCESS;
+}
+
+int wh_win_detach(wh_win_t *w, const void *base)
+{
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return wh_error(MPI_ERR_RMA_FLAVOR, "MPI_Win_detach needs a window made by MPI_Win_create_dynamic");
+    for (wh_win_region_t **pp = &w->regions; *pp; pp = &(*pp)->next)
+        if ((*pp)->base == base) {
+            wh_win_region_t *r = *pp;
+            *pp = r->next;
+            free(r);
+            return MPI_SUCCESS;
+        }
+    return wh_error(MPI_ERR_RMA_ATTACH, "%p is not the base of a region attached to the window", base);
+}

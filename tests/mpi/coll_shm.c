@@ -1,0 +1,126 @@
+/* Small collectives through node shared memory (src/coll/shmcoll.c), and the
+ * same calls where they fall back: thousands of back-to-back barriers,
+ * broadcasts from rotating roots, reductions and allreduces (predefined ops,
+ * MPI_IN_PLACE, a non-commutative user op that must see rank order), sizes
+ * on both sides of WHARF_COLL_SHM_MAX, many short-lived communicators (their
+ * blocks are allocated and freed), and a rank that arrives late. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int me, np, errs;
+#define CHECK(c, ...)                                                                             \
+    do {                                                                                          \
+        if (!(c)) {                                                                               \
+            if (errs++ < 10) {                                                                    \
+                fprintf(stderr, "rank %d: %s:%d: ", me, __FILE__, __LINE__);                      \
+                fprintf(stderr, __VA_ARGS__);                                                     \
+                fputc('\n', stderr);                                                              \
+            }                                                                                     \
+        }                                                                                         \
+    } while (0)
+
+/* 2x2 integer matrix product: associative, not commutative */
+static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    int *a = in, *b = inout;
+    for (int i = 0; i < *len; i++, a += 4, b += 4) {
+        int c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
+                    a[2] * b[1] + a[3] * b[3]};
+        memcpy(b, c, sizeof c);
+    }
+}
+
+static void rank_matrix(int r, int *m)
+{
+    m[0] = 1, m[1] = r + 1, m[2] = 0, m[3] = 1; /* [[1, r+1], [0, 1]]: upper unitriangular */
+    if (r % 2) {
+        m[0] = 1, m[1] = 0, m[2] = r, m[3] = 1;
+    }
+}
+
+static void run(MPI_Comm c, int iters)
+{
+    int r, n;
+    MPI_Comm_rank(c, &r);
+    MPI_Comm_size(c, &n);
+    MPI_Datatype mat;
+    MPI_Type_contiguous(4, MPI_INT, &mat);
+    MPI_Type_commit(&mat);
+    MPI_Op op;
+    MPI_Op_create(matmul, 0, &op);
+    size_t big = 8192; /* beyond the default WHARF_COLL_SHM_MAX */
+    long *lv = malloc(big * sizeof(long)), *lr = malloc(big * sizeof(long));
+    for (int it = 0; it < iters; it++) {
+        MPI_Barrier(c);
+        /* broadcast from a rotating root, small and large */
+        int root = it % n;
+        size_t cnt = it % 3 == 2 ? big : (size_t)(1 + it % 100);
+        for (size_t j = 0; j < cnt; j++)
+            lv[j] = r == root ? (long)(it * 1000003L + (long)j) : -1;
+        MPI_Bcast(lv, (int)cnt, MPI_LONG, root, c);
+        for (size_t j = 0; j < cnt; j++)
+            CHECK(lv[j] == it * 1000003L + (long)j, "bcast it %d root %d [%zu] = %ld", it, root, j, lv[j]);
+        /* allreduce sum, in place on odd iterations */
+        for (size_t j = 0; j < cnt; j++)
+            lv[j] = (long)(r + 1) * (long)(j + (size_t)it);
+        long want_f = (long)n * (n + 1) / 2;
+        if (it % 2)
+            MPI_Allreduce(MPI_IN_PLACE, lv, (int)cnt, MPI_LONG, MPI_SUM, c);
+        else
+            MPI_Allreduce(lv, lr, (int)cnt, MPI_LONG, MPI_SUM, c);
+        long *res = it % 2 ? lv : lr;
+        for (size_t j = 0; j < cnt; j++)
+            CHECK(res[j] == want_f * (long)(j + (size_t)it), "allreduce it %d [%zu] = %ld", it, j, res[j]);
+        /* reduce max to the root */
+        int v = r * 7 + it, mx = -1;
+        MPI_Reduce(&v, &mx, 1, MPI_INT, MPI_MAX, root, c);
+        if (r == root)
+            CHECK(mx == (n - 1) * 7 + it, "reduce max it %d = %d", it, mx);
+        /* non-commutative user op: rank order */
+        int m[4], out[4] = {0}, want[4] = {1, 0, 0, 1};
+        rank_matrix(r, m);
+        for (int q = 0; q < n; q++) {
+            int x[4];
+            rank_matrix(q, x);
+            int len = 1;
+            matmul(want, x, &len, NULL); /* x = want * x */
+            memcpy(want, x, sizeof x);
+        }
+        MPI_Allreduce(m, out, 1, mat, op, c);
+        CHECK(!memcmp(out, want, sizeof want), "matrix allreduce it %d: %d %d %d %d, want %d %d %d %d", it, out[0],
+              out[1], out[2], out[3], want[0], want[1], want[2], want[3]);
+    }
+    free(lv);
+    free(lr);
+    MPI_Op_free(&op);
+    MPI_Type_free(&mat);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    run(MPI_COMM_WORLD, 300);
+    /* a late rank: everyone else waits in the barrier */
+    if (me == np - 1)
+        usleep(200000);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* short-lived communicators: blocks allocated and freed, reused */
+    for (int k = 0; k < 40; k++) {
+        MPI_Comm sub;
+        MPI_Comm_split(MPI_COMM_WORLD, (me + k) % 2, np - me, &sub);
+        run(sub, 5);
+        MPI_Comm_free(&sub);
+    }
+    int tot = 0;
+    MPI_Allreduce(&errs, &tot, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (me == 0)
+        printf("%s: %d errors\n", tot ? "FAIL" : "ok", tot);
+    MPI_Finalize();
+    return tot != 0;
+}

@@ -1,0 +1,143 @@
+/* One-sided error classes with MPI_ERRORS_RETURN on the window: epoch misuse
+ * (MPI_ERR_RMA_SYNC), out-of-window access (MPI_ERR_RMA_RANGE), flavor misuse
+ * (MPI_ERR_RMA_FLAVOR), bad rank, lock type, op, window handle; the default
+ * handler; a user window error handler and MPI_Win_call_errhandler; window
+ * attributes with keyvals and their delete callbacks. */
+#include "p2p_check.h"
+
+static int handler_calls, handler_code;
+static MPI_Win handler_win;
+
+static void on_error(MPI_Win *win, int *code, ...)
+{
+    handler_calls++;
+    handler_code = *code;
+    handler_win = *win;
+}
+
+static int deletes;
+static int del_fn(MPI_Win win, int keyval, void *val, void *extra)
+{
+    (void)win;
+    (void)keyval;
+    (void)extra;
+    deletes += (int)(long)val;
+    return MPI_SUCCESS;
+}
+
+static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)in;
+    (void)inout;
+    (void)len;
+    (void)dt;
+}
+
+int main(int argc, char **argv)
+{
+    p2p_init(&argc, &argv);
+    int me = p2p_rank, n = p2p_size;
+    int *mem = calloc(8, sizeof(int));
+    MPI_Win win;
+    MPI_OK(MPI_Win_create(mem, 8 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MPI_Errhandler eh;
+    MPI_OK(MPI_Win_get_errhandler(win, &eh));
+    CHECK(eh == MPI_ERRORS_ARE_FATAL, "default window handler 0x%x", (unsigned)eh);
+    MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    int x = 1, y = 0;
+
+    p2p_setstep("epochs");
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Get(&y, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Accumulate(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, win));
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Win_unlock(0, win));
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Win_unlock_all(win));
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Win_flush(0, win));
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Win_flush_all(win));
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Win_complete(win));
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Win_wait(win));
+    int flag;
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Win_test(win, &flag));
+    MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, me, 0, win));
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Win_lock(MPI_LOCK_SHARED, me, 0, win));
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Win_lock_all(0, win));
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Win_fence(0, win));
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Win_free(&win));
+    MPI_OK(MPI_Win_unlock(me, win));
+    MPI_OK(MPI_Win_lock_all(0, win));
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+    MPI_OK(MPI_Win_unlock_all(win));
+    /* after a fence with NOSUCCEED no epoch is open */
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+
+    p2p_setstep("arguments");
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_FAILS(MPI_ERR_RMA_RANGE, MPI_Put(&x, 1, MPI_INT, 0, 8, 1, MPI_INT, win));
+    MPI_FAILS(MPI_ERR_RMA_RANGE, MPI_Get(&y, 2, MPI_INT, 0, 7, 2, MPI_INT, win));
+    MPI_FAILS(MPI_ERR_RMA_RANGE, MPI_Put(&x, 1, MPI_INT, 0, -1, 1, MPI_INT, win));
+    MPI_FAILS(MPI_ERR_RANK, MPI_Put(&x, 1, MPI_INT, n, 0, 1, MPI_INT, win));
+    MPI_FAILS(MPI_ERR_COUNT, MPI_Put(&x, -1, MPI_INT, 0, 0, 1, MPI_INT, win));
+    MPI_FAILS(MPI_ERR_TYPE, MPI_Put(&x, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, win));
+    MPI_Op uop;
+    MPI_OK(MPI_Op_create(user_sum, 1, &uop));
+    MPI_FAILS(MPI_ERR_OP, MPI_Accumulate(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, uop, win));
+    MPI_FAILS(MPI_ERR_OP, MPI_Accumulate(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, win));
+    MPI_OK(MPI_Op_free(&uop));
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_FAILS(MPI_ERR_LOCKTYPE, MPI_Win_lock(12345, 0, 0, win));
+    MPI_Aint qs;
+    int qd;
+    void *qp;
+    MPI_FAILS(MPI_ERR_RMA_FLAVOR, MPI_Win_shared_query(win, 0, &qs, &qd, &qp));
+    MPI_FAILS(MPI_ERR_RMA_FLAVOR, MPI_Win_attach(win, mem, 4));
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+    MPI_FAILS(MPI_ERR_WIN, MPI_Win_fence(0, MPI_WIN_NULL));
+    MPI_FAILS(MPI_ERR_WIN, MPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, (MPI_Win)0xa0001234));
+    MPI_Win bad;
+    MPI_FAILS(MPI_ERR_DISP, MPI_Win_create(mem, 8, 0, MPI_INFO_NULL, MPI_COMM_WORLD, &bad));
+    MPI_FAILS(MPI_ERR_SIZE, MPI_Win_allocate(-1, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &qp, &bad));
+
+    p2p_setstep("user handler");
+    MPI_Errhandler uh;
+    MPI_OK(MPI_Win_create_errhandler(on_error, &uh));
+    MPI_OK(MPI_Win_set_errhandler(win, uh));
+    MPI_OK(MPI_Errhandler_free(&uh));
+    int rc = MPI_Win_unlock(0, win);
+    int cls;
+    MPI_Error_class(handler_code, &cls);
+    CHECK(handler_calls == 1 && cls == MPI_ERR_RMA_SYNC && handler_win == win && rc == handler_code,
+          "handler calls %d, class %d, rc %d", handler_calls, cls, rc);
+    MPI_OK(MPI_Win_call_errhandler(win, MPI_ERR_OTHER));
+    CHECK(handler_calls == 2 && handler_code == MPI_ERR_OTHER, "call_errhandler: calls %d code %d", handler_calls,
+          handler_code);
+    MPI_OK(MPI_Win_get_errhandler(win, &uh));
+    MPI_OK(MPI_Errhandler_free(&uh));
+    MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+
+    p2p_setstep("attributes");
+    int kv;
+    MPI_OK(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, del_fn, &kv, NULL));
+    MPI_OK(MPI_Win_set_attr(win, kv, (void *)(long)5));
+    void *val;
+    MPI_OK(MPI_Win_get_attr(win, kv, &val, &flag));
+    CHECK(flag && val == (void *)(long)5, "attribute %p", val);
+    MPI_OK(MPI_Win_set_attr(win, kv, (void *)(long)7)); /* replaces: deletes 5 */
+    CHECK(deletes == 5, "deletes %d after replace", deletes);
+    MPI_OK(MPI_Win_delete_attr(win, kv));
+    CHECK(deletes == 12, "deletes %d after delete", deletes);
+    MPI_OK(MPI_Win_get_attr(win, kv, &val, &flag));
+    CHECK(!flag, "attribute still set");
+    MPI_OK(MPI_Win_set_attr(win, kv, (void *)(long)100));
+    MPI_FAILS(MPI_ERR_KEYVAL, MPI_Win_set_attr(win, MPI_WIN_BASE, NULL));
+    MPI_OK(MPI_Win_free_keyval(&kv));
+    MPI_OK(MPI_Win_free(&win)); /* runs the delete callback */
+    CHECK(deletes == 112, "deletes %d after free", deletes);
+    free(mem);
+    MPI_Finalize();
+    if (me == 0)
+        printf("rma_errors: OK on %d ranks\n", n);
+    return 0;
+}

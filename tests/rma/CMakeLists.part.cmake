@@ -1,0 +1,39 @@
+# One-sided communication: MPI-level tests of windows, operations and every
+# synchronization mode on 1..8 ranks (odd sizes included), over every channel
+# variant.  Included from tests/CMakeLists.txt.
+foreach(np 1 2 3 4 8)
+  wh_mpi_test(rma.basic.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_basic.c ${np})
+endforeach()
+foreach(np 1 2 3 5 8)
+  wh_mpi_test(rma.acc.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_acc.c ${np})
+endforeach()
+foreach(np 1 2 3 4 7)
+  wh_mpi_test(rma.sync.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_sync.c ${np})
+endforeach()
+foreach(np 1 2 3 6)
+  wh_mpi_test(rma.shared.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_shared.c ${np})
+endforeach()
+foreach(np 1 2 3 4)
+  wh_mpi_test(rma.dynamic.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_dynamic.c ${np})
+endforeach()
+foreach(np 1 2 3)
+  wh_mpi_test(rma.errors.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_errors.c ${np})
+endforeach()
+
+# The same programs in every container scenario of tests/scenarios (one rank
+# per container; twohost: 4 ranks on two emulated hosts, so shared windows
+# exist only per host and MPI_Win_allocate_shared over the world fails with
+# MPI_ERR_RMA_SHARED).  Skipped (77) without root.
+foreach(t rma_acc rma_sync rma_shared)
+  foreach(sc shared pidpriv volume isolated twohost)
+    set(np 2)
+    if(sc STREQUAL "twohost")
+      set(np 4)
+    endif()
+    add_test(NAME scenarios.${sc}.${t}
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/scenarios/wharfns.py run ${sc} -n ${np}
+              --wharfrun ${WHARFRUN} --timeout 150 -- $<TARGET_FILE:mpit_${t}>)
+    set_tests_properties(scenarios.${sc}.${t} PROPERTIES
+      SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 240)
+  endforeach()
+endforeach()
