@@ -58,7 +58,8 @@ int wh_exscan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, w
  * Implemented in src/mpi/coll.c, shared by the src/mpi/coll*.c files
  * (blocking, nonblocking and persistent forms).  Each raises the error on the
  * right handler and returns its code, or returns MPI_SUCCESS. */
-/* valid intracommunicator (intercommunicator collectives: MPI_ERR_COMM) */
+/* valid intracommunicator (MPI_ERR_COMM for an intercommunicator: the MPI
+ * layer hands intercommunicators to its own checks before, where defined) */
 int wh_collchk_comm(const char *fname, MPI_Comm comm, wh_comm_t **cp);
 int wh_collchk_root(const char *fname, wh_comm_t *c, int root);
 /* one buffer description: count >= 0 (cname names it), committed type,

@@ -13,7 +13,7 @@ wh_sched_t *wh_sched_new(wh_comm_t *c)
     wh_sched_t *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    s->comm = c;
+    s->comm = s->home = c;
     c->obj.refs++;
     s->tag = WH_TAG_NBC_BASE + (int)(c->coll_seq++ % WH_TAG_NBC_SPAN);
     return s;
@@ -65,8 +65,12 @@ static void hold(wh_dtype_t *a, wh_dtype_t *b)
 
 /* signal: a zero-byte message that must still be sent (barriers) */
 static void add_comm(wh_sched_t *s, int kind, const void *buf, MPI_Count count, wh_dtype_t *dt, int peer,
-                     int signal)
+                     int signal, int tagoff)
 {
+    if (tagoff < 0 || tagoff >= WH_TAG_NBC_OFFS) {
+        build_fail(s, wh_error(MPI_ERR_INTERN, "schedule tag offset %d outside 0..%d", tagoff, WH_TAG_NBC_OFFS - 1));
+        return;
+    }
     /* nothing moves: no step (both sides skip alike, type signatures match) */
     if (peer == MPI_PROC_NULL || (!signal && (count == 0 || dt->size == 0)))
         return;
@@ -74,6 +78,8 @@ static void add_comm(wh_sched_t *s, int kind, const void *buf, MPI_Count count, 
     if (!st)
         return;
     st->peer = peer;
+    st->tagoff = (uint8_t)tagoff;
+    st->local = s->comm != s->home;
     if (kind == WH_SS_SEND) {
         st->src = buf;
         st->scount = count;
@@ -90,18 +96,28 @@ static void add_comm(wh_sched_t *s, int kind, const void *buf, MPI_Count count, 
 
 void wh_sched_send(wh_sched_t *s, const void *buf, MPI_Count count, wh_dtype_t *dt, int peer)
 {
-    add_comm(s, WH_SS_SEND, buf, count, dt, peer, 0);
+    add_comm(s, WH_SS_SEND, buf, count, dt, peer, 0, 0);
+}
+
+void wh_sched_send_tag(wh_sched_t *s, const void *buf, MPI_Count count, wh_dtype_t *dt, int peer, int tagoff)
+{
+    add_comm(s, WH_SS_SEND, buf, count, dt, peer, 0, tagoff);
+}
+
+void wh_sched_recv_tag(wh_sched_t *s, void *buf, MPI_Count count, wh_dtype_t *dt, int peer, int tagoff)
+{
+    add_comm(s, WH_SS_RECV, buf, count, dt, peer, 0, tagoff);
 }
 
 void wh_sched_recv(wh_sched_t *s, void *buf, MPI_Count count, wh_dtype_t *dt, int peer)
 {
-    add_comm(s, WH_SS_RECV, buf, count, dt, peer, 0);
+    add_comm(s, WH_SS_RECV, buf, count, dt, peer, 0, 0);
 }
 
 void wh_sched_signal(wh_sched_t *s, int to, int from)
 {
-    add_comm(s, WH_SS_RECV, NULL, 0, wh_coll_byte(), from, 1);
-    add_comm(s, WH_SS_SEND, NULL, 0, wh_coll_byte(), to, 1);
+    add_comm(s, WH_SS_RECV, NULL, 0, wh_coll_byte(), from, 1, 0);
+    add_comm(s, WH_SS_SEND, NULL, 0, wh_coll_byte(), to, 1, 0);
 }
 
 void wh_sched_copy(wh_sched_t *s, const void *src, MPI_Count scount, wh_dtype_t *sdt, void *dst, MPI_Count dcount,
@@ -129,6 +145,11 @@ void wh_sched_reduce(wh_sched_t *s, const void *in, void *inout, MPI_Count count
     st->src = in;
     st->dst = inout;
     st->scount = st->dcount = count;
+}
+
+void wh_sched_local(wh_sched_t *s, int on)
+{
+    s->comm = on && s->home->is_inter ? s->home->local : s->home;
 }
 
 void wh_sched_fence(wh_sched_t *s)
@@ -183,6 +204,7 @@ void *wh_sched_bytes(wh_sched_t *s, size_t bytes)
 int wh_sched_commit(wh_sched_t *s)
 {
     wh_sched_fence(s);
+    s->comm = s->home;
     if (s->build_err)
         return s->build_err;
     if (s->maxreq > 0 && !(s->reqs = calloc((size_t)s->maxreq, sizeof *s->reqs)))
@@ -207,7 +229,7 @@ void wh_sched_free(wh_sched_t *s)
         wh_op_release(s->op);
     if (s->dt)
         wh_dtype_release(s->dt);
-    wh_comm_release(s->comm);
+    wh_comm_release(s->home);
     free(s->mem);
     free(s->steps);
     free(s->reqs);
@@ -265,12 +287,14 @@ static void run_step(wh_sched_t *s, const wh_sstep_t *st)
 {
     int rc = MPI_SUCCESS;
     wh_req_t *q = NULL;
+    int tag = s->tag + (int)st->tagoff * WH_TAG_NBC_STEP;
+    wh_comm_t *c = st->local ? s->home->local : s->home;
     switch (st->kind) {
     case WH_SS_SEND:
-        rc = wh_isend(st->src, st->scount, st->sdt, st->peer, s->tag, s->comm, WH_CTX_COLL, WH_MODE_STD, &q);
+        rc = wh_isend(st->src, st->scount, st->sdt, st->peer, tag, c, WH_CTX_COLL, WH_MODE_STD, &q);
         break;
     case WH_SS_RECV:
-        rc = wh_irecv(st->dst, st->dcount, st->ddt, st->peer, s->tag, s->comm, WH_CTX_COLL, &q);
+        rc = wh_irecv(st->dst, st->dcount, st->ddt, st->peer, tag, c, WH_CTX_COLL, &q);
         break;
     case WH_SS_COPY:
         rc = wh_coll_copy(st->src, st->scount, st->sdt, st->dst, st->dcount, st->ddt);

@@ -15,7 +15,12 @@
  * on all ranks, so all ranks agree).  Blocking collectives use small fixed
  * tags (algo.h), so no message of one collective can match a receive of
  * another.  Within one schedule the messages between two ranks match in the
- * order both sides post them, which the builders keep identical.
+ * order both sides post them, which the builders keep identical.  A step may
+ * add a small tag offset (0..WH_TAG_NBC_OFFS-1) to tell apart messages between
+ * one pair that must not match in posting order (a periodic cartesian
+ * dimension of size 1 or 2 makes both neighbours one process): its tag is
+ * the schedule's plus offset * WH_TAG_NBC_STEP, which stays clear of every
+ * other schedule's tag (those lie below WH_TAG_NBC_STEP).
  *
  * Progress: active schedules advance from every wh_progress() (one hook,
  * registered when the first schedule starts), and from the wait/test on
@@ -32,12 +37,18 @@
 /* tags of schedules: WH_TAG_NBC_BASE + (seq mod WH_TAG_NBC_SPAN) */
 #define WH_TAG_NBC_BASE (1 << 24)
 #define WH_TAG_NBC_SPAN (1 << 24)
+/* per-step tag offsets: tag + off * WH_TAG_NBC_STEP, off < WH_TAG_NBC_OFFS
+ * (the largest is INT_MAX) */
+#define WH_TAG_NBC_STEP (1 << 25)
+#define WH_TAG_NBC_OFFS 64
 
 enum wh_sstep_kind { WH_SS_SEND = 1, WH_SS_RECV, WH_SS_COPY, WH_SS_REDUCE };
 
 typedef struct wh_sstep {
     uint8_t kind;      /* wh_sstep_kind */
     uint8_t last;      /* the last step of its group */
+    uint8_t tagoff;    /* send/recv: tag offset (0..WH_TAG_NBC_OFFS-1) */
+    uint8_t local;     /* send/recv: on the intercommunicator's local group (home->local) */
     int peer;          /* send/recv: communicator rank (MPI_PROC_NULL: nothing to do) */
     const void *src;   /* send: data; copy: source; reduce: `in` */
     MPI_Count scount;
@@ -48,7 +59,9 @@ typedef struct wh_sstep {
 } wh_sstep_t;
 
 typedef struct wh_sched {
-    wh_comm_t *comm;   /* referenced */
+    wh_comm_t *comm;   /* the communicator builders address: home, or while building the
+                        * intra-group steps of an intercommunicator collective, home->local */
+    wh_comm_t *home;   /* the schedule's communicator (referenced) */
     int tag;
     wh_op_t *op;       /* reductions: referenced */
     MPI_Datatype dth;  /* reductions: the user's type handle (for user ops) */
@@ -81,12 +94,19 @@ void wh_sched_set_op(wh_sched_t *s, wh_op_t *op, MPI_Datatype dth, wh_dtype_t *d
  * reported by wh_sched_commit, so builders need not check every call. */
 void wh_sched_send(wh_sched_t *s, const void *buf, MPI_Count count, wh_dtype_t *dt, int peer);
 void wh_sched_recv(wh_sched_t *s, void *buf, MPI_Count count, wh_dtype_t *dt, int peer);
+/* the same with a tag offset (0..WH_TAG_NBC_OFFS-1; others are a build error) */
+void wh_sched_send_tag(wh_sched_t *s, const void *buf, MPI_Count count, wh_dtype_t *dt, int peer, int tagoff);
+void wh_sched_recv_tag(wh_sched_t *s, void *buf, MPI_Count count, wh_dtype_t *dt, int peer, int tagoff);
 void wh_sched_copy(wh_sched_t *s, const void *src, MPI_Count scount, wh_dtype_t *sdt, void *dst, MPI_Count dcount,
                    wh_dtype_t *ddt);
 /* zero-byte message to `to`, and one expected from `from` (barriers) */
 void wh_sched_signal(wh_sched_t *s, int to, int from);
 /* inout = in op inout (count elements of the schedule's type) */
 void wh_sched_reduce(wh_sched_t *s, const void *in, void *inout, MPI_Count count);
+/* Intercommunicator collectives: on = 1 makes s->comm the local group's
+ * intracommunicator (home->local), so the builders below add intra-group
+ * steps; on = 0 goes back to the intercommunicator.  Commit goes back too. */
+void wh_sched_local(wh_sched_t *s, int on);
 /* End the current group (no-op if it is empty). */
 void wh_sched_fence(wh_sched_t *s);
 /* A temporary for count elements of dt (see wh_coll_tmp), freed with the
@@ -138,4 +158,13 @@ int wh_sched_reduce_to(wh_sched_t *s, const void *sbuf, void *rbuf, MPI_Count co
 int wh_sched_allreduce(wh_sched_t *s, const void *sbuf, void *rbuf, MPI_Count count);
 int wh_sched_reduce_scatter(wh_sched_t *s, const void *sbuf, void *rbuf, const MPI_Count *rcounts);
 int wh_sched_scan(wh_sched_t *s, const void *sbuf, void *rbuf, MPI_Count count, int exclusive);
+/* Neighbourhood exchange (sched_nbr.c): the blocks of wh_neighbor_exchange
+ * (coll/neighbor.h), every receive then every send, as one group; the tag
+ * offsets become step tag offsets, folded modulo WH_TAG_NBC_OFFS (a
+ * cartesian topology of more than 32 dimensions whose size-1/2 periodic
+ * dimensions put one process on several sides may then match two directions
+ * in posting order). */
+struct wh_nbr_blk;
+int wh_sched_neighbor(wh_sched_t *s, int nsend, const struct wh_nbr_blk *send, int nrecv,
+                      const struct wh_nbr_blk *recv);
 #endif

@@ -5,8 +5,8 @@
  *
  * Every call checks its arguments as the standard requires (only those
  * significant on the calling rank), then calls the selector of src/coll;
- * errors go to the communicator's error handler.  Intercommunicators are
- * not supported yet (MPI_ERR_COMM). */
+ * errors go to the communicator's error handler.  An intercommunicator
+ * goes to coll_inter.c first (wh_mci_comm). */
 #include <stdlib.h>
 
 #include <stdio.h>
@@ -28,7 +28,7 @@ int wh_collchk_comm(const char *fname, MPI_Comm comm, wh_comm_t **cp)
     }
     if (__builtin_expect(c->is_inter, 0))
         return wh_raise_comm(c, fname,
-                             wh_error(MPI_ERR_COMM, "%s on an intercommunicator is not supported yet by wharf", fname));
+                             wh_error(MPI_ERR_COMM, "%s is not defined on intercommunicators", fname));
     *cp = c;
     return MPI_SUCCESS;
 }
@@ -140,6 +140,9 @@ static inline char *elt(const void *buf, MPI_Aint i, const wh_dtype_t *dt)
 
 int wh_mc_barrier(const char *fname, const wh_nbc_t *nb, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic)
+        return wh_mci_barrier(fname, nb, ic);
     wh_comm_t *c;
     int rc = wh_collchk_comm(fname, comm, &c);
     if (rc != MPI_SUCCESS)
@@ -159,6 +162,9 @@ WH_ALIAS(MPI_Barrier, PMPI_Barrier)
 int wh_mc_bcast(const char *fname, const wh_nbc_t *nb, void *buf, MPI_Count count, MPI_Datatype dth, int root,
                 MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic)
+        return wh_mci_bcast(fname, nb, ic, buf, count, dth, root);
     wh_comm_t *c;
     wh_dtype_t *dt;
     int rc;
@@ -232,6 +238,9 @@ static int rooted_check(const char *fname, MPI_Comm comm, int root, const rooted
 int wh_mc_gather(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                  void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic)
+        return wh_mci_gatherv(fname, nb, ic, sbuf, scount, stype, rbuf, NULL, rcount, NULL, rtype, root);
     wh_comm_t *c;
     wh_dtype_t *sdt, *rdt;
     rooted_args_t a = {sbuf, scount, stype, rbuf, rcount, rtype, {"sendcount", "sendbuf"}, {"recvcount", "recvbuf"}};
@@ -290,6 +299,20 @@ int wh_mc_gatherv_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf, 
                     MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *displs,
                     MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic) {
+        MPI_Count *oc = NULL;
+        MPI_Aint *od = NULL;
+        void *om = NULL;
+        int orc;
+        if (root == MPI_ROOT &&
+            ((orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts")) ||
+             (orc = wh_collchk_widen(fname, ic, ic->size, recvcounts, displs, &oc, &od, &om))))
+            return orc;
+        orc = wh_mci_gatherv(fname, nb, ic, sendbuf, sendcount, sendtype, recvbuf, oc, 0, od, recvtype, root);
+        free(om);
+        return orc;
+    }
     wh_comm_t *c;
     MPI_Count *rc64 = NULL;
     MPI_Aint *d64 = NULL;
@@ -308,6 +331,14 @@ int wh_mc_gatherv_c(const char *fname, const wh_nbc_t *nb, const void *sendbuf, 
                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
                     MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic) {
+        int orc;
+        if (root == MPI_ROOT && (orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts")))
+            return orc;
+        return wh_mci_gatherv(fname, nb, ic, sendbuf, sendcount, sendtype, recvbuf, recvcounts, 0, displs, recvtype,
+                              root);
+    }
     wh_comm_t *c;
     int rc;
     if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)))
@@ -339,6 +370,9 @@ WH_ALIAS(MPI_Gatherv_c, PMPI_Gatherv_c)
 int wh_mc_scatter(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                   void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic)
+        return wh_mci_scatterv(fname, nb, ic, sbuf, NULL, scount, NULL, stype, rbuf, rcount, rtype, root);
     wh_comm_t *c;
     wh_dtype_t *sdt, *rdt;
     rooted_args_t a = {rbuf, rcount, rtype, sbuf, scount, stype, {"recvcount", "recvbuf"}, {"sendcount", "sendbuf"}};
@@ -398,6 +432,20 @@ int wh_mc_scatterv_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf,
                      const int *displs, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                      int root, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic) {
+        MPI_Count *oc = NULL;
+        MPI_Aint *od = NULL;
+        void *om = NULL;
+        int orc;
+        if (root == MPI_ROOT &&
+            ((orc = wh_collchk_ptr(fname, ic, sendcounts, "sendcounts")) ||
+             (orc = wh_collchk_widen(fname, ic, ic->size, sendcounts, displs, &oc, &od, &om))))
+            return orc;
+        orc = wh_mci_scatterv(fname, nb, ic, sendbuf, oc, 0, od, sendtype, recvbuf, recvcount, recvtype, root);
+        free(om);
+        return orc;
+    }
     wh_comm_t *c;
     MPI_Count *sc64 = NULL;
     MPI_Aint *d64 = NULL;
@@ -416,6 +464,14 @@ int wh_mc_scatterv_c(const char *fname, const wh_nbc_t *nb, const void *sendbuf,
                      const MPI_Aint *displs, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                      MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic) {
+        int orc;
+        if (root == MPI_ROOT && (orc = wh_collchk_ptr(fname, ic, sendcounts, "sendcounts")))
+            return orc;
+        return wh_mci_scatterv(fname, nb, ic, sendbuf, sendcounts, 0, displs, sendtype, recvbuf, recvcount, recvtype,
+                               root);
+    }
     wh_comm_t *c;
     int rc;
     if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)))
@@ -447,6 +503,9 @@ WH_ALIAS(MPI_Scatterv_c, PMPI_Scatterv_c)
 int wh_mc_allgather(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                     void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic)
+        return wh_mci_allgatherv(fname, nb, ic, sbuf, scount, stype, rbuf, NULL, rcount, NULL, rtype);
     wh_comm_t *c;
     wh_dtype_t *sdt = NULL, *rdt;
     int rc;
@@ -503,6 +562,19 @@ int wh_mc_allgatherv_i(const char *fname, const wh_nbc_t *nb, const void *sendbu
                        MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *displs,
                        MPI_Datatype recvtype, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic) {
+        MPI_Count *oc = NULL;
+        MPI_Aint *od = NULL;
+        void *om = NULL;
+        int orc;
+        if ((orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts")) ||
+            (orc = wh_collchk_widen(fname, ic, ic->size, recvcounts, displs, &oc, &od, &om)))
+            return orc;
+        orc = wh_mci_allgatherv(fname, nb, ic, sendbuf, sendcount, sendtype, recvbuf, oc, 0, od, recvtype);
+        free(om);
+        return orc;
+    }
     wh_comm_t *c;
     MPI_Count *rc64;
     MPI_Aint *d64;
@@ -520,6 +592,13 @@ int wh_mc_allgatherv_c(const char *fname, const wh_nbc_t *nb, const void *sendbu
                        MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
                        MPI_Datatype recvtype, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic) {
+        int orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts");
+        return orc ? orc
+                   : wh_mci_allgatherv(fname, nb, ic, sendbuf, sendcount, sendtype, recvbuf, recvcounts, 0, displs,
+                                       recvtype);
+    }
     wh_comm_t *c;
     int rc;
     if ((rc = wh_collchk_comm(fname, comm, &c)))

@@ -13,6 +13,9 @@
 int wh_mc_alltoall(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                    void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic)
+        return wh_mci_alltoall(fname, nb, ic, sbuf, scount, stype, rbuf, rcount, rtype);
     wh_comm_t *c;
     wh_dtype_t *sdt = NULL, *rdt;
     int rc;
@@ -83,6 +86,23 @@ int wh_mc_alltoallv_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf
                       const int *sdispls, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
                       const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic) {
+        MPI_Count *sc = NULL, *rcn = NULL;
+        MPI_Aint *sd = NULL, *rd = NULL;
+        void *sm = NULL, *rm = NULL;
+        int orc;
+        if ((orc = wh_collchk_ptr(fname, ic, sendcounts, "sendcounts")) ||
+            (orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts")) ||
+            (orc = wh_collchk_widen(fname, ic, ic->size, sendcounts, sdispls, &sc, &sd, &sm)))
+            return orc;
+        if (!(orc = wh_collchk_widen(fname, ic, ic->size, recvcounts, rdispls, &rcn, &rd, &rm)))
+            orc = wh_mci_alltoallvw(fname, nb, ic, sendbuf, sc, sd, sendtype, NULL, recvbuf, rcn, rd, recvtype,
+                                    NULL);
+        free(sm);
+        free(rm);
+        return orc;
+    }
     wh_comm_t *c;
     MPI_Count *sc = NULL, *rcn;
     MPI_Aint *sd = NULL, *rd;
@@ -106,6 +126,10 @@ int wh_mc_alltoallv_c(const char *fname, const wh_nbc_t *nb, const void *sendbuf
                       const MPI_Aint *sdispls, MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
                       const MPI_Aint *rdispls, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic)
+        return wh_mci_alltoallvw(fname, nb, ic, sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts,
+                                 rdispls, recvtype, NULL);
     wh_comm_t *c;
     int rc;
     if ((rc = wh_collchk_comm(fname, comm, &c)))
@@ -204,6 +228,23 @@ int wh_mc_alltoallw_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf
                       const int *sdispls, const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
                       const int *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic) {
+        MPI_Count *sc = NULL, *rcn = NULL;
+        MPI_Aint *sd = NULL, *rd = NULL;
+        void *sm = NULL, *rm = NULL;
+        int orc;
+        if ((orc = wh_collchk_ptr(fname, ic, sendcounts, "sendcounts")) ||
+            (orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts")) ||
+            (orc = wh_collchk_widen(fname, ic, ic->size, sendcounts, sdispls, &sc, &sd, &sm)))
+            return orc;
+        if (!(orc = wh_collchk_widen(fname, ic, ic->size, recvcounts, rdispls, &rcn, &rd, &rm)))
+            orc = wh_mci_alltoallvw(fname, nb, ic, sendbuf, sc, sd, MPI_DATATYPE_NULL, sendtypes, recvbuf, rcn, rd,
+                                    MPI_DATATYPE_NULL, recvtypes);
+        free(sm);
+        free(rm);
+        return orc;
+    }
     wh_comm_t *c;
     MPI_Count *sc = NULL, *rcn;
     MPI_Aint *sd = NULL, *rd;
@@ -227,6 +268,10 @@ int wh_mc_alltoallw_c(const char *fname, const wh_nbc_t *nb, const void *sendbuf
                       const MPI_Aint *sdispls, const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
                       const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic)
+        return wh_mci_alltoallvw(fname, nb, ic, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf,
+                                 recvcounts, rdispls, MPI_DATATYPE_NULL, recvtypes);
     wh_comm_t *c;
     int rc;
     if ((rc = wh_collchk_comm(fname, comm, &c)))
@@ -285,6 +330,9 @@ static int red_check(const char *fname, wh_comm_t *c, const void *sbuf, MPI_Coun
 int wh_mc_reduce(const char *fname, const wh_nbc_t *nb, const void *sbuf, void *rbuf, MPI_Count count,
                  MPI_Datatype dth, MPI_Op oph, int root, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic)
+        return wh_mci_reduce(fname, nb, ic, sbuf, rbuf, count, dth, oph, root);
     wh_comm_t *c;
     wh_dtype_t *dt;
     wh_op_t *op;
@@ -318,6 +366,9 @@ WH_ALIAS(MPI_Reduce_c, PMPI_Reduce_c)
 int wh_mc_allred(const char *fname, const wh_nbc_t *nb, int which, const void *sbuf, void *rbuf, MPI_Count count,
                  MPI_Datatype dth, MPI_Op oph, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic)
+        return wh_mci_allred(fname, nb, ic, which, sbuf, rbuf, count, dth, oph);
     wh_comm_t *c;
     wh_dtype_t *dt;
     wh_op_t *op;
@@ -405,6 +456,9 @@ static int sched_redscat_block(wh_sched_t *s, const void *sbuf, void *rbuf, MPI_
 int wh_mc_redscat_block(const char *fname, const wh_nbc_t *nb, const void *sbuf, void *rbuf, MPI_Count rcount,
                         MPI_Datatype dth, MPI_Op oph, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic)
+        return wh_mci_redscat(fname, nb, ic, sbuf, rbuf, NULL, rcount, dth, oph);
     wh_comm_t *c;
     wh_dtype_t *dt;
     wh_op_t *op;
@@ -455,6 +509,19 @@ static int redscat_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, con
 int wh_mc_redscat_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf, void *recvbuf, const int *recvcounts,
                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic) {
+        MPI_Count *oc = NULL;
+        MPI_Aint *od = NULL;
+        void *om = NULL;
+        int orc;
+        if ((orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts")) ||
+            (orc = wh_collchk_widen(fname, ic, wh_comm_local_size(ic), recvcounts, NULL, &oc, &od, &om)))
+            return orc;
+        orc = wh_mci_redscat(fname, nb, ic, sendbuf, recvbuf, oc, 0, datatype, op);
+        free(om);
+        return orc;
+    }
     wh_comm_t *c;
     MPI_Count *rc64;
     MPI_Aint *unused;
@@ -471,6 +538,11 @@ int wh_mc_redscat_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf, 
 int wh_mc_redscat_c(const char *fname, const wh_nbc_t *nb, const void *sendbuf, void *recvbuf,
                     const MPI_Count *recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    wh_comm_t *ic = wh_mci_comm(comm);
+    if (ic) {
+        int orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts");
+        return orc ? orc : wh_mci_redscat(fname, nb, ic, sendbuf, recvbuf, recvcounts, 0, datatype, op);
+    }
     wh_comm_t *c;
     int rc;
     if ((rc = wh_collchk_comm(fname, comm, &c)))

@@ -48,7 +48,7 @@ int wh_nbc_begin(const char *fname, wh_comm_t *c, const wh_nbc_t *nb, wh_sched_t
 
 int wh_nbc_post(const char *fname, wh_sched_t *s, const wh_nbc_t *nb, int build_rc)
 {
-    wh_comm_t *c = s->comm;
+    wh_comm_t *c = s->home;
     int rc = build_rc != MPI_SUCCESS ? build_rc : wh_sched_commit(s);
     wh_req_t *r = NULL;
     if (rc == MPI_SUCCESS && !(r = wh_req_alloc(WH_REQ_NBC)))

@@ -22,6 +22,15 @@ int wh_nbc_begin(const char *fname, wh_comm_t *c, const wh_nbc_t *nb, wh_sched_t
  * it unless persistent, and store the handle in *nb->req.  Raises errors. */
 int wh_nbc_post(const char *fname, wh_sched_t *s, const wh_nbc_t *nb, int build_rc);
 
+/* the info argument of the persistent collectives: MPI_INFO_NULL or a valid info (no hints are used) */
+#define WH_NBC_INFO(fname, info)                                                                  \
+    do {                                                                                          \
+        if ((info) != MPI_INFO_NULL && !wh_info_valid(info))                                      \
+            return wh_raise_comm(NULL, (fname),                                                   \
+                                 wh_error(MPI_ERR_INFO, "info 0x%x is not a valid info object",   \
+                                          (unsigned)(info)));                                     \
+    } while (0)
+
 static inline int wh_coll_done(const char *fname, wh_comm_t *c, int rc)
 {
     return __builtin_expect(rc == MPI_SUCCESS, 1) ? rc : wh_raise_comm(c, fname, rc);
@@ -91,4 +100,57 @@ int wh_mc_redscat_i(const char *fname, const wh_nbc_t *nb, const void *sbuf, voi
                     MPI_Datatype dth, MPI_Op oph, MPI_Comm comm);
 int wh_mc_redscat_c(const char *fname, const wh_nbc_t *nb, const void *sbuf, void *rbuf, const MPI_Count *rcounts,
                     MPI_Datatype dth, MPI_Op oph, MPI_Comm comm);
+
+/* intercommunicator collectives (coll_inter.c): wh_mci_comm is comm's
+ * object when it is a valid intercommunicator, else NULL; the others take
+ * it, with the arguments of the shared functions above (v/w: counts arrays,
+ * else NULL and one count; arrays describe the remote group, reduce-scatter
+ * counts the local group) */
+wh_comm_t *wh_mci_comm(MPI_Comm comm);
+int wh_mci_barrier(const char *fname, const wh_nbc_t *nb, wh_comm_t *c);
+int wh_mci_bcast(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, void *buf, MPI_Count count, MPI_Datatype dth,
+                 int root);
+int wh_mci_gatherv(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, MPI_Count scount,
+                   MPI_Datatype stype, void *rbuf, const MPI_Count *rcounts, MPI_Count rcount, const MPI_Aint *displs,
+                   MPI_Datatype rtype, int root);
+int wh_mci_scatterv(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, const MPI_Count *scounts,
+                    MPI_Count scount, const MPI_Aint *displs, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                    MPI_Datatype rtype, int root);
+int wh_mci_allgatherv(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, MPI_Count scount,
+                      MPI_Datatype stype, void *rbuf, const MPI_Count *rcounts, MPI_Count rcount,
+                      const MPI_Aint *displs, MPI_Datatype rtype);
+int wh_mci_alltoall(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, MPI_Count scount,
+                    MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype);
+int wh_mci_alltoallvw(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf,
+                      const MPI_Count *scounts, const MPI_Aint *sdispls, MPI_Datatype stype,
+                      const MPI_Datatype *stypes, void *rbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls,
+                      MPI_Datatype rtype, const MPI_Datatype *rtypes);
+int wh_mci_reduce(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, void *rbuf,
+                  MPI_Count count, MPI_Datatype dth, MPI_Op oph, int root);
+int wh_mci_allred(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, int which, const void *sbuf, void *rbuf,
+                  MPI_Count count, MPI_Datatype dth, MPI_Op oph);
+int wh_mci_redscat(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, void *rbuf,
+                   const MPI_Count *rcounts, MPI_Count rcount, MPI_Datatype dth, MPI_Op oph);
+
+/* neighbourhood collectives (topo_nbr.c); alltoallv/w: types NULL for v
+ * (displacements in elements), a type array for w (in bytes); the _i form
+ * widens int counts and, for v, the int displacements idispls (w passes
+ * idispls NULL and its MPI_Aint displacements) */
+int wh_mn_nbr_allgather(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Count scount,
+                        MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int wh_mn_nbr_allgatherv_c(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Count scount,
+                           MPI_Datatype stype, void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs,
+                           MPI_Datatype rtype, MPI_Comm comm);
+int wh_mn_nbr_allgatherv_i(const char *fname, const wh_nbc_t *nb, const void *sbuf, int scount, MPI_Datatype stype,
+                           void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm);
+int wh_mn_nbr_alltoall(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                       void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm);
+int wh_mn_nbr_alltoallvw_c(const char *fname, const wh_nbc_t *nb, const void *sbuf, const MPI_Count *scounts,
+                           const MPI_Aint *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf,
+                           const MPI_Count *rcounts, const MPI_Aint *rdispls, MPI_Datatype rtype,
+                           const MPI_Datatype *rtypes, MPI_Comm comm);
+int wh_mn_nbr_alltoallvw_i(const char *fname, const wh_nbc_t *nb, const void *sbuf, const int *scounts,
+                           const int *isdispls, const MPI_Aint *sdispls, MPI_Datatype stype,
+                           const MPI_Datatype *stypes, void *rbuf, const int *rcounts, const int *irdispls,
+                           const MPI_Aint *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes, MPI_Comm comm);
 #endif

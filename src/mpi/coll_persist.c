@@ -5,15 +5,6 @@
  * kind is the one of the nonblocking collectives (coll_nbc.c). */
 #include "mpi/coll_nbc.h"
 
-/* the info argument: MPI_INFO_NULL or a valid info (no hints are used) */
-#define WH_NBC_INFO(fname, info)                                                                  \
-    do {                                                                                          \
-        if ((info) != MPI_INFO_NULL && !wh_info_valid(info))                                      \
-            return wh_raise_comm(NULL, (fname),                                                   \
-                                 wh_error(MPI_ERR_INFO, "info 0x%x is not a valid info object",   \
-                                          (unsigned)(info)));                                     \
-    } while (0)
-
 WH_API int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     WH_CHECK_INIT("MPI_Barrier_init");

@@ -1,9 +1,12 @@
 /* Blocking neighbourhood collectives over cartesian, graph and distributed
  * graph communicators: MPI_Neighbor_allgather(v) and
- * MPI_Neighbor_alltoall(v,w), with their large-count (_c) variants.
+ * MPI_Neighbor_alltoall(v,w), with their large-count (_c) variants, and
+ * the shared functions (wh_mn_nbr_*, coll_nbc.h) behind them and behind the
+ * nonblocking and persistent forms (coll_nbr.c).
  * Every variant describes its per-neighbour blocks (one side) with an
  * nbr_side_t; one function checks them and hands the blocks to
- * wh_neighbor_exchange (src/coll/neighbor.c).  MPI_IN_PLACE is not allowed
+ * wh_neighbor_exchange or, for a request, to the schedule builder
+ * wh_sched_neighbor (src/coll/neighbor.c).  MPI_IN_PLACE is not allowed
  * (the standard has no in-place neighbourhood collectives). */
 #include <stdlib.h>
 
@@ -11,6 +14,7 @@
 #include "coll/neighbor.h"
 #include "comm/topo.h"
 #include "mpi/api.h"
+#include "mpi/coll_nbc.h"
 
 typedef struct {
     const void *buf;
@@ -56,7 +60,8 @@ static int side_blocks(const char *fname, wh_comm_t *c, const nbr_side_t *s, int
     return MPI_SUCCESS;
 }
 
-static int nbr_run(const char *fname, MPI_Comm comm, const nbr_side_t *snd, const nbr_side_t *rcv)
+static int nbr_run(const char *fname, const wh_nbc_t *nbc, MPI_Comm comm, const nbr_side_t *snd,
+                   const nbr_side_t *rcv)
 {
     WH_CHECK_INIT(fname);
     wh_comm_t *c;
@@ -77,8 +82,13 @@ static int nbr_run(const char *fname, MPI_Comm comm, const nbr_side_t *snd, cons
     wh_nbr_blk_t *sb = blk, *rb = blk + nb.nout;
     if (!(rc = side_blocks(fname, c, snd, nb.nout, nb.out, nb.outtag, sb)) &&
         !(rc = side_blocks(fname, c, rcv, nb.nin, nb.in, nb.intag, rb))) {
-        if ((rc = wh_neighbor_exchange(nb.nout, sb, nb.nin, rb, c)) != MPI_SUCCESS)
+        if (nbc) {
+            wh_sched_t *s;
+            if (!(rc = wh_nbc_begin(fname, c, nbc, &s)))
+                rc = wh_nbc_post(fname, s, nbc, wh_sched_neighbor(s, nb.nout, sb, nb.nin, rb));
+        } else if ((rc = wh_neighbor_exchange(nb.nout, sb, nb.nin, rb, c)) != MPI_SUCCESS) {
             rc = wh_raise_comm(c, fname, rc);
+        }
     }
     free(blk);
     free(nb.in);
@@ -104,55 +114,108 @@ static int widen(const char *fname, MPI_Comm comm, int out, const int *ic, const
     return wh_collchk_widen(fname, wh_comm_get(comm), degree(comm, out), ic, id, oc, od, mem);
 }
 
-/* ---------- allgather(v) ---------- */
+/* ---------- the shared functions (coll_nbc.h) ---------- */
 
 #define SEND_ONE(b, n, t) {.buf = (b), .count = (n), .type = (t), .bname = "sendbuf", .cname = "sendcount"}
 
-static int allgather(const char *fname, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
+int wh_mn_nbr_allgather(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Count scount,
+                        MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
     nbr_side_t s = SEND_ONE(sbuf, scount, stype);
     nbr_side_t r = {.buf = rbuf, .count = rcount, .stride = 1, .type = rtype, .bname = "recvbuf", .cname = "recvcount"};
-    return nbr_run(fname, comm, &s, &r);
+    return nbr_run(fname, nb, comm, &s, &r);
 }
 
-static int allgatherv(const char *fname, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                      const MPI_Count *rcounts, const MPI_Aint *displs, MPI_Datatype rtype, MPI_Comm comm)
+int wh_mn_nbr_allgatherv_c(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Count scount,
+                           MPI_Datatype stype, void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs,
+                           MPI_Datatype rtype, MPI_Comm comm)
 {
     nbr_side_t s = SEND_ONE(sbuf, scount, stype);
     nbr_side_t r = {.buf = rbuf, .vec = 1, .counts = rcounts, .displs = displs, .type = rtype, .bname = "recvbuf",
                     .cname = "recvcounts", .dname = "displs"};
-    return nbr_run(fname, comm, &s, &r);
+    return nbr_run(fname, nb, comm, &s, &r);
 }
+
+int wh_mn_nbr_allgatherv_i(const char *fname, const wh_nbc_t *nb, const void *sbuf, int scount, MPI_Datatype stype,
+                           void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm)
+{
+    MPI_Count *rcn;
+    MPI_Aint *rd;
+    void *mem;
+    int rc = widen(fname, comm, 0, rcounts, displs, &rcn, &rd, &mem);
+    if (rc)
+        return rc;
+    rc = wh_mn_nbr_allgatherv_c(fname, nb, sbuf, scount, stype, rbuf, rcn, rd, rtype, comm);
+    free(mem);
+    return rc;
+}
+
+int wh_mn_nbr_alltoall(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                       void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
+{
+    nbr_side_t s = {.buf = sbuf, .count = scount, .stride = 1, .type = stype, .bname = "sendbuf", .cname = "sendcount"};
+    nbr_side_t r = {.buf = rbuf, .count = rcount, .stride = 1, .type = rtype, .bname = "recvbuf", .cname = "recvcount"};
+    return nbr_run(fname, nb, comm, &s, &r);
+}
+
+int wh_mn_nbr_alltoallvw_c(const char *fname, const wh_nbc_t *nb, const void *sbuf, const MPI_Count *scounts,
+                           const MPI_Aint *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf,
+                           const MPI_Count *rcounts, const MPI_Aint *rdispls, MPI_Datatype rtype,
+                           const MPI_Datatype *rtypes, MPI_Comm comm)
+{
+    nbr_side_t s = {.buf = sbuf, .vec = 1, .counts = scounts, .displs = sdispls, .type = stype, .types = stypes,
+                    .bname = "sendbuf", .cname = "sendcounts", .dname = "sdispls", .tname = "sendtypes"};
+    nbr_side_t r = {.buf = rbuf, .vec = 1, .counts = rcounts, .displs = rdispls, .type = rtype, .types = rtypes,
+                    .bname = "recvbuf", .cname = "recvcounts", .dname = "rdispls", .tname = "recvtypes"};
+    return nbr_run(fname, nb, comm, &s, &r);
+}
+
+int wh_mn_nbr_alltoallvw_i(const char *fname, const wh_nbc_t *nb, const void *sbuf, const int *scounts,
+                           const int *isdispls, const MPI_Aint *sdispls, MPI_Datatype stype,
+                           const MPI_Datatype *stypes, void *rbuf, const int *rcounts, const int *irdispls,
+                           const MPI_Aint *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes, MPI_Comm comm)
+{
+    MPI_Count *sc, *rcn;
+    MPI_Aint *sd, *rd;
+    void *smem, *rmem;
+    int rc = widen(fname, comm, 1, scounts, isdispls, &sc, &sd, &smem);
+    if (rc)
+        return rc;
+    if ((rc = widen(fname, comm, 0, rcounts, irdispls, &rcn, &rd, &rmem))) {
+        free(smem);
+        return rc;
+    }
+    rc = wh_mn_nbr_alltoallvw_c(fname, nb, sbuf, sc, isdispls ? sd : sdispls, stype, stypes, rbuf, rcn,
+                                irdispls ? rd : rdispls, rtype, rtypes, comm);
+    free(smem);
+    free(rmem);
+    return rc;
+}
+
+/* ---------- blocking entry points ---------- */
 
 WH_API int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                    MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return allgather("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return wh_mn_nbr_allgather("MPI_Neighbor_allgather", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                               recvtype, comm);
 }
 WH_ALIAS(MPI_Neighbor_allgather, PMPI_Neighbor_allgather)
 
 WH_API int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return allgather("MPI_Neighbor_allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return wh_mn_nbr_allgather("MPI_Neighbor_allgather_c", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                               recvtype, comm);
 }
 WH_ALIAS(MPI_Neighbor_allgather_c, PMPI_Neighbor_allgather_c)
 
 WH_API int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    static const char fname[] = "MPI_Neighbor_allgatherv";
-    WH_CHECK_INIT(fname);
-    MPI_Count *rcn;
-    MPI_Aint *rd;
-    void *mem;
-    int rc = widen(fname, comm, 0, recvcounts, displs, &rcn, &rd, &mem);
-    if (rc)
-        return rc;
-    rc = allgatherv(fname, sendbuf, sendcount, sendtype, recvbuf, rcn, rd, recvtype, comm);
-    free(mem);
-    return rc;
+    WH_CHECK_INIT("MPI_Neighbor_allgatherv");
+    return wh_mn_nbr_allgatherv_i("MPI_Neighbor_allgatherv", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                  displs, recvtype, comm);
 }
 WH_ALIAS(MPI_Neighbor_allgatherv, PMPI_Neighbor_allgatherv)
 
@@ -160,44 +223,24 @@ WH_API int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, 
                                       const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                                       MPI_Comm comm)
 {
-    return allgatherv("MPI_Neighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                      comm);
+    return wh_mn_nbr_allgatherv_c("MPI_Neighbor_allgatherv_c", NULL, sendbuf, sendcount, sendtype, recvbuf,
+                                  recvcounts, displs, recvtype, comm);
 }
 WH_ALIAS(MPI_Neighbor_allgatherv_c, PMPI_Neighbor_allgatherv_c)
-
-/* ---------- alltoall(v,w) ---------- */
-
-static int alltoall(const char *fname, const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                    MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
-{
-    nbr_side_t s = {.buf = sbuf, .count = scount, .stride = 1, .type = stype, .bname = "sendbuf", .cname = "sendcount"};
-    nbr_side_t r = {.buf = rbuf, .count = rcount, .stride = 1, .type = rtype, .bname = "recvbuf", .cname = "recvcount"};
-    return nbr_run(fname, comm, &s, &r);
-}
-
-/* stypes/rtypes NULL: one type each (alltoallv, displacements in elements) */
-static int alltoallvw(const char *fname, const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
-                      MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf, const MPI_Count *rcounts,
-                      const MPI_Aint *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes, MPI_Comm comm)
-{
-    nbr_side_t s = {.buf = sbuf, .vec = 1, .counts = scounts, .displs = sdispls, .type = stype, .types = stypes,
-                    .bname = "sendbuf", .cname = "sendcounts", .dname = "sdispls", .tname = "sendtypes"};
-    nbr_side_t r = {.buf = rbuf, .vec = 1, .counts = rcounts, .displs = rdispls, .type = rtype, .types = rtypes,
-                    .bname = "recvbuf", .cname = "recvcounts", .dname = "rdispls", .tname = "recvtypes"};
-    return nbr_run(fname, comm, &s, &r);
-}
 
 WH_API int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                   MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return alltoall("MPI_Neighbor_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return wh_mn_nbr_alltoall("MPI_Neighbor_alltoall", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                              recvtype, comm);
 }
 WH_ALIAS(MPI_Neighbor_alltoall, PMPI_Neighbor_alltoall)
 
 WH_API int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return alltoall("MPI_Neighbor_alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return wh_mn_nbr_alltoall("MPI_Neighbor_alltoall_c", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                              recvtype, comm);
 }
 WH_ALIAS(MPI_Neighbor_alltoall_c, PMPI_Neighbor_alltoall_c)
 
@@ -205,22 +248,9 @@ WH_API int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], 
                                    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                                    MPI_Comm comm)
 {
-    static const char fname[] = "MPI_Neighbor_alltoallv";
-    WH_CHECK_INIT(fname);
-    MPI_Count *sc, *rcn;
-    MPI_Aint *sd, *rd;
-    void *smem, *rmem;
-    int rc = widen(fname, comm, 1, sendcounts, sdispls, &sc, &sd, &smem);
-    if (rc)
-        return rc;
-    if ((rc = widen(fname, comm, 0, recvcounts, rdispls, &rcn, &rd, &rmem))) {
-        free(smem);
-        return rc;
-    }
-    rc = alltoallvw(fname, sendbuf, sc, sd, sendtype, NULL, recvbuf, rcn, rd, recvtype, NULL, comm);
-    free(smem);
-    free(rmem);
-    return rc;
+    WH_CHECK_INIT("MPI_Neighbor_alltoallv");
+    return wh_mn_nbr_alltoallvw_i("MPI_Neighbor_alltoallv", NULL, sendbuf, sendcounts, sdispls, NULL, sendtype, NULL,
+                                  recvbuf, recvcounts, rdispls, NULL, recvtype, NULL, comm);
 }
 WH_ALIAS(MPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallv)
 
@@ -228,8 +258,8 @@ WH_API int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendco
                                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return alltoallvw("MPI_Neighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts,
-                      rdispls, recvtype, NULL, comm);
+    return wh_mn_nbr_alltoallvw_c("MPI_Neighbor_alltoallv_c", NULL, sendbuf, sendcounts, sdispls, sendtype, NULL,
+                                  recvbuf, recvcounts, rdispls, recvtype, NULL, comm);
 }
 WH_ALIAS(MPI_Neighbor_alltoallv_c, PMPI_Neighbor_alltoallv_c)
 
@@ -237,23 +267,10 @@ WH_API int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], 
                                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    static const char fname[] = "MPI_Neighbor_alltoallw";
-    WH_CHECK_INIT(fname);
-    MPI_Count *sc, *rcn;
-    MPI_Aint *unused;
-    void *smem, *rmem;
-    int rc = widen(fname, comm, 1, sendcounts, NULL, &sc, &unused, &smem);
-    if (rc)
-        return rc;
-    if ((rc = widen(fname, comm, 0, recvcounts, NULL, &rcn, &unused, &rmem))) {
-        free(smem);
-        return rc;
-    }
-    rc = alltoallvw(fname, sendbuf, sc, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, rcn, rdispls, MPI_DATATYPE_NULL,
-                    recvtypes, comm);
-    free(smem);
-    free(rmem);
-    return rc;
+    WH_CHECK_INIT("MPI_Neighbor_alltoallw");
+    return wh_mn_nbr_alltoallvw_i("MPI_Neighbor_alltoallw", NULL, sendbuf, sendcounts, NULL, sdispls,
+                                  MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, NULL, rdispls, MPI_DATATYPE_NULL,
+                                  recvtypes, comm);
 }
 WH_ALIAS(MPI_Neighbor_alltoallw, PMPI_Neighbor_alltoallw)
 
@@ -261,7 +278,7 @@ WH_API int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendco
                                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    return alltoallvw("MPI_Neighbor_alltoallw_c", sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf,
-                      recvcounts, rdispls, MPI_DATATYPE_NULL, recvtypes, comm);
+    return wh_mn_nbr_alltoallvw_c("MPI_Neighbor_alltoallw_c", NULL, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL,
+                                  sendtypes, recvbuf, recvcounts, rdispls, MPI_DATATYPE_NULL, recvtypes, comm);
 }
 WH_ALIAS(MPI_Neighbor_alltoallw_c, PMPI_Neighbor_alltoallw_c)

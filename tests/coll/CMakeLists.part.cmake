@@ -30,6 +30,20 @@ endforeach()
 foreach(np 1 3 4)
   wh_mpi_test(coll.nbc_errors.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_nbc_errors.c ${np})
 endforeach()
+# Nonblocking and persistent neighbourhood collectives (schedules with per-step
+# tag offsets): periodic grids with dimensions of size 1 and 2, borders, graph,
+# weighted distributed graph.
+foreach(np 1 2 3 4 5 6 7 8)
+  wh_mpi_test(coll.nbr_nb.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_nbr_nb.c ${np})
+  wh_mpi_test(coll.nbr_persist.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_nbr_nb.c ${np} persist)
+endforeach()
+# Intercommunicator collectives (src/coll/inter.c), blocking, nonblocking and
+# persistent, over groups of unequal sizes.
+foreach(np 2 3 4 5 7 8)
+  wh_mpi_test(coll.inter.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_inter.c ${np})
+  wh_mpi_test(coll.inter_nb.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_inter.c ${np} nb)
+  wh_mpi_test(coll.inter_persist.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_inter.c ${np} persist)
+endforeach()
 
 # node-shared-memory collectives (and their fallbacks over the net variant)
 foreach(np 2 3 4 5 8)
