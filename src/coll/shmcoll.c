@@ -5,14 +5,14 @@
  *
  * Block layout (per rank r, each on its own cache lines): flag[r] (the last
  * collective r has arrived at: it finished every earlier one), done[r] (the
- * last one r has finished, read only when the block is freed), and two cells
- * of WHARF_COLL_SHM_MAX bytes (collective k uses cell k % 2).  Flags are
+ * last one r has finished, read only when the block is freed), and NCELL
+ * cells of WHARF_COLL_SHM_MAX bytes (collective k uses cell k % NCELL).  Flags are
  * single-writer sequence numbers that only grow, never reset: collective k
  * (every rank counts the same k: collectives are called in the same order)
- * waits for flag >= k.  A rank writes cell k % 2, which readers of k - 2
- * used, once every flag >= k - 1 (all of them left k - 2): after an
- * allreduce or a barrier that holds already, so the common case never waits
- * for it.  Reductions combine the cells in rank order, so non-commutative
+ * waits for flag >= k.  A rank writes cell k % NCELL, which readers of
+ * k - NCELL used, once every flag >= k - NCELL + 1 (all of them left
+ * k - NCELL): after an allreduce or a barrier that holds already, and a
+ * broadcast root may run NCELL - 1 broadcasts ahead of slow readers.  Reductions combine the cells in rank order, so non-commutative
  * ops are right.
  *
  * Set up lazily by the first eligible collective on the communicator (one
@@ -32,6 +32,7 @@
 #include "util/tunables.h"
 
 #define LINE 64
+#define NCELL 4 /* cells per rank: a root may run NCELL - 1 collectives ahead */
 
 typedef struct shmc {
     int state;          /* 1 ready, -1 not available */
@@ -53,7 +54,7 @@ static inline volatile uint64_t *done(const shmc_t *s, int r)
 /* cell of rank r for collective k */
 static inline unsigned char *cell(const shmc_t *s, int r, uint64_t k)
 {
-    return s->base + (size_t)r * s->stride + 2 * LINE + (size_t)(k & 1) * s->cell;
+    return s->base + (size_t)r * s->stride + 2 * LINE + (size_t)(k % NCELL) * s->cell;
 }
 
 static void wait_ge(volatile uint64_t *p, uint64_t v)
@@ -92,7 +93,7 @@ static shmc_t *setup(wh_comm_t *c)
     s->state = -1;
     c->coll_data = s;
     s->cell = (wh_tun.coll_shm_max + LINE - 1) & ~(size_t)(LINE - 1);
-    s->stride = 2 * LINE + 2 * s->cell;
+    s->stride = 2 * LINE + NCELL * s->cell;
     size_t len = (size_t)c->size * s->stride;
     int ok = wh_loc_have_region() && members_local(c);
     uint64_t off = 0;
@@ -175,7 +176,8 @@ int wh_shmc_bcast(void *buf, size_t bytes, int root, wh_comm_t *c)
     shmc_t *s = get(c);
     uint64_t k = ++s->seq;
     if (c->rank == root) {
-        wait_all(s, c->size, flag, k - 1);
+        if (k >= NCELL)
+            wait_all(s, c->size, flag, k - NCELL + 1);
         memcpy(cell(s, root, k), buf, bytes);
         __atomic_store_n(flag(s, root), k, __ATOMIC_RELEASE);
     } else {
@@ -197,7 +199,8 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
     int n = c->size, me = c->rank;
     size_t bytes = (size_t)count * dt->size;
     const void *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf; /* one block at the buffer (selectors check) */
-    wait_all(s, n, flag, k - 1);
+    if (k >= NCELL)
+        wait_all(s, n, flag, k - NCELL + 1);
     memcpy(cell(s, me, k), mine, bytes);
     __atomic_store_n(flag(s, me), k, __ATOMIC_RELEASE);
     int rc = MPI_SUCCESS;
