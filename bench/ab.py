@@ -5,7 +5,7 @@
 
 Builds bench/p2p.c once with build/bin/mpicc and runs it against each
 libmpi.so.12 (LD_LIBRARY_PATH; the wrapper links with RUNPATH), A B A B ...,
-for 8 B latency and 4 MB bandwidth over shm (CMA), shm (pipelined copy,
+for 8 B, 256 B and 4 KiB latency and 4 MB bandwidth over shm (CMA), shm (pipelined copy,
 WHARF_CMA=0) and net (WHARF_CHANNEL=net, 8 B latency).  Prints medians and
 the ratio B/A (latency: lower is better; bandwidth: higher is better)."""
 import argparse
@@ -18,6 +18,8 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CASES = [
     ("shm 8 B latency (us)", {"WHARF_CMA": "1"}, ["lat", "-m", "8:8", "-i", "20000"], 8),
+    ("shm 256 B latency (us)", {"WHARF_CMA": "1"}, ["lat", "-m", "256:256", "-i", "20000"], 256),
+    ("shm 4 KiB latency (us)", {"WHARF_CMA": "1"}, ["lat", "-m", "4096:4096", "-i", "10000"], 4096),
     ("shm+cma 4 MB bandwidth (MB/s)", {"WHARF_CMA": "1"}, ["bw", "-m", "4194304:4194304", "-i", "40"], 4194304),
     ("shm copy 4 MB bandwidth (MB/s)", {"WHARF_CMA": "0"}, ["bw", "-m", "4194304:4194304", "-i", "40"], 4194304),
     ("net 8 B latency (us)", {"WHARF_CHANNEL": "net"}, ["lat", "-m", "8:8", "-i", "5000"], 8),

@@ -324,6 +324,8 @@ int wh_loc_members(void)
     return MPI_SUCCESS;
 }
 
+size_t wh_loc_region_bytes(void) { return wh_loc.me ? wh_loc.reg.len : 0; }
+
 int wh_loc_have_region(void) { return wh_loc.me != NULL && wh_job.local_size > 1; }
 
 int wh_loc_failed(void) { return wh_loc.fail[0] != 0; }

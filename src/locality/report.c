@@ -58,6 +58,9 @@ static void print_report(char **grp, char **rows)
         ng += wh_job.host_of[r] == r;
     printf("wharf: locality: %d ranks, %d node groups (%s)\n", n, ng,
            wh_loc_launcher_mode() ? "WHARF_LOCALITY=launcher" : "node registry");
+    if (wh_loc_region_bytes())
+        printf("wharf: locality: node region of rank %d's group: %.1f MiB for %d co-resident ranks\n", wh_job.rank,
+               (double)wh_loc_region_bytes() / 1048576.0, wh_job.local_size);
     for (int g = 0, gi = 0; g < n; g++) {
         if (wh_job.host_of[g] != g)
             continue;

@@ -1,8 +1,9 @@
-/* The shm channel's part of the node region (locality/region.h): one
- * single-producer/single-consumer queue of cells per directed pair of
- * co-resident ranks, carved out of the node region right after the registry.
- * Every co-resident rank carves the same size in the same order, so the
- * queues sit at the same offset for everyone without any exchange. */
+/* The shm channel's part of the node region (locality/region.h), carved right
+ * after the registry: nlocal x nlocal small rings (one per directed pair), then
+ * one pool of large slots per rank.  Every co-resident rank carves the same
+ * size in the same order, so everything sits at the same offset for everyone
+ * without any exchange.  Memory: n^2 x ring cells x 128 B (the ring depth
+ * shrinks as n grows, keeping the rings within 16 MiB) + n x slots x slot size. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,17 +17,42 @@
 
 wh_shm_state_t wh_shm;
 
-static int layout(void)
+static uint32_t ring_depth(int n)
 {
-    int cells = wh_tun.shm_cells;
-    if (cells < 2 || (cells & (cells - 1)))
-        return wh_error(MPI_ERR_OTHER, "WHARF_SHM_CELLS=%d must be a power of two >= 2", cells);
-    size_t pay = wh_tun.shm_cell_size;
+    if (wh_tun.shm_ring > 0)
+        return (uint32_t)wh_tun.shm_ring;
+    uint64_t pairs = (uint64_t)n * (uint64_t)n, d = 32;
+    while (d > 4 && pairs * d * WH_SHM_CELL_BYTES > (16u << 20))
+        d >>= 1;
+    return (uint32_t)d;
+}
+
+static uint64_t slot_stride(uint64_t payload)
+{
+    return (offsetof(wh_shm_slot_t, payload) + payload + 63) & ~(uint64_t)63;
+}
+
+uint64_t wh_shm_region_bytes(int n, uint32_t ring_cells, uint32_t nslots, uint64_t slot_payload)
+{
+    uint64_t rings = (uint64_t)n * (uint64_t)n * ring_cells * WH_SHM_CELL_BYTES;
+    return ((rings + 4095) & ~(uint64_t)4095) + (uint64_t)n * nslots * slot_stride(slot_payload);
+}
+
+static int layout(int n)
+{
+    uint32_t ring = ring_depth(n);
+    if (ring < 2 || (ring & (ring - 1)) || ring > (1u << 16))
+        return wh_error(MPI_ERR_OTHER, "WHARF_SHM_RING=%u must be a power of two between 2 and 65536", ring);
+    int slots = wh_tun.shm_slots;
+    if (slots < 1 || slots > 65536)
+        return wh_error(MPI_ERR_OTHER, "WHARF_SHM_SLOTS=%d must be between 1 and 65536", slots);
+    size_t pay = wh_tun.shm_slot_size;
     if (pay < 64 || pay > (64u << 20))
-        return wh_error(MPI_ERR_OTHER, "WHARF_SHM_CELL_SIZE=%zu must be between 64 bytes and 64 MiB", pay);
-    wh_shm.ncells = (uint32_t)cells;
-    wh_shm.cell_stride = (WH_SHM_CELL_HDR + pay + 63) & ~(uint64_t)63;
-    wh_shm.cell_payload = (uint32_t)(wh_shm.cell_stride - WH_SHM_CELL_HDR);
+        return wh_error(MPI_ERR_OTHER, "WHARF_SHM_SLOT_SIZE=%zu must be between 64 bytes and 64 MiB", pay);
+    wh_shm.ring_cells = ring;
+    wh_shm.nslots = (uint32_t)slots;
+    wh_shm.slot_stride = slot_stride(pay);
+    wh_shm.slot_payload = (uint32_t)(wh_shm.slot_stride - offsetof(wh_shm_slot_t, payload));
     return MPI_SUCCESS;
 }
 
@@ -34,11 +60,13 @@ static int alloc_tables(int n)
 {
     wh_shm.txq = calloc((size_t)n, sizeof(void *));
     wh_shm.rxq = calloc((size_t)n, sizeof(void *));
+    wh_shm.pool = calloc((size_t)n, sizeof(void *));
     wh_shm.tx_idx = calloc((size_t)n, sizeof(uint32_t));
     wh_shm.rx_idx = calloc((size_t)n, sizeof(uint32_t));
     wh_shm.peers = calloc((size_t)n, sizeof(int));
     wh_shm.peer_ok = calloc((size_t)n, sizeof(int));
-    if (!wh_shm.txq || !wh_shm.rxq || !wh_shm.tx_idx || !wh_shm.rx_idx || !wh_shm.peers || !wh_shm.peer_ok)
+    if (!wh_shm.txq || !wh_shm.rxq || !wh_shm.pool || !wh_shm.tx_idx || !wh_shm.rx_idx || !wh_shm.peers ||
+        !wh_shm.peer_ok)
         return wh_error(MPI_ERR_NO_MEM, "out of memory setting up shared-memory queues");
     return MPI_SUCCESS;
 }
@@ -49,38 +77,47 @@ static int alloc_tables(int n)
 int wh_shm_region_setup(int phase)
 {
     int n = wh_shm.nlocal;
-    size_t qb;
+    size_t rb = (size_t)wh_shm.ring_cells * WH_SHM_CELL_BYTES;
     if (phase == 0) {
         wh_shm.nlocal = n = wh_job.local_size;
         wh_shm.me = wh_job.local_rank;
-        WH_CHECK(layout());
+        WH_CHECK(layout(n));
         WH_CHECK(alloc_tables(n));
-        qb = (size_t)wh_shm.ncells * wh_shm.cell_stride;
+        rb = (size_t)wh_shm.ring_cells * WH_SHM_CELL_BYTES;
         int rc;
         wh_reg_rec_t *me = wh_loc_me();
-        wh_shm.queues = wh_loc_carve((size_t)n * (size_t)n * qb, &rc);
-        if (!wh_shm.queues) {
+        size_t rings = ((size_t)n * (size_t)n * rb + 4095) & ~(size_t)4095;
+        unsigned char *base = wh_loc_carve(wh_shm_region_bytes(n, wh_shm.ring_cells, wh_shm.nslots,
+                                                               wh_shm.slot_payload), &rc);
+        if (!base) {
             char msg[MPI_MAX_ERROR_STRING];
             WH_WARN("shm", "shared-memory queues unavailable: %s; using the network",
                     wh_error_text(rc, msg, sizeof msg));
             __atomic_store_n(&me->shm_state, 2, __ATOMIC_RELEASE);
             return rc;
         }
+        wh_shm.rings = base;
+        wh_shm.pools = base + rings;
+        /* empty the rings I consume and my pool (a fixed region may hold an
+         * earlier job's cells) */
         for (int p = 0; p < n; p++) {
-            unsigned char *q = wh_shm.queues + ((size_t)p * n + wh_shm.me) * qb;
-            for (uint32_t i = 0; i < wh_shm.ncells; i++)
+            unsigned char *q = wh_shm.rings + ((size_t)p * n + wh_shm.me) * rb;
+            for (uint32_t i = 0; i < wh_shm.ring_cells; i++)
                 __atomic_store_n(&wh_shm_cell(q, i)->state, 0, __ATOMIC_RELAXED);
         }
+        for (int p = 0; p < n; p++)
+            wh_shm.pool[p] = wh_shm.pools + (size_t)p * wh_shm.nslots * wh_shm.slot_stride;
+        for (uint32_t s = 0; s < wh_shm.nslots; s++)
+            __atomic_store_n(&wh_shm_slot(wh_shm.pool[wh_shm.me], s)->busy, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&me->shm_state, 1, __ATOMIC_RELEASE);
         return MPI_SUCCESS;
     }
     if (phase != 1)
         return MPI_SUCCESS;
-    qb = (size_t)wh_shm.ncells * wh_shm.cell_stride;
     wh_shm.npeers = 0;
     for (int p = 0; p < n; p++) {
-        wh_shm.txq[p] = wh_shm.queues + ((size_t)wh_shm.me * n + p) * qb;
-        wh_shm.rxq[p] = wh_shm.queues + ((size_t)p * n + wh_shm.me) * qb;
+        wh_shm.txq[p] = wh_shm.rings + ((size_t)wh_shm.me * n + p) * rb;
+        wh_shm.rxq[p] = wh_shm.rings + ((size_t)p * n + wh_shm.me) * rb;
         const wh_reg_rec_t *r = wh_loc_rec(p);
         if (p == wh_shm.me || !r)
             continue;
@@ -91,8 +128,8 @@ int wh_shm_region_setup(int phase)
             WH_INFO("shm", "rank %d has no shared-memory queues; using the network with it", r->rank);
         }
     }
-    WH_DEBUG("shm", "%d local ranks, %d reachable, %u cells x %u bytes per pair", n, wh_shm.npeers, wh_shm.ncells,
-             wh_shm.cell_payload);
+    WH_DEBUG("shm", "%d local ranks, %d reachable, rings of %u cells per pair, %u slots x %u bytes per rank", n,
+             wh_shm.npeers, wh_shm.ring_cells, wh_shm.nslots, wh_shm.slot_payload);
     return MPI_SUCCESS;
 }
 
@@ -100,6 +137,7 @@ void wh_shm_region_teardown(void)
 {
     free(wh_shm.txq);
     free(wh_shm.rxq);
+    free(wh_shm.pool);
     free(wh_shm.tx_idx);
     free(wh_shm.rx_idx);
     free(wh_shm.peers);

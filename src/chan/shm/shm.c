@@ -1,5 +1,6 @@
-/* Shared-memory channel: active messages through per-pair cell queues in the
- * node region; CMA single copy as its zero-copy get/put (cma.c). */
+/* Shared-memory channel: active messages through per-pair rings of small cells
+ * in the node region, larger payloads in slots of the sender's pool (shm.h);
+ * CMA single copy as its zero-copy get/put (cma.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -58,7 +59,7 @@ static int shm_reaches(int wpeer, int *why, uint32_t *peer_caps, int *cap_why)
 
 static void shm_query(wh_chan_caps_t *caps)
 {
-    size_t pay = wh_shm.cell_payload ? wh_shm.cell_payload : wh_tun.shm_cell_size;
+    size_t pay = wh_shm.slot_payload ? wh_shm.slot_payload : wh_tun.shm_slot_size;
     caps->flags = WH_CAP_AM | (wh_tun.cma ? WH_CAP_GET_ZCOPY | WH_CAP_PUT_ZCOPY : 0);
     caps->mem_kinds = 1u << WH_MEM_HOST;
     caps->max_inline = 64 - WH_SHM_CELL_HDR; /* payload sharing the header's cache line */
@@ -75,6 +76,23 @@ static int shm_finalize(void)
     return MPI_SUCCESS;
 }
 
+/* A free slot of my pool, or -1.  Only I set busy; a receiver clears it
+ * (release) once it is done with the payload. */
+static inline int32_t slot_get(void)
+{
+    unsigned char *pool = wh_shm.pool[wh_shm.me];
+    uint32_t n = wh_shm.nslots, s = wh_shm.slot_cursor;
+    for (uint32_t i = 0; i < n; i++, s = s + 1 == n ? 0 : s + 1) {
+        wh_shm_slot_t *sl = wh_shm_slot(pool, s);
+        if (__atomic_load_n(&sl->busy, __ATOMIC_ACQUIRE) == 0) {
+            __atomic_store_n(&sl->busy, 1, __ATOMIC_RELAXED);
+            wh_shm.slot_cursor = s + 1 == n ? 0 : s + 1;
+            return (int32_t)s;
+        }
+    }
+    return -1;
+}
+
 static int shm_am_send(int wpeer, const wh_hdr_t *h, const wh_data_t *d)
 {
     int lp = wh_job.local_index[wpeer];
@@ -82,13 +100,27 @@ static int shm_am_send(int wpeer, const wh_hdr_t *h, const wh_data_t *d)
     if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != 0)
         return WH_AGAIN;
     size_t len = 0;
+    uint32_t slot = 0;
     if (d && (len = d->len)) {
-        int rc = wh_data_out(d, 0, c->payload, len);
-        if (__builtin_expect(rc != MPI_SUCCESS, 0))
+        unsigned char *dst = c->payload;
+        if (len > WH_SHM_INLINE) {
+            int32_t s = slot_get();
+            if (s < 0)
+                return WH_AGAIN;
+            wh_shm_slot_t *sl = wh_shm_slot(wh_shm.pool[wh_shm.me], (uint32_t)s);
+            dst = sl->payload;
+            slot = (uint32_t)s + 1;
+        }
+        int rc = wh_data_out(d, 0, dst, len);
+        if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
+            if (slot)
+                __atomic_store_n(&wh_shm_slot(wh_shm.pool[wh_shm.me], slot - 1)->busy, 0, __ATOMIC_RELAXED);
             return rc;
+        }
     }
     c->hdr = *h;
     c->plen = (uint32_t)len;
+    c->slot = slot;
     __atomic_store_n(&c->state, 1, __ATOMIC_RELEASE);
     wh_shm.tx_idx[lp]++;
     return MPI_SUCCESS;
@@ -96,9 +128,10 @@ static int shm_am_send(int wpeer, const wh_hdr_t *h, const wh_data_t *d)
 
 static _Noreturn void corrupt(int lp, const wh_shm_cell_t *c)
 {
-    char msg[160];
-    snprintf(msg, sizeof msg, "corrupt shared-memory cell from rank %d: %u payload bytes in a %u-byte cell",
-             wh_job.local_ranks[lp], c->plen, wh_shm.cell_payload);
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "corrupt shared-memory cell from rank %d: %u payload bytes in slot %u (%u slots of %u bytes, %u inline)",
+             wh_job.local_ranks[lp], c->plen, c->slot, wh_shm.nslots, wh_shm.slot_payload, (unsigned)WH_SHM_INLINE);
     WH_ERRLOG("shm", "%s", msg);
     wh_job_abort(1, msg);
 }
@@ -113,9 +146,18 @@ static int shm_progress(void)
             wh_shm_cell_t *c = wh_shm_cell(q, wh_shm.rx_idx[lp]);
             if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == 0)
                 break;
-            if (__builtin_expect(c->plen > wh_shm.cell_payload, 0))
-                corrupt(lp, c);
-            wh_am_dispatch(WH_CHAN_SHM, wh_job.local_ranks[lp], &c->hdr, c->payload, c->plen);
+            uint32_t slot = c->slot, plen = c->plen;
+            if (__builtin_expect(slot == 0, 1)) {
+                if (__builtin_expect(plen > WH_SHM_INLINE, 0))
+                    corrupt(lp, c);
+                wh_am_dispatch(WH_CHAN_SHM, wh_job.local_ranks[lp], &c->hdr, c->payload, plen);
+            } else {
+                if (__builtin_expect(slot > wh_shm.nslots || plen > wh_shm.slot_payload, 0))
+                    corrupt(lp, c);
+                wh_shm_slot_t *sl = wh_shm_slot(wh_shm.pool[lp], slot - 1);
+                wh_am_dispatch(WH_CHAN_SHM, wh_job.local_ranks[lp], &c->hdr, sl->payload, plen);
+                __atomic_store_n(&sl->busy, 0, __ATOMIC_RELEASE);
+            }
             __atomic_store_n(&c->state, 0, __ATOMIC_RELEASE);
             wh_shm.rx_idx[lp]++;
             n++;

@@ -1,38 +1,58 @@
-/* Shared-memory channel internals: one node-level region per host holds a
- * lock-free single-producer/single-consumer queue of cells for every directed
- * pair of co-resident ranks.  Large transfers: CMA single copy (cma.c) as the
- * zero-copy get/put; otherwise the protocol layer pipelines fragments through
- * the cells as active messages. */
+/* Shared-memory channel internals.  Node memory grows linearly with the
+ * co-resident ranks, not with their pairs:
+ *  - every directed pair has a small ring of 128-byte cells (its order and its
+ *    latency path: a message of up to 80 bytes travels inside the cell);
+ *  - every rank owns one pool of large slots in the node region; a larger
+ *    payload is copied into a free slot of the SENDER's pool and the ring cell
+ *    names the slot; the receiver hands the slot back by clearing its flag.
+ * Large transfers: CMA single copy (cma.c) as the zero-copy get/put; otherwise
+ * the protocol layer pipelines fragments through the slots as active messages. */
 #ifndef WH_CHAN_SHM_SHM_H
 #define WH_CHAN_SHM_SHM_H
+#include <stddef.h>
 #include <stdint.h>
 #include "chan/chan.h"
 
 
-/* Cell layout: the first cache line holds state, length, header and the first
- * 24 payload bytes, so a small message moves in one line. */
+/* Ring cell: the first cache line holds state, length, header, the slot
+ * reference and the first 16 payload bytes, so a small message moves in one
+ * line. */
 typedef struct wh_shm_cell {
     volatile uint32_t state;  /* 0 empty, 1 full (release/acquire) */
-    uint32_t plen;            /* payload bytes in this cell */
+    uint32_t plen;            /* payload bytes */
     wh_hdr_t hdr;
-    uint64_t aux;             /* reserved */
-    unsigned char payload[];  /* continues past the first line */
+    uint32_t slot;            /* 0: payload inline; else 1 + slot of the sender's pool */
+    uint32_t pad;
+    unsigned char payload[];  /* inline payload, continues past the first line */
 } wh_shm_cell_t;
 
 #define WH_SHM_CELL_HDR offsetof(wh_shm_cell_t, payload)
+_Static_assert(offsetof(wh_shm_cell_t, payload) == 48, "ring cell header must leave 16 bytes of the first line");
+#define WH_SHM_CELL_BYTES 128u                              /* ring cell stride */
+#define WH_SHM_INLINE (WH_SHM_CELL_BYTES - WH_SHM_CELL_HDR) /* payload bytes inside a ring cell */
 
+/* Pool slot: a flag the owner sets when it fills the slot and the receiver
+ * clears when it is done, then the payload (64-byte aligned). */
+typedef struct wh_shm_slot {
+    volatile uint32_t busy;
+    uint32_t pad[15];
+    unsigned char payload[];
+} wh_shm_slot_t;
 
 typedef struct wh_shm_state {
-    unsigned char *queues;    /* nlocal x nlocal queues in the node region */
+    unsigned char *rings;     /* nlocal x nlocal rings in the node region */
+    unsigned char *pools;     /* nlocal pools */
     int nlocal, me;           /* my local index */
     int *peer_ok;             /* per local index: its queues exist */
-    unsigned char **txq;      /* local index -> my queue towards it */
-    unsigned char **rxq;      /* local index -> its queue towards me */
+    unsigned char **txq;      /* local index -> my ring towards it */
+    unsigned char **rxq;      /* local index -> its ring towards me */
+    unsigned char **pool;     /* local index -> its pool */
     uint32_t *tx_idx, *rx_idx;
     int *peers;               /* local indices other than me */
     int npeers;
-    uint32_t ncells, cell_payload;
-    uint64_t cell_stride;
+    uint32_t ring_cells;      /* cells per ring (power of two) */
+    uint32_t nslots, slot_payload, slot_cursor;
+    uint64_t slot_stride;
     /* CMA */
     int *cma_ok;              /* per local index: I can CMA-read it */
     int *cma_why;             /* per local index: WH_WHY_* when not */
@@ -43,8 +63,16 @@ extern wh_shm_state_t wh_shm;
 
 static inline wh_shm_cell_t *wh_shm_cell(unsigned char *q, uint32_t idx)
 {
-    return (wh_shm_cell_t *)(q + (uint64_t)(idx & (wh_shm.ncells - 1)) * wh_shm.cell_stride);
+    return (wh_shm_cell_t *)(q + (uint64_t)(idx & (wh_shm.ring_cells - 1)) * WH_SHM_CELL_BYTES);
 }
+
+static inline wh_shm_slot_t *wh_shm_slot(unsigned char *pool, uint32_t s)
+{
+    return (wh_shm_slot_t *)(pool + (uint64_t)s * wh_shm.slot_stride);
+}
+
+/* Bytes of node region the channel needs for n co-resident ranks (region.c). */
+uint64_t wh_shm_region_bytes(int n, uint32_t ring_cells, uint32_t nslots, uint64_t slot_payload);
 
 int wh_shm_region_setup(int phase);  /* region.c */
 void wh_shm_region_teardown(void);
