@@ -132,12 +132,12 @@ int wh_loc_finish(void)
     }
     char key[64], val[160];
     int ng = 0;
+    char *all = malloc((size_t)n * sizeof val);
+    if (!all || wh_pmi_get_ranks("loc.grp", n, -1, all, sizeof val) != 0)
+        rc = all ? wh_error(MPI_ERR_OTHER, "PMI get of loc.grp.* failed: %s", wh_pmi_error())
+                 : wh_error(MPI_ERR_NO_MEM, "out of memory");
     for (int r = 0; r < n && rc == MPI_SUCCESS; r++) {
-        snprintf(key, sizeof key, "loc.grp.%d", r);
-        if (wh_pmi_get(key, val, sizeof val) != 0) {
-            rc = wh_error(MPI_ERR_OTHER, "PMI get of %s failed: %s", key, wh_pmi_error());
-            break;
-        }
+        memcpy(val, all + (size_t)r * sizeof val, sizeof val);
         int g = atoi(val);
         if (!wh_loc_launcher_mode())
             wh_job.host_of[r] = g;
@@ -166,5 +166,6 @@ int wh_loc_finish(void)
     }
     free(grp);
     free(rows);
+    free(all);
     return rc;
 }

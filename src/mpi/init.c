@@ -62,16 +62,15 @@ static int host_map(void)
     if (!uniq)
         return wh_error(MPI_ERR_NO_MEM, "out of memory");
     int nu = 0, rc = MPI_SUCCESS;
+    char *all = malloc((size_t)n * sizeof val);
+    if (!all || wh_pmi_get_ranks("host", n, wh_job.rank, all, sizeof val) != 0)
+        rc = all ? wh_error(MPI_ERR_OTHER, "PMI get of host.* failed: %s", wh_pmi_error())
+                 : wh_error(MPI_ERR_NO_MEM, "out of memory");
     for (int r = 0; r < n && rc == MPI_SUCCESS; r++) {
-        if (r == wh_job.rank) {
+        if (r == wh_job.rank)
             snprintf(val, sizeof val, "%s", mine);
-        } else {
-            snprintf(key, sizeof key, "host.%d", r);
-            if (wh_pmi_get(key, val, sizeof val) != 0) {
-                rc = wh_error(MPI_ERR_OTHER, "PMI get of %s failed", key);
-                break;
-            }
-        }
+        else
+            memcpy(val, all + (size_t)r * sizeof val, sizeof val);
         int h = 0;
         while (h < nu && strcmp(uniq[h], val))
             h++;
@@ -82,6 +81,7 @@ static int host_map(void)
     for (int h = 0; h < nu; h++)
         free(uniq[h]);
     free(uniq);
+    free(all);
     if (rc != MPI_SUCCESS)
         return rc;
     wh_job.nhosts = nu;

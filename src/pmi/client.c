@@ -516,6 +516,64 @@ int wh_pmi_get(const char *key, char *val, size_t vallen)
     return 0;
 }
 
+#define WH_PMI_WINDOW 32 /* requests in flight: ~2.5 KB, below any socket buffer */
+
+/* One get_result: 0, 1 when the key is missing or too long for vallen (val
+ * set to ""; the stream stays in step), -1 when the connection failed. */
+static int wh_pmi_get_reply(char *val, size_t vallen)
+{
+    int rc;
+    if (wh_pmi_expect("get_result", &rc) != 0)
+        return -1;
+    const char *v = wh_pmi_val(&wh_pmi_reply, "value");
+    size_t n = v ? strlen(v) : 0;
+    if (rc != 0 || !v || n >= vallen) {
+        val[0] = '\0';
+        return 1;
+    }
+    memcpy(val, v, n + 1);
+    return 0;
+}
+
+int wh_pmi_get_ranks(const char *prefix, int n, int skip, char *vals, size_t stride)
+{
+    if (wh_pmi_ready() != 0)
+        return -1;
+    char key[128];
+    if (wh_pmi.mode == WH_PMI_SINGLETON) {
+        for (int r = 0; r < n; r++) {
+            snprintf(key, sizeof key, "%s.%d", prefix, r);
+            if (r != skip && wh_pmi_get(key, vals + (size_t)r * stride, stride) != 0)
+                return -1;
+        }
+        return 0;
+    }
+    int sent = 0, got = 0, bad = -1;
+    while (got < n) {
+        while (sent < n && sent - got < WH_PMI_WINDOW) {
+            if (sent != skip) {
+                snprintf(key, sizeof key, "%s.%d", prefix, sent);
+                if (!wh_pmi_text_ok(key) || (int)strlen(key) >= wh_pmi.keylen_max)
+                    return wh_pmi_fail("bad PMI key");
+                if (wh_pmi_send("cmd=get kvsname=%s key=%s\n", wh_pmi.kvsname, key) != 0)
+                    return -1;
+            }
+            sent++;
+        }
+        if (got != skip) {
+            int rc = wh_pmi_get_reply(vals + (size_t)got * stride, stride);
+            if (rc < 0)
+                return -1;
+            if (rc > 0 && bad < 0)
+                bad = got;
+        }
+        got++;
+    }
+    if (bad >= 0)
+        return wh_pmi_fail("PMI key '%.64s.%d' not found or longer than %zu bytes", prefix, bad, stride - 1);
+    return 0;
+}
+
 int wh_pmi_barrier(void)
 {
     if (wh_pmi_ready() != 0)

@@ -28,6 +28,13 @@ int wh_pmi_put(const char *key, const char *val);
  * if the key does not exist, the value does not fit in vallen bytes
  * (including the NUL), or the connection failed. */
 int wh_pmi_get(const char *key, char *val, size_t vallen);
+/* Get "<prefix>.<r>" for every r in [0, n) except `skip` into
+ * vals + r * stride (NUL-terminated, at most stride - 1 bytes), pipelining
+ * the requests (PMI-1 answers in order) so n keys cost one round trip per
+ * window instead of n.  0, or -1 (wh_pmi_error() says why) when the
+ * connection failed or some key was missing or too long: the others are
+ * still filled in, the missing ones are "". */
+int wh_pmi_get_ranks(const char *prefix, int n, int skip, char *vals, size_t stride);
 int wh_pmi_barrier(void); /* commits puts and waits for all ranks */
 /* Tells the launcher (cmd=abort exitcode=code message=msg; msg may be NULL)
  * and waits up to 10 s to be killed, then exits with code (1 if code is a

@@ -438,14 +438,12 @@ static int net_init(int phase, int *usable)
             free(buf);
             return wh_error(MPI_ERR_NO_MEM, "network channel: out of memory reading peer addresses");
         }
-        for (int r = 0; r < wh_job.size; r++) {
+        for (int r = 0; r < wh_job.size; r++)
             names[r] = buf + (size_t)r * ((size_t)vallen + 1);
-            snprintf(key, sizeof key, "net.%d", r);
-            if (wh_pmi_get(key, names[r], (size_t)vallen + 1)) {
-                WH_WARN("net", "no endpoint name of rank %d (PMI key %s)", r, key);
-                names[r][0] = '\0';
-            }
-        }
+        if (wh_pmi_get_ranks("net", wh_job.size, -1, buf, (size_t)vallen + 1) != 0)
+            for (int r = 0; r < wh_job.size; r++)
+                if (!names[r][0])
+                    WH_WARN("net", "no endpoint name of rank %d (PMI key net.%d)", r, r);
         int rc = wh_net_connect((const char *const *)names);
         free(names);
         free(buf);
