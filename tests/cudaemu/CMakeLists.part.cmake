@@ -1,0 +1,54 @@
+# The emulated CUDA driver (libcuda.so.1, tests/cudaemu) and its own tests.
+# It is compiled against NVIDIA's cuda.h, fetched at configure time from PyPI
+# (nvidia-cuda-runtime-cu12, pinned in fetch_cuda_h.py) into the build tree and
+# never committed.  Without it the GPU parts are skipped with one message;
+# wharf itself still builds (it declares the few driver types it uses and
+# loads the driver at run time).
+option(WHARF_CUDAEMU "Build the emulated CUDA driver and the GPU tests (fetches cuda.h from PyPI)" ON)
+set(WH_CUDAEMU_OK OFF)
+if(WHARF_CUDAEMU)
+  execute_process(
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/cudaemu/fetch_cuda_h.py ${CMAKE_BINARY_DIR}/cuda-header
+    OUTPUT_VARIABLE WH_CUDA_INC ERROR_VARIABLE wh_cuda_err RESULT_VARIABLE wh_cuda_rc
+    OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE)
+  if(wh_cuda_rc EQUAL 0 AND EXISTS ${WH_CUDA_INC}/cuda.h)
+    set(WH_CUDAEMU_OK ON)
+    message(STATUS "cudaemu: using ${WH_CUDA_INC}/cuda.h")
+  else()
+    message(WARNING "GPU parts skipped (emulated CUDA driver and GPU tests): cannot get cuda.h: ${wh_cuda_err}. "
+                    "Set WHARF_CUDA_H=/path/to/cuda.h or reconfigure with network access to PyPI.")
+  endif()
+else()
+  message(STATUS "GPU parts skipped: WHARF_CUDAEMU=OFF")
+endif()
+
+if(WH_CUDAEMU_OK)
+  set(WH_CUDAEMU_DIR ${CMAKE_BINARY_DIR}/cudaemu)
+  set(CUEMU ${CMAKE_SOURCE_DIR}/tests/cudaemu)
+  add_library(cudaemu SHARED ${CUEMU}/emu_core.c ${CUEMU}/emu_mem.c ${CUEMU}/emu_stream.c ${CUEMU}/emu_proc.c)
+  set_target_properties(cudaemu PROPERTIES OUTPUT_NAME cuda SOVERSION 1 LIBRARY_OUTPUT_DIRECTORY ${WH_CUDAEMU_DIR})
+  target_include_directories(cudaemu SYSTEM PRIVATE ${WH_CUDA_INC})
+  target_compile_options(cudaemu PRIVATE ${WH_WARN} -fvisibility=hidden)
+  target_link_libraries(cudaemu PRIVATE Threads::Threads)
+
+  # environment of every test that runs on the emulator
+  set(WH_CUDAEMU_ENV "LD_LIBRARY_PATH=${WH_CUDAEMU_DIR}" "CUDAEMU_TOPOLOGY=${CUEMU}/topo4.txt")
+
+  function(wh_cudaemu_test NAME)
+    cmake_parse_arguments(T "" "" "ENV" ${ARGN})
+    add_executable(cudaemu_${NAME} ${CUEMU}/t_${NAME}.c)
+    target_include_directories(cudaemu_${NAME} SYSTEM PRIVATE ${WH_CUDA_INC})
+    target_compile_options(cudaemu_${NAME} PRIVATE ${WH_WARN})
+    target_link_libraries(cudaemu_${NAME} PRIVATE ${CMAKE_DL_LIBS})
+    add_dependencies(cudaemu_${NAME} cudaemu)
+    set_target_properties(cudaemu_${NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/cudaemu)
+    add_test(NAME cudaemu.${NAME} COMMAND cudaemu_${NAME})
+    set_tests_properties(cudaemu.${NAME} PROPERTIES TIMEOUT 120 LABELS "unit;gpu"
+                         ENVIRONMENT "${WH_CUDAEMU_ENV};${T_ENV}")
+  endfunction()
+
+  wh_cudaemu_test(basic ENV "CUDAEMU_VISIBLE=1,3" "CUDAEMU_FAIL=cuMemAlloc@4")
+  wh_cudaemu_test(stream ENV "CUDAEMU_STREAM_DELAY_US=3000")
+  wh_cudaemu_test(crash)
+  wh_cudaemu_test(ipc ENV "CUDAEMU_VISIBLE=2,3" "CUDAEMU_STREAM_DELAY_US=20000")
+endif()
