@@ -20,7 +20,8 @@ int wh_rndv_start(wh_req_t *r, int chan, const wh_hdr_t *eh)
     h.flags = 0;
     wh_rts_t rts = {.mem = (uint32_t)r->mem};
     const char *start;
-    if (r->bytes && wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &start))
+    /* a zero-copy get reads host memory only: device buffers expose no address */
+    if (r->bytes && r->mem == WH_MEM_HOST && wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &start))
         rts.addr = (uint64_t)(uintptr_t)start;
     r->xfer_off = 0;
     int rc = wh_send_rts(r, &h, &rts, sizeof rts);
@@ -80,7 +81,11 @@ void wh_rndv_matched(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const 
         wh_req_recv_done(r);
         return;
     }
-    wh_coord_choice_t ch = wh_coord_rndv(wpeer, n, r->mem, rts.addr != 0);
+    /* the memory kind that constrains the transfer: either side's non-host kind */
+    int mem = r->mem != WH_MEM_HOST ? r->mem : (int)rts.mem;
+    if (mem < 0 || mem >= WH_MEM_KINDS)
+        mem = WH_MEM_HOST;
+    wh_coord_choice_t ch = wh_coord_rndv(wpeer, n, mem, rts.addr != 0);
     wh_data_t d;
     wh_req_data(r, 0, n, &d);
     int rc;
@@ -163,7 +168,11 @@ int wh_rndv_push(void)
     wh_req_t **pp = &streams;
     while (*pp) {
         wh_req_t *s = *pp;
+        /* fragments are active messages: no larger than the channel takes in one
+         * (the network's preferred fragment is its bulk chunk, larger than that) */
         size_t frag = wh_chan_caps[s->chan].max_frag;
+        if (frag > wh_coord_lim.max_am[s->chan])
+            frag = wh_coord_lim.max_am[s->chan];
         while (s->xfer_off < s->xfer_len) {
             size_t len = s->xfer_len - s->xfer_off < frag ? s->xfer_len - s->xfer_off : frag;
             wh_hdr_t h = {.type = wh_p2p_am.data, .len = s->xfer_off, .sreq = s->remote};
