@@ -12,7 +12,7 @@
 const char *const wh_proto_names[WH_PROTO_MAX] = {
     [WH_PROTO_EAGER] = "eager", [WH_PROTO_RNDV] = "rts",  [WH_PROTO_GET] = "single-copy",
     [WH_PROTO_BULK] = "rndv",   [WH_PROTO_FRAG] = "rndv", [WH_PROTO_PUT] = "put",
-    [WH_PROTO_AM] = "am",
+    [WH_PROTO_AM] = "am",       [WH_PROTO_CUDA_IPC] = "cuda-ipc",
 };
 
 wh_coord_peer_t *wh_coord_peers;
@@ -21,8 +21,9 @@ uint64_t wh_coord_count[WH_CHAN_MAX][WH_PROTO_MAX];
 uint64_t wh_coord_bytes[WH_CHAN_MAX][WH_PROTO_MAX];
 
 wh_coord_choice_t wh_coord_decide_pure(const wh_coord_peer_t *p, const wh_coord_limits_t *lim, size_t bytes,
-                                       int mem, int op, int remote_addr)
+                                       int mem, int op, int remote)
 {
+    int remote_addr = (remote & WH_REMOTE_ADDR) != 0;
     wh_coord_choice_t c = {.chan = p->chan, .proto = WH_PROTO_FRAG};
     int kind_ok = (lim->mem_kinds[p->chan] >> mem) & 1;
     switch (op) {
@@ -30,7 +31,9 @@ wh_coord_choice_t wh_coord_decide_pure(const wh_coord_peer_t *p, const wh_coord_
         c.proto = bytes <= lim->eager_max[p->chan] && kind_ok ? WH_PROTO_EAGER : WH_PROTO_RNDV;
         break;
     case WH_OPK_RNDV:
-        if ((p->caps & WH_CAP_GET_ZCOPY) && remote_addr && kind_ok && bytes >= lim->zcopy_min)
+        if (mem == WH_MEM_CUDA && (remote & WH_REMOTE_CUDA_IPC) && p->chan == WH_CHAN_SHM)
+            c.proto = WH_PROTO_CUDA_IPC; /* co-resident: device to device, no host staging */
+        else if ((p->caps & WH_CAP_GET_ZCOPY) && remote_addr && kind_ok && bytes >= lim->zcopy_min)
             c.proto = WH_PROTO_GET;
         else if ((p->caps & WH_CAP_BULK) && kind_ok)
             c.proto = WH_PROTO_BULK;

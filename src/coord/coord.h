@@ -30,6 +30,7 @@ enum wh_proto_id {
     WH_PROTO_FRAG,      /* clear-to-send, then pipelined fragments as active messages */
     WH_PROTO_PUT,       /* zero-copy put (one-sided, later) */
     WH_PROTO_AM,        /* emulated through active messages (one-sided, later) */
+    WH_PROTO_CUDA_IPC,  /* receiver maps the sender's device buffer (CUDA IPC) and copies */
     WH_PROTO_MAX
 };
 extern const char *const wh_proto_names[WH_PROTO_MAX];
@@ -52,10 +53,15 @@ typedef struct wh_coord_limits {
     size_t zcopy_min;              /* smallest rendezvous moved by a zero-copy get (WHARF_CMA_MIN) */
 } wh_coord_limits_t;
 
-/* The decision as a pure function (unit-tested): remote_addr says whether the
- * sender exposed a contiguous address a zero-copy get can read. */
+/* What the sender of a rendezvous exposed (bits of `remote` below). */
+enum {
+    WH_REMOTE_ADDR = 1,     /* a contiguous host address a zero-copy get can read */
+    WH_REMOTE_CUDA_IPC = 2, /* a CUDA IPC handle of its device buffer (co-resident peers) */
+};
+/* The decision as a pure function (unit-tested); mem is the memory kind
+ * that constrains the transfer (either side's non-host kind). */
 wh_coord_choice_t wh_coord_decide_pure(const wh_coord_peer_t *p, const wh_coord_limits_t *lim, size_t bytes,
-                                       int mem, int op, int remote_addr);
+                                       int mem, int op, int remote);
 
 /* A candidate channel for a peer, at init. */
 typedef struct wh_coord_cand {
@@ -95,8 +101,8 @@ static inline wh_coord_choice_t wh_coord_send(int wpeer, size_t bytes, int mem)
 }
 
 /* The receiver's decision for a matched rendezvous. */
-static inline wh_coord_choice_t wh_coord_rndv(int wpeer, size_t bytes, int mem, int remote_addr)
+static inline wh_coord_choice_t wh_coord_rndv(int wpeer, size_t bytes, int mem, int remote)
 {
-    return wh_coord_decide_pure(&wh_coord_peers[wpeer], &wh_coord_lim, bytes, mem, WH_OPK_RNDV, remote_addr);
+    return wh_coord_decide_pure(&wh_coord_peers[wpeer], &wh_coord_lim, bytes, mem, WH_OPK_RNDV, remote);
 }
 #endif

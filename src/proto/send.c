@@ -13,7 +13,7 @@ struct wh_pend {
     wh_req_t *r;            /* the send request of an EAGER or RTS (payload of EAGER from it); NULL for ctrl */
     wh_hdr_t h;
     size_t rawlen;
-    unsigned char raw[64];
+    unsigned char raw[128]; /* the largest control payload: a device RTS */
 };
 
 static wh_pend_t *pend_tail;

@@ -88,3 +88,26 @@ if(WH_CUDAEMU_OK)
   wh_gpu_mpi_test(gpu.p2p ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "CUDAEMU_STREAM_DELAY_US=50")
   wh_gpu_mpi_test(gpu.p2p4 ${CUEMU}/gpu_p2p.c 4 ENV "CUDAEMU_TIMING=0")
 endif()
+
+# The scheme the coordinator picks for co-resident ranks is CUDA IPC (the
+# channel report must count it), and a failing IPC open falls back to staged
+# copies with a log line, never a wrong answer.
+if(WH_CUDAEMU_OK)
+  add_test(NAME mpi.gpu.ipc.scheme COMMAND ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_gpu_p2p>)
+  set_tests_properties(mpi.gpu.ipc.scheme PROPERTIES
+    ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;WHARF_REPORT=channels;CUDAEMU_VISIBLE=0,1"
+    PASS_REGULAR_EXPRESSION "shm/cuda-ipc [1-9][0-9]* msgs" FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank"
+    TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;shm" PROCESSORS 2)
+  add_test(NAME mpi.gpu.ipc.fallback COMMAND ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_gpu_p2p>)
+  set_tests_properties(mpi.gpu.ipc.fallback PROPERTIES
+    ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;WHARF_REPORT=channels;CUDAEMU_FAIL=cuIpcOpenMemHandle;CUDAEMU_VISIBLE=0,1"
+    PASS_REGULAR_EXPRESSION "gpu p2p: ok"
+    FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;cuda-ipc [1-9];wharfrun: rank"
+    TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;shm" PROCESSORS 2)
+  # the fallback must say so (a second run of the same, looking for the log line)
+  add_test(NAME mpi.gpu.ipc.fallback_log COMMAND ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_gpu_p2p>)
+  set_tests_properties(mpi.gpu.ipc.fallback_log PROPERTIES
+    ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;CUDAEMU_FAIL=cuIpcOpenMemHandle;CUDAEMU_VISIBLE=0,1"
+    PASS_REGULAR_EXPRESSION "CUDA IPC with rank [0-9]+ failed" TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;shm"
+    PROCESSORS 2)
+endif()

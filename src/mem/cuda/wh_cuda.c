@@ -139,6 +139,7 @@ void wh_cuda_finalize(void)
 {
     if (!wh_cuda_on)
         return;
+    wh_cuda_ipc_finalize();
     if (copy_stream)
         wh_cu.cuStreamDestroy(copy_stream);
     copy_stream = NULL;

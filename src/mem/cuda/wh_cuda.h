@@ -5,6 +5,7 @@
 #ifndef WH_MEM_CUDA_WH_CUDA_H
 #define WH_MEM_CUDA_WH_CUDA_H
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mem/cuda/cuda_abi.h"
 
@@ -27,4 +28,18 @@ const char *wh_cuda_errname(wh_CUresult rc);
 /* Make a context current on this thread if none is (the context of the
  * device memory at p); returns a CUresult. */
 wh_CUresult wh_cuda_ctx_for(const void *p);
+
+/* ---- CUDA IPC between co-resident ranks (ipc.c) ---- */
+/* What a sender publishes so a co-resident receiver can map its device buffer. */
+typedef struct wh_cuda_ipc {
+    wh_CUipcMemHandle handle; /* of the allocation containing the buffer */
+    uint64_t id;              /* the allocation's buffer id (never reused by the driver) */
+    uint64_t offset;          /* of the buffer in the allocation */
+} wh_cuda_ipc_t;
+/* Describe device buffer p (0 or an MPI error code). */
+int wh_cuda_ipc_export(const void *p, wh_cuda_ipc_t *out);
+/* Map the buffer a peer exported (cached per peer and allocation): *p is its
+ * address here; returns a CUresult (the caller falls back on failure). */
+wh_CUresult wh_cuda_ipc_import(int wpeer, const wh_cuda_ipc_t *in, void **p);
+void wh_cuda_ipc_finalize(void);
 #endif
