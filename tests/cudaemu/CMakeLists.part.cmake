@@ -111,3 +111,36 @@ if(WH_CUDAEMU_OK)
     PASS_REGULAR_EXPRESSION "CUDA IPC with rank [0-9]+ failed" TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;shm"
     PROCESSORS 2)
 endif()
+
+# Device buffers between containers (docs/SCENARIOS.md).  With one GPU per
+# container (containers.txt, by hostname) no container can map another's
+# device memory: CUDA IPC fails and wharf stages through host memory (with a
+# warning).  With both GPUs visible in every container (containers-2gpu.txt):
+# shared (same PID namespace) moves device buffers by CUDA IPC; pidpriv cannot
+# (the driver refuses handles from another PID namespace) and falls back;
+# isolated and twohost go through the network, staged.
+if(WH_CUDAEMU_OK)
+  foreach(cfg "shared;2gpu;cuda-ipc [1-9]" "shared;1gpu;CUDA IPC with rank [0-9]+ failed"
+              "pidpriv;2gpu;CUDA IPC with rank [0-9]+ failed" "isolated;1gpu;gpu p2p: ok" "twohost;1gpu;gpu p2p: ok")
+    list(GET cfg 0 sc)
+    list(GET cfg 1 gpus)
+    list(GET cfg 2 pass)
+    set(np 2)
+    if(sc STREQUAL "twohost")
+      set(np 4)
+    endif()
+    set(vfile ${CUEMU}/containers.txt)
+    if(gpus STREQUAL "2gpu")
+      set(vfile ${CUEMU}/containers-2gpu.txt)
+    endif()
+    add_test(NAME scenarios.${sc}.gpu_p2p_${gpus}
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/scenarios/wharfns.py run ${sc} -n ${np}
+              --wharfrun ${WHARFRUN} --timeout 150 --
+              env LD_LIBRARY_PATH=${WH_CUDAEMU_DIR} CUDAEMU_TOPOLOGY=${CUEMU}/topo4.txt CUDAEMU_VISIBLE_FILE=${vfile}
+              $<TARGET_FILE:mpit_gpu_p2p>)
+    set_tests_properties(scenarios.${sc}.gpu_p2p_${gpus} PROPERTIES
+      ENVIRONMENT "WHARF_CUDA=1;WHARF_REPORT=channels" SKIP_RETURN_CODE 77
+      PASS_REGULAR_EXPRESSION "${pass}" FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank"
+      LABELS "scenarios;gpu" RUN_SERIAL true TIMEOUT 240)
+  endforeach()
+endif()

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "emu.h"
 
@@ -197,8 +198,33 @@ static void do_init(void)
     for (int i = 0; i < n; i++)
         cand[i] = i;
     const char *vis = getenv("CUDAEMU_VISIBLE"); /* what the container was given */
-    if (vis && *vis)
+    const char *vfile = getenv("CUDAEMU_VISIBLE_FILE");
+    char line[512];
+    if (vis && *vis) {
         n = apply_list(vis, cand, n);
+    } else if (vfile && *vfile) {
+        /* the container runtime's assignment: "HOSTNAME LIST" lines, the
+         * line of this container's hostname ("*": any other); none: no GPU */
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        FILE *f = fopen(vfile, "r");
+        int found = 0;
+        while (f && !found && fgets(line, sizeof line, f)) {
+            char name[256], list[256] = "";
+            if (line[0] == '#' || sscanf(line, "%255s %255s", name, list) < 1)
+                continue;
+            if (!strcmp(name, host) || !strcmp(name, "*")) {
+                n = apply_list(list, cand, n);
+                found = 1;
+            }
+        }
+        if (f)
+            fclose(f);
+        else
+            fprintf(stderr, "cudaemu: CUDAEMU_VISIBLE_FILE=%s: %s\n", vfile, strerror(errno));
+        if (!found)
+            n = 0;
+    }
     const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
     if (cvd)
         n = apply_list(cvd, cand, n);
