@@ -28,7 +28,9 @@ wh_coord_choice_t wh_coord_decide_pure(const wh_coord_peer_t *p, const wh_coord_
     int kind_ok = (lim->mem_kinds[p->chan] >> mem) & 1;
     switch (op) {
     case WH_OPK_SEND:
-        c.proto = bytes <= lim->eager_max[p->chan] && kind_ok ? WH_PROTO_EAGER : WH_PROTO_RNDV;
+        c.proto = bytes <= lim->eager_max[p->chan] && (kind_ok || (mem != WH_MEM_HOST && bytes <= lim->dev_eager_max))
+                      ? WH_PROTO_EAGER
+                      : WH_PROTO_RNDV;
         break;
     case WH_OPK_RNDV:
         if (mem == WH_MEM_CUDA && (remote & WH_REMOTE_CUDA_IPC) && p->chan == WH_CHAN_SHM)
@@ -105,6 +107,7 @@ int wh_coord_init(void)
         wh_coord_lim.mem_kinds[c] = k->mem_kinds;
     }
     wh_coord_lim.zcopy_min = wh_tun.cma_min;
+    wh_coord_lim.dev_eager_max = wh_tun.cuda_eager_max;
     for (int p = 0; p < wh_job.size; p++) {
         wh_coord_cand_t cand[WH_CHAN_MAX];
         uint32_t pcaps[WH_CHAN_MAX] = {0};

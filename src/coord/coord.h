@@ -51,6 +51,7 @@ typedef struct wh_coord_limits {
     size_t max_am[WH_CHAN_MAX];    /* largest active-message payload per channel */
     uint32_t mem_kinds[WH_CHAN_MAX];
     size_t zcopy_min;              /* smallest rendezvous moved by a zero-copy get (WHARF_CMA_MIN) */
+    size_t dev_eager_max;          /* largest device-buffer message sent eagerly, staged (WHARF_CUDA_EAGER_MAX) */
 } wh_coord_limits_t;
 
 /* What the sender of a rendezvous exposed (bits of `remote` below). */
@@ -90,13 +91,17 @@ static inline void wh_coord_note(int chan, int proto, size_t bytes)
 }
 
 /* The sender's decision, inline on the hot path: eager when it fits the
- * channel's threshold and the channel moves this memory kind. */
+ * channel's threshold and the memory is host memory, or device memory small
+ * enough to be staged into the eager payload (channels copy it out through
+ * wh_mem_copy).  Host memory decides on the first test of the second operand. */
 static inline wh_coord_choice_t wh_coord_send(int wpeer, size_t bytes, int mem)
 {
     wh_coord_choice_t c;
     c.chan = wh_coord_peers[wpeer].chan;
-    c.proto = (uint8_t)(bytes <= wh_coord_lim.eager_max[c.chan] && mem == WH_MEM_HOST ? WH_PROTO_EAGER
-                                                                                      : WH_PROTO_RNDV);
+    c.proto = (uint8_t)(bytes <= wh_coord_lim.eager_max[c.chan] &&
+                                (mem == WH_MEM_HOST || bytes <= wh_coord_lim.dev_eager_max)
+                            ? WH_PROTO_EAGER
+                            : WH_PROTO_RNDV);
     return c;
 }
 

@@ -213,6 +213,21 @@ int main(int argc, char **argv)
         }
         MPI_Type_free(&vec);
 
+        /* synchronous and buffered-free modes on small device buffers (staged eager) */
+        for (int k = 0; k < 3; k++) {
+            size_t m = k == 0 ? 8 : k == 1 ? 4096 : 4097;
+            if (rank % 2 == 0) {
+                void *sb = mkbuf(1, m, 400 + k);
+                MPI_Ssend(sb, (int)m, MPI_BYTE, peer, 600 + k, MPI_COMM_WORLD);
+                freebuf(1, sb);
+            } else {
+                void *rb = mkrecv(1, m);
+                MPI_Recv(rb, (int)m, MPI_BYTE, peer, 600 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                check_buf(1, rb, m, 400 + k, "ssend");
+                freebuf(1, rb);
+            }
+        }
+
         /* sendrecv between device buffers */
         size_t n = 200000;
         void *s = mkbuf(1, n, 300 + rank), *r = mkrecv(1, n);
