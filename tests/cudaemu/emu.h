@@ -62,7 +62,8 @@ void emu_wait_until(uint64_t t_ns);
 unsigned emu_stream_delay_us(void);
 
 /* ---- memory (emu_mem.c) ---- */
-enum emu_kind { EMU_DEVICE = 1, EMU_HOST_ALLOC, EMU_HOST_REG, EMU_IPC_MAPPED };
+enum emu_kind { EMU_DEVICE = 1, EMU_HOST_ALLOC, EMU_HOST_REG, EMU_IPC_MAPPED, EMU_VMM };
+#define EMU_ACCESS 0x80000000u /* EMU_VMM: cuMemSetAccess granted read-write */
 typedef struct emu_alloc {
     uintptr_t base;
     size_t size;  /* bytes asked for */
@@ -74,8 +75,14 @@ typedef struct emu_alloc {
     int fd;       /* memfd of device memory, -1 otherwise */
     uint64_t id;  /* buffer id (unique in the process) */
     unsigned flags;
+    void *vmm;    /* EMU_VMM: the physical allocation mapped here */
     struct emu_alloc *next;
 } emu_alloc_t;
+
+void emu_add_alloc(emu_alloc_t *a);
+/* unlink the record starting exactly at base with kind k1 or k2 */
+emu_alloc_t *emu_take_alloc(uintptr_t base, int k1, int k2);
+int emu_is_devkind(int kind);
 
 /* The allocation containing [p, p+n) (NULL if none); caller holds no lock,
  * the record stays valid until freed by the application. */

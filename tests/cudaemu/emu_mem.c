@@ -47,7 +47,7 @@ emu_alloc_t *emu_find(uintptr_t p, size_t n)
 
 static int is_devkind(int k)
 {
-    return k == EMU_DEVICE || k == EMU_IPC_MAPPED;
+    return k == EMU_DEVICE || k == EMU_IPC_MAPPED || k == EMU_VMM;
 }
 
 void *emu_xlate(uintptr_t p, size_t n, int *is_dev, int *dev, CUresult *rc)
@@ -59,6 +59,10 @@ void *emu_xlate(uintptr_t p, size_t n, int *is_dev, int *dev, CUresult *rc)
         *rc = CUDA_ERROR_INVALID_VALUE; /* copy past the end of an allocation */
         return NULL;
     }
+    if (a && a->kind == EMU_VMM && !(a->flags & EMU_ACCESS)) {
+        *rc = CUDA_ERROR_INVALID_VALUE; /* mapped, but cuMemSetAccess never granted access */
+        return NULL;
+    }
     if (a && is_devkind(a->kind)) {
         *is_dev = 1;
         *dev = a->dev;
@@ -67,7 +71,12 @@ void *emu_xlate(uintptr_t p, size_t n, int *is_dev, int *dev, CUresult *rc)
     return (void *)p; /* host memory (pinned or pageable): the CPU touches it directly */
 }
 
-static void add_alloc(emu_alloc_t *a)
+int emu_is_devkind(int k)
+{
+    return is_devkind(k);
+}
+
+void emu_add_alloc(emu_alloc_t *a)
 {
     a->id = atomic_fetch_add(&next_id, 1);
     pthread_rwlock_wrlock(&alloc_lock);
@@ -77,7 +86,7 @@ static void add_alloc(emu_alloc_t *a)
 }
 
 /* unlink the allocation starting exactly at base with one of the kinds */
-static emu_alloc_t *take_alloc(uintptr_t base, int k1, int k2)
+emu_alloc_t *emu_take_alloc(uintptr_t base, int k1, int k2)
 {
     pthread_rwlock_wrlock(&alloc_lock);
     emu_alloc_t **pp = &allocs, *a = NULL;
@@ -139,7 +148,7 @@ EMU_API CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
     a->dev = c->dev;
     a->ctx = c;
     a->fd = fd;
-    add_alloc(a);
+    emu_add_alloc(a);
     *dptr = (CUdeviceptr)a->base;
     return CUDA_SUCCESS;
 }
@@ -158,7 +167,7 @@ EMU_API CUresult CUDAAPI cuMemFree(CUdeviceptr dptr)
         return CUDA_ERROR_NOT_INITIALIZED;
     if (!dptr)
         return CUDA_SUCCESS;
-    emu_alloc_t *a = take_alloc((uintptr_t)dptr, EMU_DEVICE, EMU_DEVICE);
+    emu_alloc_t *a = emu_take_alloc((uintptr_t)dptr, EMU_DEVICE, EMU_DEVICE);
     if (!a)
         return CUDA_ERROR_INVALID_VALUE;
     emu_ctx_sync(a->ctx); /* cuMemFree synchronizes the device */
@@ -209,7 +218,7 @@ EMU_API CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int
     a->ctx = c;
     a->fd = -1;
     a->flags = Flags;
-    add_alloc(a);
+    emu_add_alloc(a);
     *pp = p;
     return CUDA_SUCCESS;
 }
@@ -223,7 +232,7 @@ EMU_API CUresult CUDAAPI cuMemFreeHost(void *p)
 {
     if (!emu_inited)
         return CUDA_ERROR_NOT_INITIALIZED;
-    emu_alloc_t *a = take_alloc((uintptr_t)p, EMU_HOST_ALLOC, EMU_HOST_ALLOC);
+    emu_alloc_t *a = emu_take_alloc((uintptr_t)p, EMU_HOST_ALLOC, EMU_HOST_ALLOC);
     if (!a)
         return CUDA_ERROR_INVALID_VALUE;
     emu_ctx_sync(a->ctx);
@@ -257,7 +266,7 @@ EMU_API CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned in
     a->ctx = c;
     a->fd = -1;
     a->flags = Flags;
-    add_alloc(a);
+    emu_add_alloc(a);
     return CUDA_SUCCESS;
 }
 
@@ -265,7 +274,7 @@ EMU_API CUresult CUDAAPI cuMemHostUnregister(void *p)
 {
     if (!emu_inited)
         return CUDA_ERROR_NOT_INITIALIZED;
-    emu_alloc_t *a = take_alloc((uintptr_t)p, EMU_HOST_REG, EMU_HOST_REG);
+    emu_alloc_t *a = emu_take_alloc((uintptr_t)p, EMU_HOST_REG, EMU_HOST_REG);
     if (!a)
         return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     emu_ctx_sync(a->ctx);
@@ -474,7 +483,7 @@ EMU_API CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle h
     a->kind = EMU_IPC_MAPPED;
     a->dev = dev;
     a->ctx = c;
-    add_alloc(a);
+    emu_add_alloc(a);
     *pdptr = (CUdeviceptr)a->base;
     return CUDA_SUCCESS;
 }
@@ -483,7 +492,7 @@ EMU_API CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr dptr)
 {
     if (!emu_inited)
         return CUDA_ERROR_NOT_INITIALIZED;
-    emu_alloc_t *a = take_alloc((uintptr_t)dptr, EMU_IPC_MAPPED, EMU_IPC_MAPPED);
+    emu_alloc_t *a = emu_take_alloc((uintptr_t)dptr, EMU_IPC_MAPPED, EMU_IPC_MAPPED);
     if (!a)
         return CUDA_ERROR_INVALID_VALUE;
     emu_ctx_sync(a->ctx);

@@ -36,7 +36,10 @@ static const emu_proc_t procs[] = {
     E(cuStreamCreateWithPriority, 5050), E(cuStreamDestroy, 4000), E(cuStreamSynchronize, 2000),
     E(cuStreamQuery, 2000), E(cuStreamWaitEvent, 3020), E(cuEventCreate, 2000), E(cuEventDestroy, 4000),
     E(cuEventRecord, 2000), E(cuEventQuery, 2000), E(cuEventSynchronize, 2000), E(cuEventElapsedTime, 2000),
-    E(cuEventElapsedTime_v2, 12080), E(cuGetProcAddress, 12000),
+    E(cuEventElapsedTime_v2, 12080), E(cuGetProcAddress, 12000), E(cuMemAddressReserve, 10020),
+    E(cuMemAddressFree, 10020), E(cuMemCreate, 10020), E(cuMemRelease, 10020), E(cuMemMap, 10020),
+    E(cuMemUnmap, 10020), E(cuMemSetAccess, 10020), E(cuMemExportToShareableHandle, 10020),
+    E(cuMemImportFromShareableHandle, 10020), E(cuMemGetAllocationGranularity, 10020),
 };
 #undef E
 
