@@ -236,6 +236,22 @@ int main(int argc, char **argv)
         freebuf(1, s);
         freebuf(1, r);
     }
+    /* to myself (the self channel), small and large, and a persistent send */
+    for (int k = 0; k < 2; k++) {
+        size_t n = k ? 1000000 : 1000;
+        void *s = mkbuf(1, n, 700 + k), *r = mkrecv(1, n);
+        MPI_Request q;
+        MPI_Send_init(s, (int)n, MPI_BYTE, rank, 800 + k, MPI_COMM_WORLD, &q);
+        for (int rep = 0; rep < 2; rep++) {
+            MPI_Start(&q);
+            MPI_Recv(r, (int)n, MPI_BYTE, rank, 800 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+            check_buf(1, r, n, 700 + k, "self");
+        }
+        MPI_Request_free(&q);
+        freebuf(1, s);
+        freebuf(1, r);
+    }
     int total = 0;
     MPI_Allreduce(&fails, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
