@@ -6,6 +6,7 @@
 #include "coord/coord.h"
 #include "core/core.h"
 #include "locality/locality.h"
+#include "mem/cuda/wh_cuda.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
@@ -86,6 +87,15 @@ static void report_limits(void)
                : k->flags & WH_CAP_BULK    ? "receiver-posted bulk stream"
                                            : "pipelined fragments");
     }
+    if (wh_cuda_on)
+        printf("wharf: gpu: CUDA driver loaded (%d device(s) visible to rank 0); device buffers: staged eager <= %zu B, "
+               "larger ones %s, else pipelined fragments staged through host memory\n",
+               wh_cuda_ndev, wh_coord_lim.dev_eager_max,
+               wh_tun.cuda_ipc ? "by CUDA IPC between co-resident ranks where the driver lets the receiver map the "
+                                 "sender's memory"
+                               : "(WHARF_CUDA_IPC=0: no CUDA IPC)");
+    else
+        printf("wharf: gpu: no CUDA driver in use (WHARF_CUDA=%s): device buffers are not recognized\n", wh_tun.cuda);
     fflush(stdout);
 }
 

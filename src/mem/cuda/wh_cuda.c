@@ -11,7 +11,7 @@
 #include "util/log.h"
 #include "util/tunables.h"
 
-int wh_cuda_on;
+int wh_cuda_on, wh_cuda_ndev;
 wh_cuda_fns_t wh_cu;
 static void *lib;
 /* wharf's own stream for staging copies (created on the first copy, in the
@@ -131,6 +131,7 @@ int wh_cuda_init(void)
     if (err != MPI_SUCCESS)
         return err;
     wh_cuda_on = 1;
+    wh_cuda_ndev = ndev;
     WH_DEBUG("cuda", "CUDA driver %d.%d loaded: %d device(s) visible", ver / 1000, ver % 1000 / 10, ndev);
     return MPI_SUCCESS;
 }

@@ -12,8 +12,8 @@
 /* Load the driver (per WHARF_CUDA) and register WH_MEM_CUDA. */
 int wh_cuda_init(void);
 void wh_cuda_finalize(void);
-/* 1 once the driver is loaded and initialized */
-extern int wh_cuda_on;
+/* 1 once the driver is loaded and initialized; devices it reports */
+extern int wh_cuda_on, wh_cuda_ndev;
 
 /* the driver's entry points, filled by wh_cuda_init */
 typedef struct wh_cuda_fns {
