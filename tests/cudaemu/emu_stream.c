@@ -250,7 +250,7 @@ static uint64_t enqueue(struct CUstream_st *s, emu_op_t *op)
         if (op->deps)
             op->deps[op->ndeps++] = (emu_dep_t){c->legacy, c->legacy->enq};
     }
-    op->seq = ++s->enq;
+    uint64_t seq = op->seq = ++s->enq;
     pthread_mutex_lock(&s->mu);
     if (s->tail)
         s->tail->next = op;
@@ -260,7 +260,7 @@ static uint64_t enqueue(struct CUstream_st *s, emu_op_t *op)
     pthread_cond_signal(&s->cv);
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_unlock(&q_lock);
-    return op->seq;
+    return seq; /* op may be run and freed by now */
 }
 
 static int copy_path(int sdev, int dsdev, int ddev, int dddev)
