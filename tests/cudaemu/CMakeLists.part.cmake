@@ -97,8 +97,8 @@ endif()
 if(WH_CUDAEMU_OK)
   add_test(NAME mpi.gpu.ipc.scheme COMMAND ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_gpu_p2p>)
   set_tests_properties(mpi.gpu.ipc.scheme PROPERTIES
-    ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;WHARF_REPORT=channels;CUDAEMU_VISIBLE=0,1"
-    PASS_REGULAR_EXPRESSION "shm/cuda-ipc [1-9][0-9]* msgs" FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank"
+    ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;WHARF_REPORT=channels,locality;CUDAEMU_VISIBLE=0,1"
+    PASS_REGULAR_EXPRESSION "gpu pair 0<-1: peer GPUs[^\n]*\n(.*\n)*.*shm/cuda-ipc [1-9][0-9]* msgs" FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank"
     TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;shm" PROCESSORS 2)
   add_test(NAME mpi.gpu.ipc.fallback COMMAND ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_gpu_p2p>)
   set_tests_properties(mpi.gpu.ipc.fallback PROPERTIES

@@ -107,14 +107,14 @@ static void freebuf(int dev, void *b)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    /* the GPU is chosen before MPI_Init (by the launcher's rank variable, as
+     * applications do with local-rank variables), so wharf sees which one */
+    const char *pr = getenv("PMI_RANK");
+    rank = pr ? atoi(pr) : 0;
     void *lib = dlopen("libcuda.so.1", RTLD_NOW);
     if (!lib || !(gpa = (__typeof__(gpa))dlsym(lib, "cuGetProcAddress_v2"))) {
         fprintf(stderr, "no emulated driver: %s\n", dlerror());
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        return 2;
     }
     LOAD(cuInit); LOAD(cuDeviceGetCount); LOAD(cuDeviceGet); LOAD(cuDevicePrimaryCtxRetain); LOAD(cuCtxSetCurrent);
     LOAD(cuMemAlloc); LOAD(cuMemFree); LOAD(cuMemcpyHtoD); LOAD(cuMemcpyDtoH); LOAD(cuMemsetD8);
@@ -124,9 +124,14 @@ int main(int argc, char **argv)
     CK(p_cuDeviceGetCount(&ndev));
     CUdevice dev;
     CUcontext ctx;
-    CK(p_cuDeviceGet(&dev, rank % ndev));
+    CK(p_cuDeviceGet(&dev, rank % (ndev ? ndev : 1)));
     CK(p_cuDevicePrimaryCtxRetain(&ctx, dev));
     CK(p_cuCtxSetCurrent(ctx));
+
+    MPI_Init(&argc, &argv);
+    int size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
 
     /* device memory really is out of the CPU's reach, and wharf sees it as such */
     void *probe = mkrecv(1, 64);

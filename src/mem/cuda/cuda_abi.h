@@ -48,6 +48,8 @@ typedef struct {
     X(cuDeviceGetUuid, (wh_CUuuid * u, wh_CUdevice d))                                                                 \
     X(cuDeviceGetPCIBusId, (char *id, int len, wh_CUdevice d))                                                         \
     X(cuDevicePrimaryCtxRetain, (wh_CUcontext * c, wh_CUdevice d))                                                     \
+    X(cuDeviceCanAccessPeer, (int *can, wh_CUdevice d, wh_CUdevice peer))                                              \
+    X(cuCtxGetDevice, (wh_CUdevice * d))                                                                               \
     X(cuCtxGetCurrent, (wh_CUcontext * c))                                                                             \
     X(cuCtxSetCurrent, (wh_CUcontext c))                                                                               \
     X(cuPointerGetAttribute, (void *data, wh_CUpointer_attribute attr, wh_CUdeviceptr p))                                                 \

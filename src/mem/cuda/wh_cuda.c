@@ -3,6 +3,7 @@
  * point, at the API version wharf is written for. */
 #include <dlfcn.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/err.h"
@@ -148,4 +149,42 @@ void wh_cuda_finalize(void)
     wh_mem_unregister(WH_MEM_CUDA);
     wh_cuda_on = 0;
     /* the library stays loaded: the application may still use the driver */
+}
+
+static void uuid_hex(const wh_CUuuid *u, char out[33])
+{
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", (unsigned char)u->bytes[i]);
+}
+
+void wh_cuda_describe(char *out, size_t len)
+{
+    if (!len)
+        return;
+    out[0] = 0;
+    if (!wh_cuda_on)
+        return;
+    wh_CUcontext cur = NULL;
+    wh_CUdevice own = -1;
+    if (wh_cu.cuCtxGetCurrent(&cur) == WH_CUDA_SUCCESS && cur && wh_cu.cuCtxGetDevice(&own) != WH_CUDA_SUCCESS)
+        own = -1;
+    if (own < 0 && wh_cuda_ndev == 1)
+        own = 0;
+    char hex[33] = "-", pci[32] = "-";
+    wh_CUuuid u;
+    if (own >= 0 && wh_cu.cuDeviceGetUuid(&u, own) == WH_CUDA_SUCCESS)
+        uuid_hex(&u, hex);
+    if (own >= 0 && wh_cu.cuDeviceGetPCIBusId(pci, (int)sizeof pci, own) != WH_CUDA_SUCCESS)
+        snprintf(pci, sizeof pci, "-");
+    size_t o = (size_t)snprintf(out, len, "G=%s;B=%s;V=", hex, pci);
+    for (int d = 0; d < wh_cuda_ndev && d < 16 && o + 40 < len; d++) {
+        if (wh_cu.cuDeviceGetUuid(&u, d) != WH_CUDA_SUCCESS)
+            continue;
+        int can = 0;
+        char rel = d == own ? 's' : 'v';
+        if (own >= 0 && d != own && wh_cu.cuDeviceCanAccessPeer(&can, own, d) == WH_CUDA_SUCCESS && can)
+            rel = 'p';
+        uuid_hex(&u, hex);
+        o += (size_t)snprintf(out + o, len - o, "%s%s:%c", d ? "," : "", hex, rel);
+    }
 }

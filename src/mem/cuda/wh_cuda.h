@@ -25,6 +25,11 @@ extern wh_cuda_fns_t wh_cu;
 
 /* Name of a CUresult (for messages). */
 const char *wh_cuda_errname(wh_CUresult rc);
+/* The GPU this rank uses, for the locality report: "G=UUID;B=PCI;V=UUID:R,..."
+ * with the device of the current context (else the only visible one, else
+ * "-") and every visible GPU's relation to it (s itself, p peer-capable, v
+ * visible without peer access).  Empty without a driver. */
+void wh_cuda_describe(char *out, size_t len);
 /* Make a context current on this thread if none is (the context of the
  * device memory at p); returns a CUresult. */
 wh_CUresult wh_cuda_ctx_for(const void *p);
