@@ -32,6 +32,12 @@ if(WH_CUDAEMU_OK)
   target_compile_options(cudaemu PRIVATE ${WH_WARN} -fvisibility=hidden)
   target_link_libraries(cudaemu PRIVATE Threads::Threads)
 
+  # the GDRCopy-like library next to it
+  add_library(gdremu SHARED ${CUEMU}/gdr.c)
+  set_target_properties(gdremu PROPERTIES OUTPUT_NAME gdrapi SOVERSION 2 LIBRARY_OUTPUT_DIRECTORY ${WH_CUDAEMU_DIR})
+  target_compile_options(gdremu PRIVATE ${WH_WARN} -fvisibility=hidden)
+  target_link_libraries(gdremu PRIVATE ${CMAKE_DL_LIBS})
+
   # environment of every test that runs on the emulator
   set(WH_CUDAEMU_ENV "LD_LIBRARY_PATH=${WH_CUDAEMU_DIR}" "CUDAEMU_TOPOLOGY=${CUEMU}/topo4.txt")
 
@@ -53,6 +59,8 @@ if(WH_CUDAEMU_OK)
   wh_cudaemu_test(crash)
   wh_cudaemu_test(ipc ENV "CUDAEMU_VISIBLE=2,3" "CUDAEMU_STREAM_DELAY_US=20000")
   wh_cudaemu_test(abi)
+  wh_cudaemu_test(gdr)
+  add_dependencies(cudaemu_gdr gdremu)
   wh_cudaemu_test(vmm ENV "CUDAEMU_VISIBLE=0,1" "CUDAEMU_STREAM_DELAY_US=500")
   target_include_directories(cudaemu_abi PRIVATE ${CMAKE_SOURCE_DIR}/src)
 endif()

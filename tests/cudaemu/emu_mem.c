@@ -23,10 +23,12 @@ static emu_alloc_t *allocs;
 static pthread_rwlock_t alloc_lock = PTHREAD_RWLOCK_INITIALIZER;
 static _Atomic uint64_t next_id = 1;
 
+/* device allocations come in GPU pages of 64 KiB, aligned to them (what
+ * GPUDirect / GDRCopy pin and map) */
+#define EMU_GPU_PAGE ((size_t)1 << 16)
 static size_t page_round(size_t n)
 {
-    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-    return (n + pg - 1) / pg * pg;
+    return (n + EMU_GPU_PAGE - 1) / EMU_GPU_PAGE * EMU_GPU_PAGE;
 }
 
 emu_alloc_t *emu_find(uintptr_t p, size_t n)
@@ -103,9 +105,19 @@ emu_alloc_t *emu_take_alloc(uintptr_t base, int k1, int k2)
 /* Map fd twice: PROT_NONE for the application, read-write for the emulator. */
 static int map_twice(int fd, size_t mapsz, uintptr_t *base, char **shadow)
 {
-    void *d = mmap(NULL, mapsz, PROT_NONE, MAP_SHARED, fd, 0);
-    if (d == MAP_FAILED)
+    char *r = mmap(NULL, mapsz + EMU_GPU_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED)
         return -1;
+    uintptr_t al = ((uintptr_t)r + EMU_GPU_PAGE - 1) & ~(uintptr_t)(EMU_GPU_PAGE - 1);
+    if (al > (uintptr_t)r)
+        munmap(r, al - (uintptr_t)r);
+    if ((uintptr_t)r + EMU_GPU_PAGE > al)
+        munmap((void *)(al + mapsz), (uintptr_t)r + EMU_GPU_PAGE - al);
+    void *d = mmap((void *)al, mapsz, PROT_NONE, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (d == MAP_FAILED) {
+        munmap((void *)al, mapsz);
+        return -1;
+    }
     void *s = mmap(NULL, mapsz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (s == MAP_FAILED) {
         munmap(d, mapsz);
@@ -499,4 +511,24 @@ EMU_API CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr dptr)
     unmap_dev(a);
     free(a);
     return CUDA_SUCCESS;
+}
+
+/* Private to the emulator's GDRCopy library (libgdrapi.so.2): the shadow
+ * address of device memory [addr, addr+size) and its allocation's base and
+ * size; 0 on success. */
+EMU_API int cudaemu_gdr_window(uintptr_t addr, size_t size, uintptr_t *base, size_t *mapsz, char **shadow)
+{
+    emu_alloc_t *a = emu_find(addr, size);
+    if (!a || a == (emu_alloc_t *)1 || (a->kind != EMU_DEVICE && a->kind != EMU_VMM))
+        return -1;
+    *base = a->base;
+    *mapsz = a->mapsz;
+    *shadow = a->shadow;
+    return 0;
+}
+
+/* Private: fault injection for the GDRCopy library */
+EMU_API int cudaemu_fault(const char *fn)
+{
+    return emu_fault(fn);
 }
