@@ -97,6 +97,13 @@ if(WH_CUDAEMU_OK)
 
   wh_gpu_mpi_test(gpu.p2p ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "CUDAEMU_STREAM_DELAY_US=50")
   wh_gpu_mpi_test(gpu.p2p4 ${CUEMU}/gpu_p2p.c 4 ENV "CUDAEMU_TIMING=0")
+  # every scheme but the staged fragments switched off by the tunables
+  wh_gpu_mpi_test(gpu.staged ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "WHARF_CUDA_IPC=0"
+                  "WHARF_CUDA_EAGER_MAX=0" "WHARF_REPORT=channels")
+  foreach(v shm shmcopy net)
+    set_tests_properties(mpi.gpu.staged.${v} PROPERTIES PASS_REGULAR_EXPRESSION "gpu p2p: ok"
+                         FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank;cuda-ipc")
+  endforeach()
 endif()
 
 # The scheme the coordinator picks for co-resident ranks is CUDA IPC (the
