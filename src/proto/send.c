@@ -15,6 +15,7 @@ struct wh_pend {
     size_t rawlen;
     unsigned char raw[128]; /* the largest control payload: a device RTS */
 };
+_Static_assert(sizeof(wh_rts_ipc_t) <= 128, "a device RTS fits a queued send");
 
 static wh_pend_t *pend_tail;
 wh_pend_t *wh_pend_head; /* read inline by the progress engine */
