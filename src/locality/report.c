@@ -132,7 +132,7 @@ static void print_gpus(char **gpu)
         any |= gpu[r] && strncmp(gpu[r], "G=", 2) == 0;
     if (!any)
         return;
-    char own[64][33], txt[64];
+    char own[64][40], txt[64];
     for (int r = 0; r < n; r++) {
         char g[40] = "-", b[32] = "-";
         if (gpu[r])
