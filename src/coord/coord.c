@@ -6,13 +6,14 @@
 #include "coord/coord.h"
 #include "core/core.h"
 #include "locality/locality.h"
+#include "mem/cuda/wh_cuda.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
 const char *const wh_proto_names[WH_PROTO_MAX] = {
     [WH_PROTO_EAGER] = "eager", [WH_PROTO_RNDV] = "rts",  [WH_PROTO_GET] = "single-copy",
     [WH_PROTO_BULK] = "rndv",   [WH_PROTO_FRAG] = "rndv", [WH_PROTO_PUT] = "put",
-    [WH_PROTO_AM] = "am",
+    [WH_PROTO_AM] = "am",       [WH_PROTO_CUDA_IPC] = "cuda-ipc",
 };
 
 wh_coord_peer_t *wh_coord_peers;
@@ -21,16 +22,21 @@ uint64_t wh_coord_count[WH_CHAN_MAX][WH_PROTO_MAX];
 uint64_t wh_coord_bytes[WH_CHAN_MAX][WH_PROTO_MAX];
 
 wh_coord_choice_t wh_coord_decide_pure(const wh_coord_peer_t *p, const wh_coord_limits_t *lim, size_t bytes,
-                                       int mem, int op, int remote_addr)
+                                       int mem, int op, int remote)
 {
+    int remote_addr = (remote & WH_REMOTE_ADDR) != 0;
     wh_coord_choice_t c = {.chan = p->chan, .proto = WH_PROTO_FRAG};
     int kind_ok = (lim->mem_kinds[p->chan] >> mem) & 1;
     switch (op) {
     case WH_OPK_SEND:
-        c.proto = bytes <= lim->eager_max[p->chan] && kind_ok ? WH_PROTO_EAGER : WH_PROTO_RNDV;
+        c.proto = bytes <= lim->eager_max[p->chan] && (kind_ok || (mem != WH_MEM_HOST && bytes <= lim->dev_eager_max))
+                      ? WH_PROTO_EAGER
+                      : WH_PROTO_RNDV;
         break;
     case WH_OPK_RNDV:
-        if ((p->caps & WH_CAP_GET_ZCOPY) && remote_addr && kind_ok && bytes >= lim->zcopy_min)
+        if (mem == WH_MEM_CUDA && (remote & WH_REMOTE_CUDA_IPC) && p->chan == WH_CHAN_SHM)
+            c.proto = WH_PROTO_CUDA_IPC; /* co-resident: device to device, no host staging */
+        else if ((p->caps & WH_CAP_GET_ZCOPY) && remote_addr && kind_ok && bytes >= lim->zcopy_min)
             c.proto = WH_PROTO_GET;
         else if ((p->caps & WH_CAP_BULK) && kind_ok)
             c.proto = WH_PROTO_BULK;
@@ -81,6 +87,15 @@ static void report_limits(void)
                : k->flags & WH_CAP_BULK    ? "receiver-posted bulk stream"
                                            : "pipelined fragments");
     }
+    if (wh_cuda_on)
+        printf("wharf: gpu: CUDA driver loaded (%d device(s) visible to rank 0); device buffers: staged eager <= %zu B, "
+               "larger ones %s, else pipelined fragments staged through host memory\n",
+               wh_cuda_ndev, wh_coord_lim.dev_eager_max,
+               wh_tun.cuda_ipc ? "by CUDA IPC between co-resident ranks where the driver lets the receiver map the "
+                                 "sender's memory"
+                               : "(WHARF_CUDA_IPC=0: no CUDA IPC)");
+    else
+        printf("wharf: gpu: no CUDA driver in use (WHARF_CUDA=%s): device buffers are not recognized\n", wh_tun.cuda);
     fflush(stdout);
 }
 
@@ -102,6 +117,7 @@ int wh_coord_init(void)
         wh_coord_lim.mem_kinds[c] = k->mem_kinds;
     }
     wh_coord_lim.zcopy_min = wh_tun.cma_min;
+    wh_coord_lim.dev_eager_max = wh_tun.cuda_eager_max;
     for (int p = 0; p < wh_job.size; p++) {
         wh_coord_cand_t cand[WH_CHAN_MAX];
         uint32_t pcaps[WH_CHAN_MAX] = {0};

@@ -30,6 +30,7 @@ enum wh_proto_id {
     WH_PROTO_FRAG,      /* clear-to-send, then pipelined fragments as active messages */
     WH_PROTO_PUT,       /* zero-copy put (one-sided, later) */
     WH_PROTO_AM,        /* emulated through active messages (one-sided, later) */
+    WH_PROTO_CUDA_IPC,  /* receiver maps the sender's device buffer (CUDA IPC) and copies */
     WH_PROTO_MAX
 };
 extern const char *const wh_proto_names[WH_PROTO_MAX];
@@ -50,12 +51,18 @@ typedef struct wh_coord_limits {
     size_t max_am[WH_CHAN_MAX];    /* largest active-message payload per channel */
     uint32_t mem_kinds[WH_CHAN_MAX];
     size_t zcopy_min;              /* smallest rendezvous moved by a zero-copy get (WHARF_CMA_MIN) */
+    size_t dev_eager_max;          /* largest device-buffer message sent eagerly, staged (WHARF_CUDA_EAGER_MAX) */
 } wh_coord_limits_t;
 
-/* The decision as a pure function (unit-tested): remote_addr says whether the
- * sender exposed a contiguous address a zero-copy get can read. */
+/* What the sender of a rendezvous exposed (bits of `remote` below). */
+enum {
+    WH_REMOTE_ADDR = 1,     /* a contiguous host address a zero-copy get can read */
+    WH_REMOTE_CUDA_IPC = 2, /* a CUDA IPC handle of its device buffer (co-resident peers) */
+};
+/* The decision as a pure function (unit-tested); mem is the memory kind
+ * that constrains the transfer (either side's non-host kind). */
 wh_coord_choice_t wh_coord_decide_pure(const wh_coord_peer_t *p, const wh_coord_limits_t *lim, size_t bytes,
-                                       int mem, int op, int remote_addr);
+                                       int mem, int op, int remote);
 
 /* A candidate channel for a peer, at init. */
 typedef struct wh_coord_cand {
@@ -84,19 +91,23 @@ static inline void wh_coord_note(int chan, int proto, size_t bytes)
 }
 
 /* The sender's decision, inline on the hot path: eager when it fits the
- * channel's threshold and the channel moves this memory kind. */
+ * channel's threshold and the memory is host memory, or device memory small
+ * enough to be staged into the eager payload (channels copy it out through
+ * wh_mem_copy).  Host memory decides on the first test of the second operand. */
 static inline wh_coord_choice_t wh_coord_send(int wpeer, size_t bytes, int mem)
 {
     wh_coord_choice_t c;
     c.chan = wh_coord_peers[wpeer].chan;
-    c.proto = (uint8_t)(bytes <= wh_coord_lim.eager_max[c.chan] && mem == WH_MEM_HOST ? WH_PROTO_EAGER
-                                                                                      : WH_PROTO_RNDV);
+    c.proto = (uint8_t)(bytes <= wh_coord_lim.eager_max[c.chan] &&
+                                (mem == WH_MEM_HOST || bytes <= wh_coord_lim.dev_eager_max)
+                            ? WH_PROTO_EAGER
+                            : WH_PROTO_RNDV);
     return c;
 }
 
 /* The receiver's decision for a matched rendezvous. */
-static inline wh_coord_choice_t wh_coord_rndv(int wpeer, size_t bytes, int mem, int remote_addr)
+static inline wh_coord_choice_t wh_coord_rndv(int wpeer, size_t bytes, int mem, int remote)
 {
-    return wh_coord_decide_pure(&wh_coord_peers[wpeer], &wh_coord_lim, bytes, mem, WH_OPK_RNDV, remote_addr);
+    return wh_coord_decide_pure(&wh_coord_peers[wpeer], &wh_coord_lim, bytes, mem, WH_OPK_RNDV, remote);
 }
 #endif

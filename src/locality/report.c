@@ -7,6 +7,7 @@
 
 #include "core/core.h"
 #include "locality/loc_impl.h"
+#include "mem/cuda/wh_cuda.h"
 #include "pmi/pmi.h"
 #include "util/log.h"
 #include "util/tunables.h"
@@ -115,12 +116,72 @@ static void print_report(char **grp, char **rows)
         }
 }
 
+/* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from 32 hex digits */
+static void uuid_text(const char *hex, char *out, size_t len)
+{
+    if (strlen(hex) < 32) {
+        snprintf(out, len, "%s", hex);
+        return;
+    }
+    snprintf(out, len, "GPU-%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
+}
+
+/* GPU locality (WHARF_REPORT=locality with a CUDA driver): each rank's GPU and,
+ * for co-resident pairs, whether the receiver can map the sender's GPU memory. */
+static void print_gpus(char **gpu)
+{
+    int n = wh_job.size, any = 0;
+    for (int r = 0; r < n; r++)
+        any |= gpu[r] && strncmp(gpu[r], "G=", 2) == 0;
+    if (!any)
+        return;
+    char own[64][40], txt[64];
+    for (int r = 0; r < n; r++) {
+        char g[40] = "-", b[32] = "-";
+        if (gpu[r])
+            sscanf(gpu[r], "G=%39[^;];B=%31[^;]", g, b);
+        if (r < 64)
+            snprintf(own[r], sizeof own[r], "%s", g);
+        const char *v = gpu[r] ? strstr(gpu[r], ";V=") : NULL;
+        int nv = v && v[3] ? 1 : 0;
+        for (const char *c = v ? v + 3 : ""; *c; c++)
+            nv += *c == ',';
+        uuid_text(g, txt, sizeof txt);
+        printf("wharf: locality: gpu rank %d: %s (pci %s), %d GPU(s) visible\n", r,
+               strcmp(g, "-") ? txt : "no GPU selected at MPI_Init", b, nv);
+    }
+    if (n > 32)
+        return;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            if (i == j || wh_job.host_of[i] != wh_job.host_of[j] || !strcmp(own[i], "-") || !strcmp(own[j], "-"))
+                continue;
+            const char *v = gpu[i] ? strstr(gpu[i], own[j]) : NULL;
+            char rel = v && v[32] == ':' ? v[33] : 0;
+            printf("wharf: locality: gpu pair %d<-%d: %s\n", i, j,
+                   rel == 's'   ? "same GPU: CUDA IPC where the PID namespace is shared"
+                   : rel == 'p' ? "peer GPUs: CUDA IPC (device to device) where the PID namespace is shared"
+                   : rel == 'v' ? "no peer access between the GPUs: device buffers staged through host memory"
+                                : "the sender's GPU is not visible here: device buffers staged through host memory");
+        }
+}
+
 int wh_loc_finish(void)
 {
     wh_loc_heap_open();
     int n = wh_job.size, rc = put_row();
     if (rc != MPI_SUCCESS)
         return rc;
+    char gkey[64], gval[1024];
+    int gmax = wh_pmi_max_vallen();
+    if (gmax > 0) {
+        wh_cuda_describe(gval, (size_t)gmax + 1 < sizeof gval ? (size_t)gmax + 1 : sizeof gval);
+        if (!gval[0])
+            snprintf(gval, sizeof gval, "none");
+        snprintf(gkey, sizeof gkey, "loc.gpu.%d", wh_job.rank);
+        if (wh_pmi_put(gkey, gval) != 0)
+            return wh_error(MPI_ERR_OTHER, "PMI put of %s failed", gkey);
+    }
     if (wh_pmi_barrier() != 0)
         return wh_error(MPI_ERR_OTHER, "PMI barrier failed: %s", wh_pmi_error());
     int report = report_wanted() && wh_job.rank == 0;
@@ -157,6 +218,18 @@ int wh_loc_finish(void)
         }
         free(v);
         print_report(grp, 3 * n + 1 <= vl ? rows : NULL);
+        char **gpu = vl > 0 ? calloc((size_t)n, sizeof(char *)) : NULL;
+        for (int r = 0; gpu && r < n; r++) {
+            snprintf(key, sizeof key, "loc.gpu.%d", r);
+            if (wh_pmi_get(key, gval, sizeof gval) == 0)
+                gpu[r] = strdup(gval);
+        }
+        if (gpu) {
+            print_gpus(gpu);
+            for (int r = 0; r < n; r++)
+                free(gpu[r]);
+            free(gpu);
+        }
         fflush(stdout);
     }
     for (int r = 0; r < n; r++) {

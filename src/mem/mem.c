@@ -2,6 +2,7 @@
 #include <mpi.h>
 
 #include "core/err.h"
+#include "mem/cuda/wh_cuda.h"
 #include "mem/mem.h"
 
 static const wh_mem_ops_t host_ops = {.name = "host", .owns = NULL, .copy = NULL};
@@ -31,4 +32,32 @@ int wh_mem_copy_slow(void *dst, int dk, const void *src, int sk, size_t n)
     if (k < 0 || k >= WH_MEM_KINDS || !wh_mem_kinds[k] || !wh_mem_kinds[k]->copy)
         return wh_error(MPI_ERR_INTERN, "no provider copies memory of kind %d", k);
     return wh_mem_kinds[k]->copy(dst, dk, src, sk, n);
+}
+
+void wh_mem_unregister(int kind)
+{
+    if (kind <= WH_MEM_HOST || kind >= WH_MEM_KINDS)
+        return;
+    wh_mem_kinds[kind] = NULL;
+    wh_mem_nonhost = 0;
+    for (int k = WH_MEM_HOST + 1; k < WH_MEM_KINDS; k++)
+        if (wh_mem_kinds[k])
+            wh_mem_nonhost = 1;
+}
+
+const char *wh_mem_name(int kind)
+{
+    if (kind >= 0 && kind < WH_MEM_KINDS && wh_mem_kinds[kind])
+        return wh_mem_kinds[kind]->name;
+    return kind == WH_MEM_CUDA ? "cuda" : "unknown";
+}
+
+int wh_mem_init(void)
+{
+    return wh_cuda_init();
+}
+
+void wh_mem_finalize(void)
+{
+    wh_cuda_finalize();
 }

@@ -1,14 +1,16 @@
 /* Memory kinds: every copy of user data (eager copy-in/out, pipelined
  * fragments, zero-copy staging, pack/unpack in the protocol layer) goes
- * through wh_mem_copy, so a new kind of memory (device memory, later) is one
- * new provider here and not a change in every channel.  Today only host
- * memory exists; the host-to-host case is an inline memcpy. */
+ * through wh_mem_copy, so a new kind of memory is one new provider here and
+ * not a change in every channel.  Host memory is the inline memcpy; CUDA
+ * device memory (mem/cuda) is registered at init when a driver is present.
+ * Without a provider the hot path costs one predictable branch: wh_mem_query
+ * tests wh_mem_nonhost, wh_mem_copy tests both kinds against host. */
 #ifndef WH_MEM_MEM_H
 #define WH_MEM_MEM_H
 #include <stddef.h>
 #include <string.h>
 
-enum wh_mem_kind { WH_MEM_HOST = 0, WH_MEM_KINDS = 4 };
+enum wh_mem_kind { WH_MEM_HOST = 0, WH_MEM_CUDA = 1, WH_MEM_KINDS = 4 };
 
 /* A provider of one memory kind (registered at init by its directory). */
 typedef struct wh_mem_ops {
@@ -23,6 +25,12 @@ extern const wh_mem_ops_t *wh_mem_kinds[WH_MEM_KINDS];
 extern int wh_mem_nonhost; /* a non-host provider is registered */
 
 int wh_mem_register(int kind, const wh_mem_ops_t *ops);
+void wh_mem_unregister(int kind);
+/* Register the providers whose runtime is present (WHARF_CUDA), at MPI_Init. */
+int wh_mem_init(void);
+void wh_mem_finalize(void);
+/* Name of a kind (for messages and reports). */
+const char *wh_mem_name(int kind);
 int wh_mem_query_slow(const void *p);
 int wh_mem_copy_slow(void *dst, int dk, const void *src, int sk, size_t n);
 

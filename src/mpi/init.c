@@ -13,6 +13,7 @@
 #include "chan/chan.h"
 #include "coll/coll.h"
 #include "locality/locality.h"
+#include "mem/mem.h"
 #include "mpi/api.h"
 #include "mpi/init.h"
 #include "mpi/reqapi.h"
@@ -160,6 +161,8 @@ static int do_init(int required, int *provided)
     int rc;
     if ((rc = locality_init()) != MPI_SUCCESS)
         fail("locality", rc);
+    if ((rc = wh_mem_init()) != MPI_SUCCESS)
+        fail("memory kinds", rc);
     if ((rc = wh_dtype_init()) != MPI_SUCCESS)
         fail("datatypes", rc);
     if ((rc = wh_op_init()) != MPI_SUCCESS)
@@ -227,6 +230,7 @@ WH_API int PMPI_Finalize(void)
     wh_proto_finalize();
     wh_op_finalize();
     wh_dtype_finalize();
+    wh_mem_finalize();
     wh_pmi_finalize();
     wh_job.finalized = 1;
     return rc;

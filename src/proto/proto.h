@@ -13,6 +13,7 @@
 #ifndef WH_PROTO_PROTO_H
 #define WH_PROTO_PROTO_H
 #include "chan/am.h"
+#include "mem/cuda/wh_cuda.h"
 #include "chan/chan.h"
 #include "coord/coord.h"
 #include "proto/request.h"
@@ -30,8 +31,15 @@ typedef struct wh_rts {
     uint64_t addr;  /* sender's contiguous buffer (zero-copy get), 0 if none */
     uint64_t rkey;  /* channel key for addr (0: none needed) */
     uint32_t mem;   /* memory kind of the sender's buffer */
-    uint32_t pad;
+    uint32_t flags; /* WH_RTS_* */
 } wh_rts_t;
+#define WH_RTS_CUDA_IPC 0x1 /* a wh_cuda_ipc_t follows: the receiver may map the device buffer */
+
+/* RTS of a co-resident device buffer */
+typedef struct wh_rts_ipc {
+    wh_rts_t rts;
+    wh_cuda_ipc_t ipc;
+} wh_rts_ipc_t;
 
 /* CTS payload (hdr.sreq = sender's request, hdr.len = bytes the receiver takes) */
 typedef struct wh_cts {

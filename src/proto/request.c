@@ -15,15 +15,43 @@ wh_req_t *wh_req_alloc(int kind)
     return r;
 }
 
+/* Non-contiguous data in memory the CPU may not touch (device memory): each
+ * contiguous block of the layout is one copy of its memory kind. */
+static int req_copy_blocks(const wh_req_t *r, size_t off, char *host, size_t n, int out)
+{
+    struct iovec iov[64];
+    while (n) {
+        size_t covered = 0;
+        int k = wh_dtype_iov(r->buf, (size_t)r->count, r->dt, off, n, iov, 64, &covered);
+        if (k <= 0 || !covered)
+            return wh_error(MPI_ERR_INTERN, "datatype layout of a %s buffer: no blocks at offset %zu",
+                            wh_mem_name(r->mem), off);
+        for (int i = 0; i < k; i++) {
+            int rc = out ? wh_mem_copy(host, WH_MEM_HOST, iov[i].iov_base, r->mem, iov[i].iov_len)
+                         : wh_mem_copy(iov[i].iov_base, r->mem, host, WH_MEM_HOST, iov[i].iov_len);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            host += iov[i].iov_len;
+        }
+        off += covered;
+        n -= covered;
+    }
+    return MPI_SUCCESS;
+}
+
 static int req_pack(const wh_data_t *d, size_t off, void *dst, size_t n)
 {
     const wh_req_t *r = d->ctx;
+    if (r->mem != WH_MEM_HOST)
+        return req_copy_blocks(r, d->skip + off, dst, n, 1);
     return wh_dtype_pack(r->buf, (size_t)r->count, r->dt, d->skip + off, dst, n);
 }
 
 static int req_unpack(const wh_data_t *d, size_t off, const void *src, size_t n)
 {
     const wh_req_t *r = d->ctx;
+    if (r->mem != WH_MEM_HOST)
+        return req_copy_blocks(r, d->skip + off, (char *)src, n, 0);
     return wh_dtype_unpack(r->buf, (size_t)r->count, r->dt, d->skip + off, src, n);
 }
 

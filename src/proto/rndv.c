@@ -7,6 +7,7 @@
 
 #include "proto/proto.h"
 #include "util/log.h"
+#include "util/tunables.h"
 
 /* FRAG senders with fragments left to push (linked through r->next). */
 static wh_req_t *streams;
@@ -18,12 +19,23 @@ int wh_rndv_start(wh_req_t *r, int chan, const wh_hdr_t *eh)
     wh_hdr_t h = *eh;
     h.type = wh_p2p_am.rts;
     h.flags = 0;
-    wh_rts_t rts = {.mem = (uint32_t)r->mem};
+    wh_rts_ipc_t x;
+    memset(&x, 0, sizeof x);
+    x.rts.mem = (uint32_t)r->mem;
+    size_t plen = sizeof x.rts;
     const char *start;
-    if (r->bytes && wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &start))
-        rts.addr = (uint64_t)(uintptr_t)start;
+    int contig = r->bytes && wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &start);
+    /* a zero-copy get reads host memory only: device buffers expose no address */
+    if (contig && r->mem == WH_MEM_HOST)
+        x.rts.addr = (uint64_t)(uintptr_t)start;
+    /* a co-resident receiver may map a device buffer (CUDA IPC) */
+    if (contig && r->mem == WH_MEM_CUDA && r->chan == WH_CHAN_SHM && wh_tun.cuda_ipc &&
+        wh_cuda_ipc_export(start, &x.ipc) == MPI_SUCCESS) {
+        x.rts.flags |= WH_RTS_CUDA_IPC;
+        plen = sizeof x;
+    }
     r->xfer_off = 0;
-    int rc = wh_send_rts(r, &h, &rts, sizeof rts);
+    int rc = wh_send_rts(r, &h, &x, plen);
     if (rc != MPI_SUCCESS) {
         r->err = rc;
         wh_req_send_done(r);
@@ -63,11 +75,47 @@ static void bulk_done(wh_comp_t *c, int err)
     }
 }
 
+/* peers whose CUDA IPC handles could not be opened here (other PID
+ * namespace, GPU not visible, injected failure): staged from then on */
+static unsigned char *ipc_refused;
+
+/* Move a matched rendezvous by CUDA IPC: map the sender's device buffer and
+ * copy from it.  0 if done (the request completes), else a CUresult. */
+static int rndv_cuda_ipc(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const wh_cuda_ipc_t *ipc, size_t n)
+{
+    void *src = NULL;
+    const char *start = NULL;
+    wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &start);
+    wh_CUresult cr = wh_cuda_ipc_import(wpeer, ipc, &src);
+    if (cr != WH_CUDA_SUCCESS) {
+        if (!ipc_refused)
+            ipc_refused = calloc((size_t)wh_job.size, 1);
+        if (ipc_refused)
+            ipc_refused[wpeer] = 1;
+        WH_WARN("proto", "CUDA IPC with rank %d failed (%s): its device buffers are staged through host memory",
+                wpeer, wh_cuda_errname(cr));
+        return cr;
+    }
+    r->rproto = WH_PROTO_CUDA_IPC;
+    int rc = wh_mem_copy((char *)start, r->mem, src, WH_MEM_CUDA, n);
+    if (rc != MPI_SUCCESS && !r->err)
+        r->err = rc;
+    wh_coord_note(chan, WH_PROTO_CUDA_IPC, n);
+    send_fin(r, chan, h->sreq);
+    wh_req_recv_done(r);
+    return 0;
+}
+
 void wh_rndv_matched(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
 {
-    wh_rts_t rts = {0};
-    if (plen >= sizeof rts)
-        memcpy(&rts, payload, sizeof rts);
+    wh_rts_ipc_t x;
+    memset(&x, 0, sizeof x);
+    if (plen >= sizeof x.rts)
+        memcpy(&x.rts, payload, sizeof x.rts);
+    int has_ipc = (x.rts.flags & WH_RTS_CUDA_IPC) && plen >= sizeof x;
+    if (has_ipc)
+        memcpy(&x, payload, sizeof x);
+    wh_rts_t rts = x.rts;
     size_t n = h->len < r->bytes ? (size_t)h->len : r->bytes;
     r->msg_len = (size_t)h->len;
     r->remote = h->sreq;
@@ -80,7 +128,21 @@ void wh_rndv_matched(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const 
         wh_req_recv_done(r);
         return;
     }
-    wh_coord_choice_t ch = wh_coord_rndv(wpeer, n, r->mem, rts.addr != 0);
+    /* the memory kind that constrains the transfer: either side's non-host kind */
+    int mem = r->mem != WH_MEM_HOST ? r->mem : (int)rts.mem;
+    if (mem < 0 || mem >= WH_MEM_KINDS)
+        mem = WH_MEM_HOST;
+    const char *rstart;
+    int remote = rts.addr ? WH_REMOTE_ADDR : 0;
+    if (has_ipc && wh_cuda_on && wh_tun.cuda_ipc && !(ipc_refused && ipc_refused[wpeer]) &&
+        wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &rstart))
+        remote |= WH_REMOTE_CUDA_IPC;
+    wh_coord_choice_t ch = wh_coord_rndv(wpeer, n, mem, remote);
+    if (ch.proto == WH_PROTO_CUDA_IPC) {
+        if (rndv_cuda_ipc(r, chan, wpeer, h, &x.ipc, n) == 0)
+            return;
+        ch = wh_coord_rndv(wpeer, n, mem, remote & ~WH_REMOTE_CUDA_IPC); /* the staged path */
+    }
     wh_data_t d;
     wh_req_data(r, 0, n, &d);
     int rc;
@@ -163,7 +225,11 @@ int wh_rndv_push(void)
     wh_req_t **pp = &streams;
     while (*pp) {
         wh_req_t *s = *pp;
+        /* fragments are active messages: no larger than the channel takes in one
+         * (the network's preferred fragment is its bulk chunk, larger than that) */
         size_t frag = wh_chan_caps[s->chan].max_frag;
+        if (frag > wh_coord_lim.max_am[s->chan])
+            frag = wh_coord_lim.max_am[s->chan];
         while (s->xfer_off < s->xfer_len) {
             size_t len = s->xfer_len - s->xfer_off < frag ? s->xfer_len - s->xfer_off : frag;
             wh_hdr_t h = {.type = wh_p2p_am.data, .len = s->xfer_off, .sreq = s->remote};

@@ -13,8 +13,9 @@ struct wh_pend {
     wh_req_t *r;            /* the send request of an EAGER or RTS (payload of EAGER from it); NULL for ctrl */
     wh_hdr_t h;
     size_t rawlen;
-    unsigned char raw[64];
+    unsigned char raw[128]; /* the largest control payload: a device RTS */
 };
+_Static_assert(sizeof(wh_rts_ipc_t) <= 128, "a device RTS fits a queued send");
 
 static wh_pend_t *pend_tail;
 wh_pend_t *wh_pend_head; /* read inline by the progress engine */
@@ -267,15 +268,16 @@ int wh_send(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag,
         int wpeer = wh_comm_wrank(c, dest);
         size_t bytes = wh_dtype_bytes(dt, (size_t)count);
         const char *start = buf;
-        wh_coord_choice_t ch = wh_coord_send(wpeer, bytes, wh_mem_query(buf));
+        int mem = wh_mem_query(buf);
+        wh_coord_choice_t ch = wh_coord_send(wpeer, bytes, mem);
         if (ch.proto == WH_PROTO_EAGER && (!pend_count || !pend_count[wpeer]) &&
             (bytes == 0 || wh_dtype_is_contig(dt, (size_t)count, buf, &start))) {
             wh_hdr_t h = {.type = wh_p2p_am.eager, .ctx = c->ctx | (uint32_t)ctxoff, .src = c->rank, .tag = tag,
                           .len = bytes};
-            wh_data_t d; /* contiguous host bytes: the callbacks are never read */
+            wh_data_t d; /* contiguous bytes: the callbacks are never read */
             d.base = (char *)start;
             d.len = bytes;
-            d.mem = WH_MEM_HOST;
+            d.mem = mem; /* device memory: the channel stages it into the eager payload */
             int rc = wh_chans[ch.chan]->am_send(wpeer, &h, bytes ? &d : NULL);
             if (rc == MPI_SUCCESS) {
                 wh_coord_note(ch.chan, WH_PROTO_EAGER, bytes);

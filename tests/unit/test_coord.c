@@ -52,5 +52,29 @@ int main(void)
     CHECK(r.proto == WH_PROTO_AM);
     r = wh_coord_decide_pure(&cma, &lim, 8, WH_MEM_HOST, WH_OPK_GET, 1);
     CHECK(r.proto == WH_PROTO_AM);
+    /* device buffers: CUDA IPC between co-resident ranks when the sender
+     * exported a handle, staged fragments otherwise and over the network */
+    r = wh_coord_decide_pure(&cma, &lim, 8, WH_MEM_CUDA, WH_OPK_SEND, 0);
+    CHECK(r.proto == WH_PROTO_RNDV); /* no staged eager (dev_eager_max 0) */
+    lim.dev_eager_max = 4096;
+    r = wh_coord_decide_pure(&cma, &lim, 4096, WH_MEM_CUDA, WH_OPK_SEND, 0);
+    CHECK(r.proto == WH_PROTO_EAGER);
+    r = wh_coord_decide_pure(&cma, &lim, 4097, WH_MEM_CUDA, WH_OPK_SEND, 0);
+    CHECK(r.proto == WH_PROTO_RNDV);
+    lim.dev_eager_max = 1 << 20; /* still capped by the channel's eager limit */
+    r = wh_coord_decide_pure(&cma, &lim, 8193, WH_MEM_CUDA, WH_OPK_SEND, 0);
+    CHECK(r.proto == WH_PROTO_RNDV);
+    r = wh_coord_decide_pure(&cma, &lim, 8193, WH_MEM_HOST, WH_OPK_SEND, 0);
+    CHECK(r.proto == WH_PROTO_RNDV);
+    r = wh_coord_decide_pure(&shm, &lim, 1 << 20, WH_MEM_CUDA, WH_OPK_RNDV, WH_REMOTE_CUDA_IPC);
+    CHECK(r.chan == WH_CHAN_SHM && r.proto == WH_PROTO_CUDA_IPC);
+    r = wh_coord_decide_pure(&cma, &lim, 1, WH_MEM_CUDA, WH_OPK_RNDV, WH_REMOTE_CUDA_IPC);
+    CHECK(r.proto == WH_PROTO_CUDA_IPC);
+    r = wh_coord_decide_pure(&cma, &lim, 1 << 20, WH_MEM_CUDA, WH_OPK_RNDV, WH_REMOTE_ADDR); /* no handle */
+    CHECK(r.proto == WH_PROTO_FRAG);
+    r = wh_coord_decide_pure(&net, &lim, 1 << 20, WH_MEM_CUDA, WH_OPK_RNDV, WH_REMOTE_CUDA_IPC);
+    CHECK(r.chan == 2 && r.proto == WH_PROTO_FRAG); /* not co-resident: staged */
+    r = wh_coord_decide_pure(&shm, &lim, 1 << 20, WH_MEM_HOST, WH_OPK_RNDV, WH_REMOTE_CUDA_IPC);
+    CHECK(r.proto == WH_PROTO_FRAG); /* host memory never maps a handle */
     return DONE();
 }

@@ -85,7 +85,8 @@ ssize_t wh_net_bulk_post(wh_net_op_t *op)
         iov[0].iov_len = op->len;
     } else {
         size_t covered = 0;
-        int n = d->base ? 0 : wh_data_iov(d, off, op->len, iov, wh_net.maxiov, &covered);
+        /* scatter/gather straight from host memory only: other kinds are staged */
+        int n = d->base || d->mem != WH_MEM_HOST ? 0 : wh_data_iov(d, off, op->len, iov, wh_net.maxiov, &covered);
         if (n > 0 && covered == op->len) {
             niov = (size_t)n;
         } else {

@@ -1,0 +1,69 @@
+/* The part of the CUDA driver ABI wharf uses, declared here so that libmpi
+ * builds without NVIDIA's header and loads the driver only at run time
+ * (dlopen("libcuda.so.1") + cuGetProcAddress, never linked).  Every value and
+ * type below is checked against the real cuda.h by the test cudaemu.abi
+ * (tests/cudaemu/t_abi.c). */
+#ifndef WH_MEM_CUDA_CUDA_ABI_H
+#define WH_MEM_CUDA_CUDA_ABI_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int wh_CUresult; /* enum cudaError_enum */
+typedef unsigned long long wh_CUdeviceptr;
+typedef int wh_CUdevice;
+typedef int wh_CUpointer_attribute; /* enum CUpointer_attribute_enum */
+typedef struct wh_CUctx_st *wh_CUcontext;
+typedef struct wh_CUstream_st *wh_CUstream;
+typedef struct wh_CUevent_st *wh_CUevent;
+typedef struct {
+    char reserved[64];
+} wh_CUipcMemHandle;
+typedef struct {
+    char bytes[16];
+} wh_CUuuid;
+
+#define WH_CUDA_VERSION 12000 /* the API version wharf's calls are written for */
+#define WH_CUDA_SUCCESS 0
+#define WH_CUDA_ERROR_INVALID_VALUE 1
+#define WH_CUDA_ERROR_NOT_READY 600
+#define WH_CU_POINTER_ATTRIBUTE_CONTEXT 1
+#define WH_CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2
+#define WH_CU_POINTER_ATTRIBUTE_BUFFER_ID 7
+#define WH_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL 9
+#define WH_CU_POINTER_ATTRIBUTE_RANGE_START_ADDR 11
+#define WH_CU_POINTER_ATTRIBUTE_RANGE_SIZE 12
+#define WH_CU_MEMORYTYPE_HOST 1
+#define WH_CU_MEMORYTYPE_DEVICE 2
+#define WH_CU_STREAM_NON_BLOCKING 1
+#define WH_CU_EVENT_DISABLE_TIMING 2
+#define WH_CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS 1
+
+/* X(name as asked of cuGetProcAddress, return, parameters) */
+#define WH_CUDA_FNS(X)                                                                                                 \
+    X(cuInit, (unsigned int flags))                                                                                    \
+    X(cuDriverGetVersion, (int *v))                                                                                    \
+    X(cuGetErrorName, (wh_CUresult e, const char **s))                                                                 \
+    X(cuDeviceGetCount, (int *n))                                                                                      \
+    X(cuDeviceGet, (wh_CUdevice * d, int ordinal))                                                                     \
+    X(cuDeviceGetUuid, (wh_CUuuid * u, wh_CUdevice d))                                                                 \
+    X(cuDeviceGetPCIBusId, (char *id, int len, wh_CUdevice d))                                                         \
+    X(cuDevicePrimaryCtxRetain, (wh_CUcontext * c, wh_CUdevice d))                                                     \
+    X(cuDeviceCanAccessPeer, (int *can, wh_CUdevice d, wh_CUdevice peer))                                              \
+    X(cuCtxGetDevice, (wh_CUdevice * d))                                                                               \
+    X(cuCtxGetCurrent, (wh_CUcontext * c))                                                                             \
+    X(cuCtxSetCurrent, (wh_CUcontext c))                                                                               \
+    X(cuPointerGetAttribute, (void *data, wh_CUpointer_attribute attr, wh_CUdeviceptr p))                                                 \
+    X(cuMemGetAddressRange, (wh_CUdeviceptr * base, size_t *size, wh_CUdeviceptr p))                                   \
+    X(cuMemcpy, (wh_CUdeviceptr dst, wh_CUdeviceptr src, size_t n))                                                    \
+    X(cuMemcpyAsync, (wh_CUdeviceptr dst, wh_CUdeviceptr src, size_t n, wh_CUstream s))                                \
+    X(cuStreamCreate, (wh_CUstream * s, unsigned int flags))                                                           \
+    X(cuStreamDestroy, (wh_CUstream s))                                                                                \
+    X(cuStreamSynchronize, (wh_CUstream s))                                                                            \
+    X(cuIpcGetMemHandle, (wh_CUipcMemHandle * h, wh_CUdeviceptr p))                                                    \
+    X(cuIpcOpenMemHandle, (wh_CUdeviceptr * p, wh_CUipcMemHandle h, unsigned int flags))                               \
+    X(cuIpcCloseMemHandle, (wh_CUdeviceptr p))
+
+/* cuGetProcAddress (the CUDA 12 entry point cuGetProcAddress_v2) */
+typedef wh_CUresult (*wh_pfn_cuGetProcAddress)(const char *symbol, void **pfn, int version, uint64_t flags,
+                                               int *status);
+#endif

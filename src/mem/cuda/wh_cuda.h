@@ -1,0 +1,50 @@
+/* The CUDA memory kind: device pointers recognized through the driver's
+ * pointer attributes, copies between host and device memory through the
+ * driver.  The driver is loaded at MPI_Init (WHARF_CUDA=auto|0|1); without
+ * it nothing is registered and the host path is unchanged. */
+#ifndef WH_MEM_CUDA_WH_CUDA_H
+#define WH_MEM_CUDA_WH_CUDA_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mem/cuda/cuda_abi.h"
+
+/* Load the driver (per WHARF_CUDA) and register WH_MEM_CUDA. */
+int wh_cuda_init(void);
+void wh_cuda_finalize(void);
+/* 1 once the driver is loaded and initialized; devices it reports */
+extern int wh_cuda_on, wh_cuda_ndev;
+
+/* the driver's entry points, filled by wh_cuda_init */
+typedef struct wh_cuda_fns {
+#define WH_CUDA_PFN(name, params) wh_CUresult (*name) params;
+    WH_CUDA_FNS(WH_CUDA_PFN)
+#undef WH_CUDA_PFN
+} wh_cuda_fns_t;
+extern wh_cuda_fns_t wh_cu;
+
+/* Name of a CUresult (for messages). */
+const char *wh_cuda_errname(wh_CUresult rc);
+/* The GPU this rank uses, for the locality report: "G=UUID;B=PCI;V=UUID:R,..."
+ * with the device of the current context (else the only visible one, else
+ * "-") and every visible GPU's relation to it (s itself, p peer-capable, v
+ * visible without peer access).  Empty without a driver. */
+void wh_cuda_describe(char *out, size_t len);
+/* Make a context current on this thread if none is (the context of the
+ * device memory at p); returns a CUresult. */
+wh_CUresult wh_cuda_ctx_for(const void *p);
+
+/* ---- CUDA IPC between co-resident ranks (ipc.c) ---- */
+/* What a sender publishes so a co-resident receiver can map its device buffer. */
+typedef struct wh_cuda_ipc {
+    wh_CUipcMemHandle handle; /* of the allocation containing the buffer */
+    uint64_t id;              /* the allocation's buffer id (never reused by the driver) */
+    uint64_t offset;          /* of the buffer in the allocation */
+} wh_cuda_ipc_t;
+/* Describe device buffer p (0 or an MPI error code). */
+int wh_cuda_ipc_export(const void *p, wh_cuda_ipc_t *out);
+/* Map the buffer a peer exported (cached per peer and allocation): *p is its
+ * address here; returns a CUresult (the caller falls back on failure). */
+wh_CUresult wh_cuda_ipc_import(int wpeer, const wh_cuda_ipc_t *in, void **p);
+void wh_cuda_ipc_finalize(void);
+#endif

@@ -1,0 +1,669 @@
+/* cudaemu: streams (one worker thread each, with optional random delays),
+ * events (also across processes), copies and memsets in every direction.
+ *
+ * The legacy default stream of each context is a worker too; work queued on
+ * it waits for all blocking streams of the context, and work queued on a
+ * blocking stream waits for the legacy stream, as on a GPU.  Synchronous
+ * copies are queued on the legacy stream and waited for. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu.h"
+
+enum { OP_COPY, OP_MEMSET, OP_EVREC, OP_EVWAIT, OP_NOP };
+
+typedef struct emu_dep {
+    struct CUstream_st *s;
+    uint64_t seq;
+} emu_dep_t;
+
+typedef struct emu_op {
+    int type, path;
+    char *dst;
+    const char *src;
+    size_t n;
+    unsigned char v;
+    emu_evstate_t *ev;
+    uint64_t target;
+    uint64_t seq;
+    int ndeps;
+    emu_dep_t *deps;
+    struct emu_op *next;
+} emu_op_t;
+
+struct CUstream_st {
+    uint32_t magic;
+    CUcontext ctx;
+    unsigned flags;
+    int legacy;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    emu_op_t *head, *tail;
+    uint64_t enq;            /* ops queued (under q_lock) */
+    _Atomic uint64_t done;   /* ops completed */
+    int stop;
+    pthread_t thr;
+    unsigned rng;
+    struct CUstream_st *next; /* in ctx->streams */
+};
+#define EMU_STREAM_MAGIC 0x5354524du
+
+/* one lock orders every enqueue (so cross-stream dependencies follow global
+ * enqueue order and cannot cycle); one condition announces completions */
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t done_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
+
+static void wait_done(struct CUstream_st *s, uint64_t seq)
+{
+    if (atomic_load(&s->done) >= seq)
+        return;
+    pthread_mutex_lock(&done_mu);
+    while (atomic_load(&s->done) < seq)
+        pthread_cond_wait(&done_cv, &done_mu);
+    pthread_mutex_unlock(&done_mu);
+}
+
+static void wait_event(emu_evstate_t *ev, uint64_t target)
+{
+    /* the state may live in another process: poll */
+    while (atomic_load(&ev->done) < target) {
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void run_op(struct CUstream_st *s, emu_op_t *op)
+{
+    for (int i = 0; i < op->ndeps; i++)
+        wait_done(op->deps[i].s, op->deps[i].seq);
+    unsigned d = emu_stream_delay_us();
+    if (d) {
+        struct timespec ts = {0, (long)(rand_r(&s->rng) % (d + 1)) * 1000};
+        nanosleep(&ts, NULL);
+    }
+    uint64_t t0 = emu_now_ns();
+    switch (op->type) {
+    case OP_COPY:
+        memmove(op->dst, op->src, op->n);
+        emu_wait_until(t0 + emu_model_ns(op->path, op->n));
+        break;
+    case OP_MEMSET:
+        memset(op->dst, op->v, op->n);
+        emu_wait_until(t0 + emu_model_ns(EMU_D2D, op->n));
+        break;
+    case OP_EVREC: {
+        atomic_store(&op->ev->t_ns, emu_now_ns());
+        uint64_t cur = atomic_load(&op->ev->done);
+        while (cur < op->target && !atomic_compare_exchange_weak(&op->ev->done, &cur, op->target))
+            ;
+        break;
+    }
+    case OP_EVWAIT:
+        wait_event(op->ev, op->target);
+        break;
+    default:
+        break;
+    }
+}
+
+static void *worker(void *arg)
+{
+    struct CUstream_st *s = arg;
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        while (!s->head && !s->stop)
+            pthread_cond_wait(&s->cv, &s->mu);
+        emu_op_t *op = s->head;
+        pthread_mutex_unlock(&s->mu);
+        if (!op)
+            break;
+        run_op(s, op);
+        pthread_mutex_lock(&s->mu);
+        s->head = op->next;
+        if (!s->head)
+            s->tail = NULL;
+        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_lock(&done_mu);
+        atomic_store(&s->done, op->seq);
+        pthread_cond_broadcast(&done_cv);
+        pthread_mutex_unlock(&done_mu);
+        free(op->deps);
+        free(op);
+    }
+    return NULL;
+}
+
+static struct CUstream_st *stream_new(CUcontext ctx, unsigned flags, int legacy)
+{
+    struct CUstream_st *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->magic = EMU_STREAM_MAGIC;
+    s->ctx = ctx;
+    s->flags = flags;
+    s->legacy = legacy;
+    const char *seed = getenv("CUDAEMU_SEED");
+    s->rng = seed ? (unsigned)atoi(seed) : (unsigned)(emu_now_ns() ^ (uintptr_t)s);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    if (pthread_create(&s->thr, NULL, worker, s)) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void stream_stop(struct CUstream_st *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->stop = 1;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->thr, NULL);
+    s->magic = 0;
+    free(s);
+}
+
+int emu_stream_attach(CUcontext ctx)
+{
+    ctx->legacy = stream_new(ctx, 0, 1);
+    return ctx->legacy ? 0 : -1;
+}
+
+void emu_stream_detach(CUcontext ctx)
+{
+    pthread_mutex_lock(&q_lock);
+    struct CUstream_st *list = ctx->streams;
+    ctx->streams = NULL;
+    pthread_mutex_unlock(&q_lock);
+    while (list) {
+        struct CUstream_st *n = list->next;
+        stream_stop(list);
+        list = n;
+    }
+    stream_stop(ctx->legacy);
+    ctx->legacy = NULL;
+}
+
+void emu_ctx_sync(CUcontext ctx)
+{
+    if (!ctx)
+        return;
+    pthread_mutex_lock(&q_lock);
+    int n = 1;
+    for (struct CUstream_st *s = ctx->streams; s; s = s->next)
+        n++;
+    emu_dep_t *w = malloc((size_t)n * sizeof *w);
+    int k = 0;
+    if (w) {
+        w[k++] = (emu_dep_t){ctx->legacy, ctx->legacy->enq};
+        for (struct CUstream_st *s = ctx->streams; s; s = s->next)
+            w[k++] = (emu_dep_t){s, s->enq};
+    }
+    pthread_mutex_unlock(&q_lock);
+    for (int i = 0; i < k; i++)
+        wait_done(w[i].s, w[i].seq);
+    free(w);
+}
+
+/* resolve a stream handle (NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD:
+ * the current context's legacy stream) */
+static struct CUstream_st *stream_of(CUstream h, CUresult *rc)
+{
+    if (!h || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
+        CUcontext c = emu_ctx_need(rc);
+        return c ? c->legacy : NULL;
+    }
+    if (h->magic != EMU_STREAM_MAGIC) {
+        *rc = CUDA_ERROR_INVALID_HANDLE;
+        return NULL;
+    }
+    return h;
+}
+
+/* queue op on s with the implicit legacy-stream dependencies; returns its seq */
+static uint64_t enqueue(struct CUstream_st *s, emu_op_t *op)
+{
+    pthread_mutex_lock(&q_lock);
+    CUcontext c = s->ctx;
+    if (s->legacy) {
+        int n = 0;
+        for (struct CUstream_st *t = c->streams; t; t = t->next)
+            n += !(t->flags & CU_STREAM_NON_BLOCKING);
+        op->deps = n ? malloc((size_t)n * sizeof *op->deps) : NULL;
+        if (op->deps)
+            for (struct CUstream_st *t = c->streams; t; t = t->next)
+                if (!(t->flags & CU_STREAM_NON_BLOCKING))
+                    op->deps[op->ndeps++] = (emu_dep_t){t, t->enq};
+    } else if (!(s->flags & CU_STREAM_NON_BLOCKING)) {
+        op->deps = malloc(sizeof *op->deps);
+        if (op->deps)
+            op->deps[op->ndeps++] = (emu_dep_t){c->legacy, c->legacy->enq};
+    }
+    uint64_t seq = op->seq = ++s->enq;
+    pthread_mutex_lock(&s->mu);
+    if (s->tail)
+        s->tail->next = op;
+    else
+        s->head = op;
+    s->tail = op;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&q_lock);
+    return seq; /* op may be run and freed by now */
+}
+
+static int copy_path(int sdev, int dsdev, int ddev, int dddev)
+{
+    if (sdev && ddev) {
+        if (dsdev == dddev)
+            return EMU_D2D;
+        return emu_peer_pair(emu_devs[dsdev].host_index, emu_devs[dddev].host_index) ? EMU_P2P : EMU_D2D_STAGED;
+    }
+    return sdev ? EMU_D2H : ddev ? EMU_H2D : EMU_H2H;
+}
+
+/* need: bit 1 = dst must be device memory, bit 2 = src must be */
+static CUresult copy_common(uintptr_t dst, uintptr_t src, size_t n, CUstream h, int sync, int need)
+{
+    CUresult rc = CUDA_SUCCESS;
+    struct CUstream_st *s = stream_of(h, &rc);
+    if (!s)
+        return rc;
+    if (!n)
+        return CUDA_SUCCESS;
+    if (emu_fault(sync ? "cuMemcpy" : "cuMemcpyAsync"))
+        return CUDA_ERROR_LAUNCH_FAILED;
+    int sd, ssdev, dd, dddev;
+    const char *ps = emu_xlate(src, n, &sd, &ssdev, &rc);
+    char *pd = emu_xlate(dst, n, &dd, &dddev, &rc);
+    if (!ps || !pd)
+        return rc;
+    if (((need & 1) && !dd) || ((need & 2) && !sd))
+        return CUDA_ERROR_INVALID_VALUE;
+    emu_op_t *op = calloc(1, sizeof *op);
+    if (!op)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    op->type = OP_COPY;
+    op->dst = pd;
+    op->src = ps;
+    op->n = n;
+    op->path = copy_path(sd, ssdev, dd, dddev);
+    uint64_t seq = enqueue(s, op);
+    if (sync)
+        wait_done(s, seq);
+    return CUDA_SUCCESS;
+}
+
+CUresult emu_copy(uintptr_t dst, uintptr_t src, size_t n, CUstream s, int sync)
+{
+    return copy_common(dst, src, n, s, sync, 0);
+}
+
+EMU_API CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
+{
+    return copy_common(dst, src, ByteCount, NULL, 1, 0);
+}
+
+EMU_API CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
+{
+    return copy_common(dst, src, ByteCount, hStream, 0, 0);
+}
+
+EMU_API CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+    return copy_common(dstDevice, (uintptr_t)srcHost, ByteCount, NULL, 1, 1);
+}
+
+EMU_API CUresult CUDAAPI cuMemcpyDtoH(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+    return copy_common((uintptr_t)dstHost, srcDevice, ByteCount, NULL, 1, 2);
+}
+
+EMU_API CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
+{
+    return copy_common(dstDevice, srcDevice, ByteCount, NULL, 1, 3);
+}
+
+EMU_API CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
+                                           CUstream hStream)
+{
+    return copy_common(dstDevice, (uintptr_t)srcHost, ByteCount, hStream, 0, 1);
+}
+
+EMU_API CUresult CUDAAPI cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+{
+    return copy_common((uintptr_t)dstHost, srcDevice, ByteCount, hStream, 0, 2);
+}
+
+EMU_API CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+                                           CUstream hStream)
+{
+    return copy_common(dstDevice, srcDevice, ByteCount, hStream, 0, 3);
+}
+
+EMU_API CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                      CUcontext srcContext, size_t ByteCount)
+{
+    if (!dstContext || !srcContext)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return copy_common(dstDevice, srcDevice, ByteCount, NULL, 1, 3);
+}
+
+static CUresult memset_common(uintptr_t dst, unsigned char v, size_t n, CUstream h, int sync)
+{
+    CUresult rc = CUDA_SUCCESS;
+    struct CUstream_st *s = stream_of(h, &rc);
+    if (!s)
+        return rc;
+    int dd, dev;
+    char *pd = emu_xlate(dst, n, &dd, &dev, &rc);
+    if (!pd)
+        return rc;
+    if (!dd)
+        return CUDA_ERROR_INVALID_VALUE;
+    emu_op_t *op = calloc(1, sizeof *op);
+    if (!op)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    op->type = OP_MEMSET;
+    op->dst = pd;
+    op->v = v;
+    op->n = n;
+    uint64_t seq = enqueue(s, op);
+    if (sync)
+        wait_done(s, seq);
+    return CUDA_SUCCESS;
+}
+
+CUresult emu_memset(uintptr_t dst, unsigned char v, size_t n, CUstream s, int sync)
+{
+    return memset_common(dst, v, n, s, sync);
+}
+
+EMU_API CUresult CUDAAPI cuMemsetD8(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+{
+    return memset_common(dstDevice, uc, N, NULL, 1);
+}
+
+EMU_API CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
+{
+    return memset_common(dstDevice, uc, N, hStream, 0);
+}
+
+/* ---- streams ---- */
+EMU_API CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+    CUresult rc;
+    CUcontext c = emu_ctx_need(&rc);
+    if (!c)
+        return rc;
+    if (!phStream || (Flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUstream_st *s = stream_new(c, Flags, 0);
+    if (!s)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&q_lock);
+    s->next = c->streams;
+    c->streams = s;
+    pthread_mutex_unlock(&q_lock);
+    *phStream = s;
+    return CUDA_SUCCESS;
+}
+
+EMU_API CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
+{
+    (void)priority;
+    return cuStreamCreate(phStream, flags);
+}
+
+EMU_API CUresult CUDAAPI cuStreamDestroy(CUstream hStream)
+{
+    if (!hStream || hStream == CU_STREAM_LEGACY || hStream == CU_STREAM_PER_THREAD ||
+        hStream->magic != EMU_STREAM_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUcontext c = hStream->ctx;
+    pthread_mutex_lock(&q_lock);
+    for (struct CUstream_st **pp = &c->streams; *pp; pp = &(*pp)->next)
+        if (*pp == hStream) {
+            *pp = hStream->next;
+            break;
+        }
+    pthread_mutex_unlock(&q_lock);
+    stream_stop(hStream); /* queued work completes first */
+    return CUDA_SUCCESS;
+}
+
+EMU_API CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
+{
+    CUresult rc = CUDA_SUCCESS;
+    struct CUstream_st *s = stream_of(hStream, &rc);
+    if (!s)
+        return rc;
+    pthread_mutex_lock(&q_lock);
+    uint64_t seq = s->enq;
+    pthread_mutex_unlock(&q_lock);
+    wait_done(s, seq);
+    return CUDA_SUCCESS;
+}
+
+EMU_API CUresult CUDAAPI cuStreamQuery(CUstream hStream)
+{
+    CUresult rc = CUDA_SUCCESS;
+    struct CUstream_st *s = stream_of(hStream, &rc);
+    if (!s)
+        return rc;
+    pthread_mutex_lock(&q_lock);
+    uint64_t seq = s->enq;
+    pthread_mutex_unlock(&q_lock);
+    return atomic_load(&s->done) >= seq ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+/* ---- events ---- */
+static int ev_ok(CUevent e)
+{
+    return e && e->magic == EMU_EV_MAGIC;
+}
+
+EMU_API CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags)
+{
+    CUresult rc;
+    CUcontext c = emu_ctx_need(&rc);
+    if (!c)
+        return rc;
+    if (!phEvent)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((Flags & CU_EVENT_INTERPROCESS) && !(Flags & CU_EVENT_DISABLE_TIMING))
+        return CUDA_ERROR_INVALID_VALUE; /* interprocess events must disable timing */
+    CUevent e = calloc(1, sizeof *e);
+    if (!e)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    e->magic = EMU_EV_MAGIC;
+    e->flags = Flags;
+    e->fd = -1;
+    e->st = &e->local;
+    if (Flags & CU_EVENT_INTERPROCESS) {
+        int fd = memfd_create("cudaemu-event", MFD_CLOEXEC);
+        void *p = MAP_FAILED;
+        if (fd >= 0 && !ftruncate(fd, (off_t)sizeof(emu_evstate_t)))
+            p = mmap(NULL, sizeof(emu_evstate_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) {
+            if (fd >= 0)
+                close(fd);
+            free(e);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        e->fd = fd;
+        e->st = p;
+    }
+    *phEvent = e;
+    return CUDA_SUCCESS;
+}
+
+EMU_API CUresult CUDAAPI cuEventDestroy(CUevent hEvent)
+{
+    if (!ev_ok(hEvent))
+        return CUDA_ERROR_INVALID_HANDLE;
+    /* pending records still point at the state: wait for them */
+    wait_event(hEvent->st, atomic_load(&hEvent->st->recorded));
+    if (hEvent->st != &hEvent->local)
+        munmap(hEvent->st, sizeof(emu_evstate_t));
+    if (hEvent->fd >= 0)
+        close(hEvent->fd);
+    hEvent->magic = 0;
+    free(hEvent);
+    return CUDA_SUCCESS;
+}
+
+EMU_API CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)
+{
+    if (!ev_ok(hEvent))
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUresult rc = CUDA_SUCCESS;
+    struct CUstream_st *s = stream_of(hStream, &rc);
+    if (!s)
+        return rc;
+    emu_op_t *op = calloc(1, sizeof *op);
+    if (!op)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    op->type = OP_EVREC;
+    op->ev = hEvent->st;
+    op->target = atomic_fetch_add(&hEvent->st->recorded, 1) + 1;
+    enqueue(s, op);
+    return CUDA_SUCCESS;
+}
+
+EMU_API CUresult CUDAAPI cuEventQuery(CUevent hEvent)
+{
+    if (!ev_ok(hEvent))
+        return CUDA_ERROR_INVALID_HANDLE;
+    return atomic_load(&hEvent->st->done) >= atomic_load(&hEvent->st->recorded) ? CUDA_SUCCESS
+                                                                                : CUDA_ERROR_NOT_READY;
+}
+
+EMU_API CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
+{
+    if (!ev_ok(hEvent))
+        return CUDA_ERROR_INVALID_HANDLE;
+    wait_event(hEvent->st, atomic_load(&hEvent->st->recorded));
+    return CUDA_SUCCESS;
+}
+
+EMU_API CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+    if (!ev_ok(hEvent))
+        return CUDA_ERROR_INVALID_HANDLE;
+    (void)Flags;
+    CUresult rc = CUDA_SUCCESS;
+    struct CUstream_st *s = stream_of(hStream, &rc);
+    if (!s)
+        return rc;
+    uint64_t target = atomic_load(&hEvent->st->recorded);
+    if (!target)
+        return CUDA_SUCCESS;
+    emu_op_t *op = calloc(1, sizeof *op);
+    if (!op)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    op->type = OP_EVWAIT;
+    op->ev = hEvent->st;
+    op->target = target;
+    enqueue(s, op);
+    return CUDA_SUCCESS;
+}
+
+EMU_API CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    if (!ev_ok(hStart) || !ev_ok(hEnd) || !pMilliseconds)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if ((hStart->flags | hEnd->flags) & CU_EVENT_DISABLE_TIMING)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!atomic_load(&hStart->st->recorded) || !atomic_load(&hEnd->st->recorded))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (cuEventQuery(hStart) || cuEventQuery(hEnd))
+        return CUDA_ERROR_NOT_READY;
+    double ms = ((double)atomic_load(&hEnd->st->t_ns) - (double)atomic_load(&hStart->st->t_ns)) / 1e6;
+    *pMilliseconds = (float)ms;
+    return CUDA_SUCCESS;
+}
+
+EMU_API CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    return cuEventElapsedTime(pMilliseconds, hStart, hEnd);
+}
+
+typedef struct {
+    uint32_t magic;
+    int32_t pid;
+    int32_t fd;
+    uint32_t pad;
+    uint64_t pidns;
+    uint64_t ino;
+} emu_ipc_ev_t;
+
+static uint64_t pidns_ino(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) ? 0 : (uint64_t)st.st_ino;
+}
+
+EMU_API CUresult CUDAAPI cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event)
+{
+    if (!ev_ok(event) || event->fd < 0 || !pHandle)
+        return CUDA_ERROR_INVALID_HANDLE;
+    struct stat st;
+    if (fstat(event->fd, &st))
+        return CUDA_ERROR_OPERATING_SYSTEM;
+    emu_ipc_ev_t h = {.magic = EMU_IPC_MAGIC, .pid = getpid(), .fd = event->fd, .pidns = pidns_ino(),
+                      .ino = (uint64_t)st.st_ino};
+    memset(pHandle, 0, sizeof *pHandle);
+    memcpy(pHandle->reserved, &h, sizeof h);
+    return CUDA_SUCCESS;
+}
+
+EMU_API CUresult CUDAAPI cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
+{
+    CUresult rc;
+    CUcontext c = emu_ctx_need(&rc);
+    if (!c)
+        return rc;
+    emu_ipc_ev_t h;
+    memcpy(&h, handle.reserved, sizeof h);
+    if (!phEvent || h.magic != EMU_IPC_MAGIC)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (h.pidns != pidns_ino() || h.pid == getpid())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)h.pid, (int)h.fd);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (fstat(fd, &st) || (uint64_t)st.st_ino != h.ino) {
+        close(fd);
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    void *p = mmap(NULL, sizeof(emu_evstate_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    CUevent e = p == MAP_FAILED ? NULL : calloc(1, sizeof *e);
+    if (!e) {
+        if (p != MAP_FAILED)
+            munmap(p, sizeof(emu_evstate_t));
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    e->magic = EMU_EV_MAGIC;
+    e->flags = CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING;
+    e->st = p;
+    e->fd = -1;
+    e->opened = 1;
+    *phEvent = e;
+    return CUDA_SUCCESS;
+}

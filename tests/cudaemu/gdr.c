@@ -1,0 +1,185 @@
+/* cudaemu: a GDRCopy-like library (libgdrapi.so.2).  Pinning device memory
+ * of the emulated driver gives the CPU a window onto it: the emulator's own
+ * read-write view of the allocation (reached through a private entry point
+ * of libcuda.so.1), in 64 KiB GPU pages.  Without the emulated driver loaded,
+ * gdr_open fails as it does without the gdrdrv kernel module. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gdrapi_emu.h"
+
+#define EMU_API __attribute__((visibility("default")))
+
+struct gdr {
+    int (*window)(uintptr_t addr, size_t size, uintptr_t *base, size_t *mapsz, char **shadow);
+    int (*fault)(const char *fn);
+};
+
+typedef struct pin {
+    uint32_t magic;
+    uint64_t va, size;
+    char *cpu; /* the window for va */
+    int mapped;
+} pin_t;
+#define PIN_MAGIC 0x4744524du
+
+static pin_t *pin_of(gdr_mh_t h)
+{
+    pin_t *p = (pin_t *)h.h;
+    return p && p->magic == PIN_MAGIC ? p : NULL;
+}
+
+EMU_API gdr_t gdr_open(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!lib)
+        lib = dlopen("libcuda.so.1", RTLD_NOW);
+    gdr_t g = lib ? calloc(1, sizeof *g) : NULL;
+    if (!g)
+        return NULL;
+    *(void **)&g->window = dlsym(lib, "cudaemu_gdr_window");
+    *(void **)&g->fault = dlsym(lib, "cudaemu_fault");
+    if (!g->window || !g->fault || g->fault("gdr_open")) {
+        free(g);
+        return NULL; /* a real driver without gdrdrv */
+    }
+    return g;
+}
+
+EMU_API int gdr_close(gdr_t g)
+{
+    free(g);
+    return 0;
+}
+
+EMU_API int gdr_pin_buffer(gdr_t g, unsigned long addr, size_t size, uint64_t p2p_token, uint32_t va_space,
+                           gdr_mh_t *handle)
+{
+    (void)p2p_token, (void)va_space;
+    if (!g || !handle || !size)
+        return EINVAL;
+    if (g->fault("gdr_pin_buffer"))
+        return ENOMEM;
+    uintptr_t base;
+    size_t mapsz;
+    char *shadow;
+    if (g->window(addr, size, &base, &mapsz, &shadow))
+        return EINVAL; /* not device memory of the driver */
+    uint64_t va = addr & GPU_PAGE_MASK;
+    uint64_t end = (addr + size + GPU_PAGE_OFFSET) & GPU_PAGE_MASK;
+    if (va < base || end > base + mapsz)
+        return EINVAL;
+    pin_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return ENOMEM;
+    p->magic = PIN_MAGIC;
+    p->va = va;
+    p->size = end - va;
+    p->cpu = shadow + (va - base);
+    handle->h = (unsigned long)p;
+    return 0;
+}
+
+EMU_API int gdr_unpin_buffer(gdr_t g, gdr_mh_t handle)
+{
+    pin_t *p = pin_of(handle);
+    if (!g || !p || p->mapped)
+        return EINVAL; /* unmap first */
+    p->magic = 0;
+    free(p);
+    return 0;
+}
+
+EMU_API int gdr_get_callback_flag(gdr_t g, gdr_mh_t handle, int *flag)
+{
+    if (!g || !pin_of(handle) || !flag)
+        return EINVAL;
+    *flag = 0;
+    return 0;
+}
+
+EMU_API int gdr_get_info_v2(gdr_t g, gdr_mh_t handle, gdr_info_v2_t *info)
+{
+    pin_t *p = pin_of(handle);
+    if (!g || !p || !info)
+        return EINVAL;
+    memset(info, 0, sizeof *info);
+    info->va = p->va;
+    info->mapped_size = p->size;
+    info->page_size = (uint32_t)GPU_PAGE_SIZE;
+    info->mapped = p->mapped ? 1 : 0;
+    info->wc_mapping = 1;
+    info->mapping_type = p->mapped ? GDR_MAPPING_TYPE_WC : GDR_MAPPING_TYPE_NONE;
+    return 0;
+}
+
+EMU_API int gdr_map(gdr_t g, gdr_mh_t handle, void **va, size_t size)
+{
+    pin_t *p = pin_of(handle);
+    if (!g || !p || !va || size != p->size || p->mapped)
+        return EINVAL;
+    p->mapped = 1;
+    *va = p->cpu;
+    return 0;
+}
+
+EMU_API int gdr_unmap(gdr_t g, gdr_mh_t handle, void *va, size_t size)
+{
+    pin_t *p = pin_of(handle);
+    if (!g || !p || !p->mapped || va != p->cpu || size != p->size)
+        return EINVAL;
+    p->mapped = 0;
+    return 0;
+}
+
+static int in_map(const pin_t *p, const void *d, size_t size)
+{
+    const char *c = d;
+    return p && p->mapped && c >= p->cpu && size <= p->size && (size_t)(c - p->cpu) <= p->size - size;
+}
+
+EMU_API int gdr_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_ptr, size_t size)
+{
+    if (!in_map(pin_of(handle), map_d_ptr, size))
+        return EINVAL;
+    memcpy(map_d_ptr, h_ptr, size);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the write-combining flush */
+    return 0;
+}
+
+EMU_API int gdr_copy_from_mapping(gdr_mh_t handle, void *h_ptr, const void *map_d_ptr, size_t size)
+{
+    if (!in_map(pin_of(handle), map_d_ptr, size))
+        return EINVAL;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    memcpy(h_ptr, map_d_ptr, size);
+    return 0;
+}
+
+EMU_API void gdr_runtime_get_version(int *major, int *minor)
+{
+    *major = 2;
+    *minor = 5;
+}
+
+EMU_API int gdr_driver_get_version(gdr_t g, int *major, int *minor)
+{
+    if (!g)
+        return EINVAL;
+    *major = 2;
+    *minor = 5;
+    return 0;
+}
+
+EMU_API int gdr_get_attribute(gdr_t g, gdr_attr_t attr, int *v)
+{
+    if (!g || !v)
+        return EINVAL;
+    if (attr == GDR_ATTR_USE_PERSISTENT_MAPPING) {
+        *v = 1;
+        return 0;
+    }
+    return EINVAL;
+}
