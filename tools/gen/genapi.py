@@ -122,6 +122,104 @@ def gen_stubs(funcs):
     return "".join(out)
 
 
+# ---- Generated entry points (src/mpi/<file>.c ends with #include "entry/<file>.h") ----
+
+BODY_RE = re.compile(r"^(?![\s#/*])[^\n(;]*\bbody_(\w+)\s*\(", re.M)
+WIDEN = {("int", "count"), ("int", "aint"), ("aint", "count")}
+
+
+def scan_bodies(src_dir):
+    """{file base name: [body names in file order]} for src_dir/*.c."""
+    out = {}
+    for f in sorted(os.listdir(src_dir)):
+        if not f.endswith(".c"):
+            continue
+        with open(os.path.join(src_dir, f), encoding="utf-8") as fh:
+            text = fh.read()
+        names = []
+        for m in BODY_RE.finditer(text):
+            if m.group(1) not in names:
+                names.append(m.group(1))
+        base = f[:-2]
+        if names and ('#include "entry/%s.h"' % base) not in text:
+            raise ApiError('%s/%s defines body_%s but does not end with #include "entry/%s.h"'
+                           % (src_dir, f, names[0], base))
+        out[base] = names
+    return out
+
+
+def rename_param(p, new):
+    return re.sub(r"\b%s\b" % re.escape(p.name), new, p.decl)
+
+
+def pair_params(a, b):
+    """Body parameters of the pair MPI_X (a) / MPI_X_c (b), and per entry the
+    argument lists: [(body decl, arg of a, arg of b)]."""
+    if [p.name for p in a.params] != [p.name for p in b.params]:
+        raise ApiError("%s and %s have different parameter names: write two bodies" % (a.name, b.name))
+    out = []
+    for p, q in zip(a.params, b.params):
+        if p.decl == q.decl:
+            out.append((p.decl, p.name, q.name))
+        elif p.depth == 0 and q.depth == 0 and (p.kind, q.kind) in WIDEN:
+            out.append((q.decl, p.name, q.name))       # the body takes the wider scalar
+        else:                                          # two pointers: one is NULL
+            out.append((p.decl, p.name, "NULL"))
+            out.append((rename_param(q, q.name + "_c"), "NULL", q.name))
+    return out
+
+
+def entry_def(fn, body, args):
+    """PMPI_X calling body(args), and the MPI_X alias."""
+    pname = "P" + fn.name
+    lines = ["WH_API %s\n{\n" % fn.decl(pname)]
+    if fn.ret == "int" and not (fn.flags & {"preinit", "nocheck"}):
+        lines.append('    WH_CHECK_INIT("%s");\n' % fn.name)
+    call = "%s(%s)" % (body, ", ".join(args))
+    lines.append("    return %s;\n" % call if fn.ret != "void" else "    %s;\n" % call)
+    lines.append("}\nWH_ALIAS(%s, %s)\n\n" % (fn.name, pname))
+    return "".join(lines)
+
+
+def gen_entries(funcs, bodies):
+    """{file base name: text of entry/<base>.h}."""
+    by = {fn.name: fn for fn in funcs}
+    where = {}
+    for base, names in bodies.items():
+        for n in names:
+            if n in where:
+                raise ApiError("body_%s defined in %s.c and %s.c" % (n, where[n], base))
+            where[n] = base
+    out = {}
+    for base, names in bodies.items():
+        text = [HEADER_NOTE,
+                "/* Entry points of the bodies in src/mpi/%s.c: PMPI_X checks initialization\n"
+                " * (unless the table marks MPI_X preinit or nocheck), calls body_X, and MPI_X\n"
+                " * is its alias.  A body_X with a large-count twin MPI_X_c in the table and no\n"
+                " * body_X_c serves both: body_X(fname, ...) takes the wider scalars, and a\n"
+                " * pointer whose type differs twice (p for MPI_X, p_c for MPI_X_c; the other is\n"
+                " * NULL).  Included at the end of src/mpi/%s.c. */\n" % (base, base)]
+        for n in names:
+            name = "MPI_" + n
+            fn = by.get(name)
+            if fn is None:
+                raise ApiError("src/mpi/%s.c: body_%s: %s is not in the API table" % (base, n, name))
+            large = by.get(name + "_c")
+            body = "body_" + n
+            if large is not None and (n + "_c") not in where:
+                params = pair_params(fn, large)
+                decls = ["const char *fname"] + [d for d, _, _ in params]
+                text.append("/* %s and %s */\nstatic %s %s(%s);\n"
+                            % (name, large.name, fn.ret, body, ", ".join(decls)))
+                text.append(entry_def(fn, body, ['"%s"' % name] + [x for _, x, _ in params]))
+                text.append(entry_def(large, body, ['"%s"' % large.name] + [y for _, _, y in params]))
+            else:
+                text.append("/* %s */\nstatic %s %s(%s);\n" % (name, fn.ret, body, fn.param_text))
+                text.append(entry_def(fn, body, [p.name for p in fn.params if p.name]))
+        out[base] = "".join(text)
+    return out
+
+
 def write_if_changed(path, text):
     """Write atomically; keep the old file (and its mtime) when unchanged."""
     try:
@@ -150,6 +248,8 @@ def main(argv=None):
     ap.add_argument("--api", required=True, help="tools/gen/mpi_api.txt")
     ap.add_argument("--proto-out", help="where to write wharf_mpi_proto.h (file or directory)")
     ap.add_argument("--stubs-out", help="where to write wharf_stubs.c (file or directory)")
+    ap.add_argument("--entries-src", help="src/mpi: scanned for body_X definitions")
+    ap.add_argument("--entries-out", help="directory for entry/<file>.h, one per src/mpi/<file>.c")
     ap.add_argument("--list", action="store_true", help="print the function names and exit")
     ap.add_argument("--dump-kinds", action="store_true",
                     help="print every function with the resolved kind of each parameter and exit")
@@ -170,6 +270,17 @@ def main(argv=None):
         write_if_changed(resolve_out(args.proto_out, "wharf_mpi_proto.h"), gen_proto(funcs))
     if args.stubs_out:
         write_if_changed(resolve_out(args.stubs_out, "wharf_stubs.c"), gen_stubs(funcs))
+    if args.entries_out:
+        if not args.entries_src:
+            print("genapi: --entries-out needs --entries-src", file=sys.stderr)
+            return 1
+        try:
+            entries = gen_entries(funcs, scan_bodies(args.entries_src))
+        except (OSError, ApiError) as e:
+            print("genapi: %s" % e, file=sys.stderr)
+            return 1
+        for base, text in entries.items():
+            write_if_changed(os.path.join(args.entries_out, base + ".h"), text)
     return 0
 
 
