@@ -117,22 +117,16 @@ static int body_Igather(const char *fname, const void *sendbuf, MPI_Count sendco
     return wh_mc_gather(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
-static int body_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+static int body_Igatherv(const char *fname, int large, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, const int recvcounts[], const MPI_Count recvcounts_c[], const int displs[],
+                         const MPI_Aint displs_c[], MPI_Datatype recvtype, int root, MPI_Comm comm,
                          MPI_Request *request)
 {
     wh_nbc_t nb = {request, 0};
-    return wh_mc_gatherv_i("MPI_Igatherv", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                           root, comm);
-}
-
-static int body_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
-                           MPI_Comm comm, MPI_Request *request)
-{
-    wh_nbc_t nb = {request, 0};
-    return wh_mc_gatherv_c("MPI_Igatherv_c", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                           root, comm);
+    return large ? wh_mc_gatherv_c(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts_c, displs_c,
+                                   recvtype, root, comm)
+           : wh_mc_gatherv_i(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                             comm);
 }
 
 static int body_Iscatter(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -143,22 +137,16 @@ static int body_Iscatter(const char *fname, const void *sendbuf, MPI_Count sendc
     return wh_mc_scatter(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
-static int body_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                          void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                          MPI_Request *request)
+static int body_Iscatterv(const char *fname, int large, const void *sendbuf, const int sendcounts[],
+                          const MPI_Count sendcounts_c[], const int displs[], const MPI_Aint displs_c[],
+                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                          MPI_Comm comm, MPI_Request *request)
 {
     wh_nbc_t nb = {request, 0};
-    return wh_mc_scatterv_i("MPI_Iscatterv", &nb, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                            root, comm);
-}
-
-static int body_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                            MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                            int root, MPI_Comm comm, MPI_Request *request)
-{
-    wh_nbc_t nb = {request, 0};
-    return wh_mc_scatterv_c("MPI_Iscatterv_c", &nb, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                            recvtype, root, comm);
+    return large ? wh_mc_scatterv_c(fname, &nb, sendbuf, sendcounts_c, displs_c, sendtype, recvbuf, recvcount,
+                                    recvtype, root, comm)
+           : wh_mc_scatterv_i(fname, &nb, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                              comm);
 }
 
 static int body_Iallgather(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -169,22 +157,16 @@ static int body_Iallgather(const char *fname, const void *sendbuf, MPI_Count sen
     return wh_mc_allgather(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
-static int body_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                            const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Request *request)
+static int body_Iallgatherv(const char *fname, int large, const void *sendbuf, MPI_Count sendcount,
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const MPI_Count recvcounts_c[], const int displs[], const MPI_Aint displs_c[],
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     wh_nbc_t nb = {request, 0};
-    return wh_mc_allgatherv_i("MPI_Iallgatherv", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                              recvtype, comm);
-}
-
-static int body_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                              const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                              MPI_Comm comm, MPI_Request *request)
-{
-    wh_nbc_t nb = {request, 0};
-    return wh_mc_allgatherv_c("MPI_Iallgatherv_c", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                              recvtype, comm);
+    return large ? wh_mc_allgatherv_c(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts_c, displs_c,
+                                      recvtype, comm)
+           : wh_mc_allgatherv_i(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                                comm);
 }
 
 static int body_Ialltoall(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -195,41 +177,30 @@ static int body_Ialltoall(const char *fname, const void *sendbuf, MPI_Count send
     return wh_mc_alltoall(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
-static int body_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                           void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                           MPI_Comm comm, MPI_Request *request)
+static int body_Ialltoallv(const char *fname, int large, const void *sendbuf, const int sendcounts[],
+                           const MPI_Count sendcounts_c[], const int sdispls[], const MPI_Aint sdispls_c[],
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                           const MPI_Count recvcounts_c[], const int rdispls[], const MPI_Aint rdispls_c[],
+                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     wh_nbc_t nb = {request, 0};
-    return wh_mc_alltoallv_i("MPI_Ialltoallv", &nb, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                             rdispls, recvtype, comm);
+    return large ? wh_mc_alltoallv_c(fname, &nb, sendbuf, sendcounts_c, sdispls_c, sendtype, recvbuf, recvcounts_c,
+                                     rdispls_c, recvtype, comm)
+           : wh_mc_alltoallv_i(fname, &nb, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                               recvtype, comm);
 }
 
-static int body_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                             MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                             const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    wh_nbc_t nb = {request, 0};
-    return wh_mc_alltoallv_c("MPI_Ialltoallv_c", &nb, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                             rdispls, recvtype, comm);
-}
-
-static int body_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+static int body_Ialltoallw(const char *fname, int large, const void *sendbuf, const int sendcounts[],
+                           const MPI_Count sendcounts_c[], const int sdispls[], const MPI_Aint sdispls_c[],
+                           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                           const MPI_Count recvcounts_c[], const int rdispls[], const MPI_Aint rdispls_c[],
                            const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
     wh_nbc_t nb = {request, 0};
-    return wh_mc_alltoallw_i("MPI_Ialltoallw", &nb, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                             rdispls, recvtypes, comm);
-}
-
-static int body_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                             const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                             MPI_Request *request)
-{
-    wh_nbc_t nb = {request, 0};
-    return wh_mc_alltoallw_c("MPI_Ialltoallw_c", &nb, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                             rdispls, recvtypes, comm);
+    return large ? wh_mc_alltoallw_c(fname, &nb, sendbuf, sendcounts_c, sdispls_c, sendtypes, recvbuf, recvcounts_c,
+                                     rdispls_c, recvtypes, comm)
+           : wh_mc_alltoallw_i(fname, &nb, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                               recvtypes, comm);
 }
 
 static int body_Ireduce_scatter_block(const char *fname, const void *sendbuf, void *recvbuf, MPI_Count recvcount,
@@ -239,18 +210,13 @@ static int body_Ireduce_scatter_block(const char *fname, const void *sendbuf, vo
     return wh_mc_redscat_block(fname, &nb, sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
-static int body_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+static int body_Ireduce_scatter(const char *fname, int large, const void *sendbuf, void *recvbuf,
+                                const int recvcounts[], const MPI_Count recvcounts_c[], MPI_Datatype datatype,
                                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     wh_nbc_t nb = {request, 0};
-    return wh_mc_redscat_i("MPI_Ireduce_scatter", &nb, sendbuf, recvbuf, recvcounts, datatype, op, comm);
-}
-
-static int body_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    wh_nbc_t nb = {request, 0};
-    return wh_mc_redscat_c("MPI_Ireduce_scatter_c", &nb, sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    return large ? wh_mc_redscat_c(fname, &nb, sendbuf, recvbuf, recvcounts_c, datatype, op, comm)
+           : wh_mc_redscat_i(fname, &nb, sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
 
 static int body_Iscan(const char *fname, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,

@@ -16,24 +16,16 @@ static int body_Ineighbor_allgather(const char *fname, const void *sendbuf, MPI_
     return wh_mn_nbr_allgather(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
-static int body_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                                     MPI_Request *request)
+static int body_Ineighbor_allgatherv(const char *fname, int large, const void *sendbuf, MPI_Count sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                     const MPI_Count recvcounts_c[], const int displs[], const MPI_Aint displs_c[],
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    static const char fname[] = "MPI_Ineighbor_allgatherv";
     wh_nbc_t nb = {request, 0};
-    return wh_mn_nbr_allgatherv_i(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                                  comm);
-}
-
-static int body_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                       const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                                       MPI_Comm comm, MPI_Request *request)
-{
-    static const char fname[] = "MPI_Ineighbor_allgatherv_c";
-    wh_nbc_t nb = {request, 0};
-    return wh_mn_nbr_allgatherv_c(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                                  comm);
+    return large ? wh_mn_nbr_allgatherv_c(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts_c, displs_c,
+                                          recvtype, comm)
+           : wh_mn_nbr_allgatherv_i(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                                    comm);
 }
 
 static int body_Ineighbor_alltoall(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -98,26 +90,17 @@ static int body_Neighbor_allgather_init(const char *fname, const void *sendbuf, 
     return wh_mn_nbr_allgather(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
-static int body_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                                         MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int body_Neighbor_allgatherv_init(const char *fname, int large, const void *sendbuf, MPI_Count sendcount,
+                                         MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                         const MPI_Count recvcounts_c[], const int displs[], const MPI_Aint displs_c[],
+                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    static const char fname[] = "MPI_Neighbor_allgatherv_init";
     WH_NBC_INFO(fname, info);
     wh_nbc_t nb = {request, 1};
-    return wh_mn_nbr_allgatherv_i(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                                  comm);
-}
-
-static int body_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                           void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    static const char fname[] = "MPI_Neighbor_allgatherv_init_c";
-    WH_NBC_INFO(fname, info);
-    wh_nbc_t nb = {request, 1};
-    return wh_mn_nbr_allgatherv_c(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                                  comm);
+    return large ? wh_mn_nbr_allgatherv_c(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts_c, displs_c,
+                                          recvtype, comm)
+           : wh_mn_nbr_allgatherv_i(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                                    comm);
 }
 
 static int body_Neighbor_alltoall_init(const char *fname, const void *sendbuf, MPI_Count sendcount,

@@ -47,24 +47,17 @@ static int body_Gather_init(const char *fname, const void *sendbuf, MPI_Count se
                         comm);
 }
 
-static int body_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                             MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int body_Gatherv_init(const char *fname, int large, const void *sendbuf, MPI_Count sendcount,
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                             const MPI_Count recvcounts_c[], const int displs[], const MPI_Aint displs_c[],
+                             MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    WH_NBC_INFO("MPI_Gatherv_init", info);
+    WH_NBC_INFO(fname, info);
     wh_nbc_t nb = {request, 1};
-    return wh_mc_gatherv_i("MPI_Gatherv_init", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                           recvtype, root, comm);
-}
-
-static int body_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                               const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
-                               MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    WH_NBC_INFO("MPI_Gatherv_init_c", info);
-    wh_nbc_t nb = {request, 1};
-    return wh_mc_gatherv_c("MPI_Gatherv_init_c", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                           recvtype, root, comm);
+    return large ? wh_mc_gatherv_c(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts_c, displs_c,
+                                   recvtype, root, comm)
+           : wh_mc_gatherv_i(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                             comm);
 }
 
 static int body_Scatter_init(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -77,24 +70,17 @@ static int body_Scatter_init(const char *fname, const void *sendbuf, MPI_Count s
                          comm);
 }
 
-static int body_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                              void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                              MPI_Info info, MPI_Request *request)
+static int body_Scatterv_init(const char *fname, int large, const void *sendbuf, const int sendcounts[],
+                              const MPI_Count sendcounts_c[], const int displs[], const MPI_Aint displs_c[],
+                              MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    WH_NBC_INFO("MPI_Scatterv_init", info);
+    WH_NBC_INFO(fname, info);
     wh_nbc_t nb = {request, 1};
-    return wh_mc_scatterv_i("MPI_Scatterv_init", &nb, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                            recvtype, root, comm);
-}
-
-static int body_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                                MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                                int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    WH_NBC_INFO("MPI_Scatterv_init_c", info);
-    wh_nbc_t nb = {request, 1};
-    return wh_mc_scatterv_c("MPI_Scatterv_init_c", &nb, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                            recvtype, root, comm);
+    return large ? wh_mc_scatterv_c(fname, &nb, sendbuf, sendcounts_c, displs_c, sendtype, recvbuf, recvcount,
+                                    recvtype, root, comm)
+           : wh_mc_scatterv_i(fname, &nb, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                              comm);
 }
 
 static int body_Allgather_init(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -107,24 +93,17 @@ static int body_Allgather_init(const char *fname, const void *sendbuf, MPI_Count
                            comm);
 }
 
-static int body_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Info info, MPI_Request *request)
+static int body_Allgatherv_init(const char *fname, int large, const void *sendbuf, MPI_Count sendcount,
+                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                const MPI_Count recvcounts_c[], const int displs[], const MPI_Aint displs_c[],
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    WH_NBC_INFO("MPI_Allgatherv_init", info);
+    WH_NBC_INFO(fname, info);
     wh_nbc_t nb = {request, 1};
-    return wh_mc_allgatherv_i("MPI_Allgatherv_init", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                              recvtype, comm);
-}
-
-static int body_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                  const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    WH_NBC_INFO("MPI_Allgatherv_init_c", info);
-    wh_nbc_t nb = {request, 1};
-    return wh_mc_allgatherv_c("MPI_Allgatherv_init_c", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                              recvtype, comm);
+    return large ? wh_mc_allgatherv_c(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts_c, displs_c,
+                                      recvtype, comm)
+           : wh_mc_allgatherv_i(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                                comm);
 }
 
 static int body_Alltoall_init(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -136,47 +115,32 @@ static int body_Alltoall_init(const char *fname, const void *sendbuf, MPI_Count 
     return wh_mc_alltoall(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
-static int body_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+static int body_Alltoallv_init(const char *fname, int large, const void *sendbuf, const int sendcounts[],
+                               const MPI_Count sendcounts_c[], const int sdispls[], const MPI_Aint sdispls_c[],
+                               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                               const MPI_Count recvcounts_c[], const int rdispls[], const MPI_Aint rdispls_c[],
                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    WH_NBC_INFO("MPI_Alltoallv_init", info);
+    WH_NBC_INFO(fname, info);
     wh_nbc_t nb = {request, 1};
-    return wh_mc_alltoallv_i("MPI_Alltoallv_init", &nb, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                             rdispls, recvtype, comm);
+    return large ? wh_mc_alltoallv_c(fname, &nb, sendbuf, sendcounts_c, sdispls_c, sendtype, recvbuf, recvcounts_c,
+                                     rdispls_c, recvtype, comm)
+           : wh_mc_alltoallv_i(fname, &nb, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                               recvtype, comm);
 }
 
-static int body_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                                 MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                                 const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                 MPI_Request *request)
-{
-    WH_NBC_INFO("MPI_Alltoallv_init_c", info);
-    wh_nbc_t nb = {request, 1};
-    return wh_mc_alltoallv_c("MPI_Alltoallv_init_c", &nb, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                             rdispls, recvtype, comm);
-}
-
-static int body_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+static int body_Alltoallw_init(const char *fname, int large, const void *sendbuf, const int sendcounts[],
+                               const MPI_Count sendcounts_c[], const int sdispls[], const MPI_Aint sdispls_c[],
                                const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                               const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
-                               MPI_Request *request)
+                               const MPI_Count recvcounts_c[], const int rdispls[], const MPI_Aint rdispls_c[],
+                               const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    WH_NBC_INFO("MPI_Alltoallw_init", info);
+    WH_NBC_INFO(fname, info);
     wh_nbc_t nb = {request, 1};
-    return wh_mc_alltoallw_i("MPI_Alltoallw_init", &nb, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                             rdispls, recvtypes, comm);
-}
-
-static int body_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                                 const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                 MPI_Info info, MPI_Request *request)
-{
-    WH_NBC_INFO("MPI_Alltoallw_init_c", info);
-    wh_nbc_t nb = {request, 1};
-    return wh_mc_alltoallw_c("MPI_Alltoallw_init_c", &nb, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                             recvcounts, rdispls, recvtypes, comm);
+    return large ? wh_mc_alltoallw_c(fname, &nb, sendbuf, sendcounts_c, sdispls_c, sendtypes, recvbuf, recvcounts_c,
+                                     rdispls_c, recvtypes, comm)
+           : wh_mc_alltoallw_i(fname, &nb, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                               recvtypes, comm);
 }
 
 static int body_Reduce_scatter_block_init(const char *fname, const void *sendbuf, void *recvbuf, MPI_Count recvcount,
@@ -188,21 +152,14 @@ static int body_Reduce_scatter_block_init(const char *fname, const void *sendbuf
     return wh_mc_redscat_block(fname, &nb, sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
-static int body_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+static int body_Reduce_scatter_init(const char *fname, int large, const void *sendbuf, void *recvbuf,
+                                    const int recvcounts[], const MPI_Count recvcounts_c[], MPI_Datatype datatype,
                                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    WH_NBC_INFO("MPI_Reduce_scatter_init", info);
+    WH_NBC_INFO(fname, info);
     wh_nbc_t nb = {request, 1};
-    return wh_mc_redscat_i("MPI_Reduce_scatter_init", &nb, sendbuf, recvbuf, recvcounts, datatype, op, comm);
-}
-
-static int body_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                                      MPI_Request *request)
-{
-    WH_NBC_INFO("MPI_Reduce_scatter_init_c", info);
-    wh_nbc_t nb = {request, 1};
-    return wh_mc_redscat_c("MPI_Reduce_scatter_init_c", &nb, sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    return large ? wh_mc_redscat_c(fname, &nb, sendbuf, recvbuf, recvcounts_c, datatype, op, comm)
+           : wh_mc_redscat_i(fname, &nb, sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
 
 static int body_Scan_init(const char *fname, const void *sendbuf, void *recvbuf, MPI_Count count,

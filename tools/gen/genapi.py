@@ -212,7 +212,7 @@ def gen_entries(funcs, bodies):
                 " * body_X_c serves both: body_X(fname, ...) takes the wider scalars; a pointer\n"
                 " * whose type differs comes twice (p for MPI_X, p_c for MPI_X_c; the other is\n"
                 " * NULL), after an int large (1 from MPI_X_c).  Included at the end of\n"
-                " * src/mpi/%s.c. */\n" % (base, base)]
+                " * src/mpi/%s.c. */\n\n" % (base, base)]
         for n in names:
             name = "MPI_" + n
             fn = by.get(name)
