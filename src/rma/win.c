@@ -52,6 +52,7 @@ static void win_release(wh_win_t *w)
     free(w->peers);
     free(w->lock_mode);
     free(w->npend);
+    free(w->flush_sent); /* the block of flush_sent, flush_done, grants, posts, ... (win_arrays) */
     free(w->tgt_err);
     if (w->info != MPI_INFO_NULL) {
         MPI_Info i = w->info;

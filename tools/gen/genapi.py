@@ -1,16 +1,9 @@
 #!/usr/bin/env python3
 """Generate wharf's MPI prototypes and weak fallback stubs from mpi_api.txt.
 
-Input format (tools/gen/mpi_api.txt), one C function per line:
-
-    RET MPI_Name(PARAMS)                 an MPI function
-    RET MPI_Name(PARAMS) = EXPR          same, with a trivially correct default
-                                         body `return EXPR;` instead of an
-                                         "unimplemented" error
-    # text                               comment; blank lines are ignored
-
-PARAMS is exactly the ISO C parameter list of the MPI-4.1 binding (named
-parameters, `void` for none).  Lines may not be continued.
+Input: tools/gen/mpi_api.txt, read by apitable.py (the format, parameter
+kinds and annotations are described at the top of the table and in
+apitable.py).
 
 Outputs:
   --proto-out FILE   wharf_mpi_proto.h: a prototype of MPI_Name and PMPI_Name
@@ -25,100 +18,33 @@ Outputs:
                      objects and callbacks mpi.h declares (MPI_UNWEIGHTED,
                      MPIR_Dup_fn, ...), which the library may override.
 
+  --entries-out DIR --entries-src src/mpi
+                     DIR/<file>.h for every src/mpi/<file>.c: the entry points
+                     of the static bodies body_X the file defines (PMPI_X with
+                     the initialization check unless the table marks MPI_X
+                     preinit or nocheck, a call of body_X, the alias MPI_X);
+                     one body_X serves MPI_X and MPI_X_c when the file has no
+                     body_X_c (docs/DESIGN.md, "Entry points").  <file>.c
+                     ends with #include "entry/<file>.h".
+
 Usage:
   genapi.py --api tools/gen/mpi_api.txt --proto-out DIR/wharf_mpi_proto.h \
             --stubs-out DIR/wharf_stubs.c
-Either output may be omitted.  --list prints the function names and exits.
+Any output may be omitted.  --list prints the function names, --dump-kinds
+the resolved parameter kinds, and exit.
 """
 import argparse
 import os
 import re
 import sys
 
-LINE_RE = re.compile(
-    r"^(?P<ret>[A-Za-z_][\w ]*?\s*\**)\s*(?P<name>MPI_\w+)\s*\((?P<params>.*)\)\s*$")
-PARAM_NAME_RE = re.compile(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*$")
-NOT_NAMES = {"void", "char", "short", "int", "long", "float", "double", "signed", "unsigned",
-             "const", "volatile", "restrict", "_Bool", "struct"}
-
-
-class ApiError(Exception):
-    pass
-
-
-class Func:
-    def __init__(self, ret, name, params, expr, lineno):
-        self.ret = " ".join(ret.split())
-        self.name = name
-        self.params = params  # list of (text, name)
-        self.expr = expr
-        self.lineno = lineno
-
-    @property
-    def param_text(self):
-        if not self.params:
-            return "void"
-        return ", ".join(p for p, _ in self.params)
-
-    def decl(self, name):
-        sep = "" if self.ret.endswith("*") else " "
-        return "%s%s%s(%s)" % (self.ret, sep, name, self.param_text)
-
-
-def split_params(text):
-    """Split a parameter list at top-level commas."""
-    parts, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    parts.append("".join(cur))
-    return [" ".join(p.split()) for p in parts]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import apitable  # noqa: E402  (the table parser, shared with the Fortran generator)
+from apitable import ApiError  # noqa: E402
 
 
 def parse(path):
-    funcs, seen = [], {}
-    with open(path, encoding="utf-8") as f:
-        for lineno, raw in enumerate(f, 1):
-            line = raw.strip()
-            if not line or line.startswith("#"):
-                continue
-            decl, eq, expr = line.partition(" = ")
-            m = LINE_RE.match(decl.strip())
-            if not m:
-                raise ApiError("%s:%d: cannot parse: %s" % (path, lineno, line))
-            name = m.group("name")
-            if name in seen:
-                raise ApiError("%s:%d: %s already declared on line %d"
-                               % (path, lineno, name, seen[name]))
-            seen[name] = lineno
-            params = []
-            ptext = m.group("params").strip()
-            if ptext != "void":
-                for p in split_params(ptext):
-                    if p == "...":
-                        params.append((p, None))
-                        continue
-                    if "(" in p:
-                        raise ApiError("%s:%d: use a typedef for function-pointer parameter %r"
-                                       % (path, lineno, p))
-                    pm = PARAM_NAME_RE.search(p)
-                    if (not pm or pm.group(1) == p.strip() or pm.group(1) in NOT_NAMES
-                            or pm.group(1).startswith("MPI_")):
-                        raise ApiError("%s:%d: parameter without a name: %r" % (path, lineno, p))
-                    params.append((p, pm.group(1)))
-            if eq and not expr.strip():
-                raise ApiError("%s:%d: empty default expression" % (path, lineno))
-            funcs.append(Func(m.group("ret"), name, params, expr.strip() if eq else None, lineno))
-    if not funcs:
-        raise ApiError("%s: no functions" % path)
-    return funcs
+    return apitable.load(path)
 
 
 HEADER_NOTE = "/* Generated by tools/gen/genapi.py from tools/gen/mpi_api.txt -- do not edit. */\n"
@@ -185,8 +111,8 @@ WH_STUB int MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra_state, void *a
 
 def stub_body(fn):
     used = fn.expr or ""
-    lines = ["    (void)%s;\n" % pname for _, pname in fn.params
-             if pname and not re.search(r"\b%s\b" % re.escape(pname), used)]
+    lines = ["    (void)%s;\n" % p.name for p in fn.params
+             if p.name and not re.search(r"\b%s\b" % re.escape(p.name), used)]
     if fn.expr is not None:
         lines.append("    return %s;\n" % fn.expr)
     elif fn.ret == "int":
@@ -204,6 +130,113 @@ def gen_stubs(funcs):
         for prefix in ("MPI_", "PMPI_"):
             out.append("WH_STUB %s\n{\n%s}\n\n" % (fn.decl(prefix + fn.name[4:]), body))
     return "".join(out)
+
+
+# ---- Generated entry points (src/mpi/<file>.c ends with #include "entry/<file>.h") ----
+
+BODY_RE = re.compile(r"^(?![\s#/*])[^\n(;]*\bbody_(\w+)\s*\(", re.M)
+WIDEN = {("int", "count"), ("int", "aint"), ("aint", "count")}
+
+
+def scan_bodies(src_dir):
+    """{file base name: [body names in file order]} for src_dir/*.c."""
+    out = {}
+    for f in sorted(os.listdir(src_dir)):
+        if not f.endswith(".c"):
+            continue
+        with open(os.path.join(src_dir, f), encoding="utf-8") as fh:
+            text = fh.read()
+        names = []
+        for m in BODY_RE.finditer(text):
+            if m.group(1) not in names:
+                names.append(m.group(1))
+        base = f[:-2]
+        if names and ('#include "entry/%s.h"' % base) not in text:
+            raise ApiError('%s/%s defines body_%s but does not end with #include "entry/%s.h"'
+                           % (src_dir, f, names[0], base))
+        out[base] = names
+    return out
+
+
+def rename_param(p, new):
+    return re.sub(r"\b%s\b" % re.escape(p.name), new, p.decl)
+
+
+def pair_params(a, b):
+    """Body parameters of the pair MPI_X (a) / MPI_X_c (b), and per entry the
+    argument lists: [(body decl, arg of a, arg of b)]."""
+    if [p.name for p in a.params] != [p.name for p in b.params]:
+        raise ApiError("%s and %s have different parameter names: write two bodies" % (a.name, b.name))
+    out = []
+    for p, q in zip(a.params, b.params):
+        if p.decl == q.decl:
+            out.append((p.decl, p.name, q.name))
+        elif p.depth == 0 and q.depth == 0 and (p.kind, q.kind) in WIDEN:
+            out.append((q.decl, p.name, q.name))       # the body takes the wider scalar
+        else:                                          # two pointers: one is NULL
+            out.append((p.decl, p.name, "NULL"))
+            out.append((rename_param(q, q.name + "_c"), "NULL", q.name))
+    return out
+
+
+def entry_def(fn, body, args):
+    """PMPI_X calling body(args), and the MPI_X alias."""
+    pname = "P" + fn.name
+    lines = ["WH_API %s\n{\n" % fn.decl(pname)]
+    if fn.ret == "int" and not (fn.flags & {"preinit", "nocheck"}):
+        lines.append('    WH_CHECK_INIT("%s");\n' % fn.name)
+    call = "%s(%s)" % (body, ", ".join(args))
+    lines.append("    return %s;\n" % call if fn.ret != "void" else "    %s;\n" % call)
+    lines.append("}\nWH_ALIAS(%s, %s)\n\n" % (fn.name, pname))
+    return "".join(lines)
+
+
+def gen_entries(funcs, bodies):
+    """{file base name: text of entry/<base>.h}."""
+    by = {fn.name: fn for fn in funcs}
+    where = {}
+    for base, names in bodies.items():
+        for n in names:
+            if n in where:
+                raise ApiError("body_%s defined in %s.c and %s.c" % (n, where[n], base))
+            where[n] = base
+    out = {}
+    for base, names in bodies.items():
+        if not names:
+            out[base] = HEADER_NOTE + "/* src/mpi/%s.c defines no body_X. */\n" % base
+            continue
+        text = [HEADER_NOTE,
+                "/* Entry points of the bodies in src/mpi/%s.c: PMPI_X checks initialization\n"
+                " * (unless the table marks MPI_X preinit or nocheck), calls body_X, and MPI_X\n"
+                " * is its alias.  A body_X with a large-count twin MPI_X_c in the table and no\n"
+                " * body_X_c serves both: body_X(fname, ...) takes the wider scalars; a pointer\n"
+                " * whose type differs comes twice (p for MPI_X, p_c for MPI_X_c; the other is\n"
+                " * NULL), after an int large (1 from MPI_X_c).  Included at the end of\n"
+                " * src/mpi/%s.c. */\n\n" % (base, base)]
+        for n in names:
+            name = "MPI_" + n
+            fn = by.get(name)
+            if fn is None:
+                raise ApiError("src/mpi/%s.c: body_%s: %s is not in the API table" % (base, n, name))
+            large = by.get(name + "_c")
+            body = "body_" + n
+            if large is not None and (n + "_c") not in where:
+                params = pair_params(fn, large)
+                decls = ["const char *fname"] + [d for d, _, _ in params]
+                ia, ib = ['"%s"' % name], ['"%s"' % large.name]
+                if any(x == "NULL" for _, x, _ in params):   # split pointers: say which entry
+                    decls.insert(1, "int large")
+                    ia.append("0")
+                    ib.append("1")
+                text.append("/* %s and %s */\nstatic %s %s(%s);\n"
+                            % (name, large.name, fn.ret, body, ", ".join(decls)))
+                text.append(entry_def(fn, body, ia + [x for _, x, _ in params]))
+                text.append(entry_def(large, body, ib + [y for _, _, y in params]))
+            else:
+                text.append("/* %s */\nstatic %s %s(%s);\n" % (name, fn.ret, body, fn.param_text))
+                text.append(entry_def(fn, body, [p.name for p in fn.params if p.name]))
+        out[base] = "".join(text)
+    return out
 
 
 def write_if_changed(path, text):
@@ -234,13 +267,20 @@ def main(argv=None):
     ap.add_argument("--api", required=True, help="tools/gen/mpi_api.txt")
     ap.add_argument("--proto-out", help="where to write wharf_mpi_proto.h (file or directory)")
     ap.add_argument("--stubs-out", help="where to write wharf_stubs.c (file or directory)")
+    ap.add_argument("--entries-src", help="src/mpi: scanned for body_X definitions")
+    ap.add_argument("--entries-out", help="directory for entry/<file>.h, one per src/mpi/<file>.c")
     ap.add_argument("--list", action="store_true", help="print the function names and exit")
+    ap.add_argument("--dump-kinds", action="store_true",
+                    help="print every function with the resolved kind of each parameter and exit")
     args = ap.parse_args(argv)
     try:
         funcs = parse(args.api)
     except (OSError, ApiError) as e:
         print("genapi: %s" % e, file=sys.stderr)
         return 1
+    if args.dump_kinds:
+        apitable.dump_kinds(funcs, sys.stdout)
+        return 0
     if args.list:
         for fn in funcs:
             print(fn.name)
@@ -249,6 +289,17 @@ def main(argv=None):
         write_if_changed(resolve_out(args.proto_out, "wharf_mpi_proto.h"), gen_proto(funcs))
     if args.stubs_out:
         write_if_changed(resolve_out(args.stubs_out, "wharf_stubs.c"), gen_stubs(funcs))
+    if args.entries_out:
+        if not args.entries_src:
+            print("genapi: --entries-out needs --entries-src", file=sys.stderr)
+            return 1
+        try:
+            entries = gen_entries(funcs, scan_bodies(args.entries_src))
+        except (OSError, ApiError) as e:
+            print("genapi: %s" % e, file=sys.stderr)
+            return 1
+        for base, text in entries.items():
+            write_if_changed(os.path.join(args.entries_out, base + ".h"), text)
     return 0
 
 
