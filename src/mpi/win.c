@@ -138,10 +138,19 @@ static int shared_query(const char *fname, MPI_Win win, int rank, MPI_Aint *size
     if (rank != MPI_PROC_NULL && (rank < 0 || rank >= w->size_c))
         return wh_raise_win(w, fname, wh_error(MPI_ERR_RANK, "rank %d is not in the window's group of %d", rank,
                                                w->size_c));
-    if (w->flavor != MPI_WIN_FLAVOR_SHARED && w->own_mem != 2)
-        return wh_raise_win(w, fname, wh_error(MPI_ERR_RMA_FLAVOR, "the window's memory is not shared (made by "
-                                                                   "MPI_Win_allocate_shared, or MPI_Win_allocate "
-                                                                   "among co-resident ranks)"));
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return wh_raise_win(w, fname, wh_error(MPI_ERR_RMA_FLAVOR, "a dynamic window has no memory to query"));
+    if (w->flavor != MPI_WIN_FLAVOR_SHARED && w->own_mem != 2) {
+        /* MPI-4.1: windows of other flavors report the memory this process
+         * can load and store: its own; size 0 and NULL for the others */
+        if (rank == MPI_PROC_NULL)
+            rank = w->rank;
+        const wh_win_peer_t *p = &w->peers[rank];
+        *size = rank == w->rank ? (MPI_Aint)p->size : 0;
+        *disp_unit = (MPI_Aint)p->disp_unit;
+        *(void **)baseptr = rank == w->rank && p->size ? (void *)(uintptr_t)p->base : NULL;
+        return MPI_SUCCESS;
+    }
     if (rank == MPI_PROC_NULL) /* the first rank with memory */
         for (rank = 0; rank < w->size_c - 1 && !w->peers[rank].size; rank++)
             ;

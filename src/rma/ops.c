@@ -354,7 +354,8 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
         if (a->op) {
             if (!a->op->builtin || a->op->builtin < 0)
                 return wh_error(MPI_ERR_OP, "one-sided accumulates take predefined operations only");
-            WH_CHECK(wh_op_check(a->op, et));
+            if (tbytes) /* nothing to combine: accepted whatever the type, as MPICH and Open MPI do */
+                WH_CHECK(wh_op_check(a->op, et));
         }
     }
     if (!tbytes || (a->kind == WH_RMA_GACC && !a->rdt)) /* MPI_Accumulate with MPI_NO_OP changes nothing */

@@ -90,7 +90,16 @@ int main(int argc, char **argv)
     MPI_Aint qs;
     int qd;
     void *qp;
-    MPI_FAILS(MPI_ERR_RMA_FLAVOR, MPI_Win_shared_query(win, 0, &qs, &qd, &qp));
+    /* MPI-4.1: a Win_create window reports the memory this process can load
+     * and store: its own, and size 0 / NULL for the others */
+    MPI_OK(MPI_Win_shared_query(win, me, &qs, &qd, &qp));
+    CHECK(qs == (MPI_Aint)(8 * sizeof(int)) && qd == (int)sizeof(int) && qp == (void *)mem,
+          "shared_query of my own Win_create memory: size %ld disp %d base %p", (long)qs, qd, qp);
+    if (n > 1) {
+        MPI_OK(MPI_Win_shared_query(win, (me + 1) % n, &qs, &qd, &qp));
+        CHECK(qs == 0 && qp == NULL, "shared_query of a peer's private Win_create memory: size %ld base %p", (long)qs,
+              qp);
+    }
     MPI_FAILS(MPI_ERR_RMA_FLAVOR, MPI_Win_attach(win, mem, 4));
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
