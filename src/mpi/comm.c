@@ -217,6 +217,12 @@ WH_ALIAS(MPI_Comm_set_name, PMPI_Comm_set_name)
 WH_API int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     WH_CHECK_INIT("MPI_Comm_get_name");
+    if (comm == MPI_COMM_NULL) { /* the null handle has a name too, as in MPICH */
+        WH_CHK_PTR("MPI_Comm_get_name", NULL, comm_name, "comm_name");
+        WH_CHK_PTR("MPI_Comm_get_name", NULL, resultlen, "resultlen");
+        *resultlen = snprintf(comm_name, MPI_MAX_OBJECT_NAME, "MPI_COMM_NULL");
+        return MPI_SUCCESS;
+    }
     wh_comm_t *c;
     int rc = wh_chk_comm("MPI_Comm_get_name", comm, &c);
     if (rc)
