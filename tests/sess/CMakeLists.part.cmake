@@ -10,3 +10,7 @@ endforeach()
 foreach(n 1 2 4)
   wh_mpi_test(corners41_${n} ${CMAKE_SOURCE_DIR}/tests/mpi/corners41.c ${n})
 endforeach()
+# honest absence: exports, link tests and calls against docs/UNIMPLEMENTED.md
+add_test(NAME abi.feature_probe COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/sess/probe_features.py
+         --cc ${CMAKE_C_COMPILER} --build ${CMAKE_BINARY_DIR} --src ${CMAKE_SOURCE_DIR})
+set_tests_properties(abi.feature_probe PROPERTIES LABELS "unit;nosan" TIMEOUT 300)
