@@ -14,3 +14,21 @@ endforeach()
 add_test(NAME abi.feature_probe COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/sess/probe_features.py
          --cc ${CMAKE_C_COMPILER} --build ${CMAKE_BINARY_DIR} --src ${CMAKE_SOURCE_DIR})
 set_tests_properties(abi.feature_probe PROPERTIES LABELS "unit;nosan" TIMEOUT 300)
+foreach(n 2 4)
+  wh_mpi_test(sess_part_${n} ${CMAKE_SOURCE_DIR}/tests/mpi/sess_part.c ${n})
+endforeach()
+# the same in emulated containers (docs/SCENARIOS.md): one rank per container,
+# and two hosts of two ranks
+if(DEFINED WH_SCENARIOS)
+  foreach(sc shared isolated twohost)
+    set(np 2)
+    if(sc STREQUAL "twohost")
+      set(np 4)
+    endif()
+    add_test(NAME scenarios.${sc}.sess_part
+      COMMAND ${Python3_EXECUTABLE} ${WH_SCENARIOS}/wharfns.py run ${sc} -n ${np} --wharfrun ${WHARFRUN}
+              --timeout 150 -- $<TARGET_FILE:mpit_sess_part>)
+    set_tests_properties(scenarios.${sc}.sess_part PROPERTIES
+      SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 240)
+  endforeach()
+endif()
