@@ -275,8 +275,11 @@ WH_ALIAS(MPI_Init_thread, PMPI_Init_thread)
 
 WH_API int PMPI_Finalize(void)
 {
-    if (world_state != 1)
-        return wh_err_not_initialized("MPI_Finalize");
+    if (world_state != 1) {
+        fflush(stdout);
+        fprintf(stderr, "wharf: MPI_Finalize called %s\n", world_state ? "twice" : "before MPI_Init");
+        exit(1);
+    }
     wh_comm_finalize_attrs();
     wh_bsend_finalize(); /* buffered sends still in flight go out first */
     world_state = 2;
