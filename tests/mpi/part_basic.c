@@ -134,6 +134,21 @@ static void order(void)
     MPI_Request all[4] = {a, b, ra_, rb_};
     for (int i = 0; i < 4; i++)
         MPI_OK(MPI_Request_free(&all[i]));
+
+    p2p_setstep("free an active send");
+    MPI_OK(MPI_Psend_init(sa, 2, 2, MPI_INT, to, 10, MPI_COMM_WORLD, MPI_INFO_NULL, &a));
+    MPI_OK(MPI_Precv_init(ra, 2, 2, MPI_INT, from, 10, MPI_COMM_WORLD, MPI_INFO_NULL, &ra_));
+    for (int i = 0; i < 4; i++)
+        sa[i] = 50 + i + rank, ra[i] = -1;
+    MPI_OK(MPI_Start(&ra_));
+    MPI_OK(MPI_Start(&a));
+    MPI_OK(MPI_Pready_range(0, 1, a));
+    MPI_OK(MPI_Request_free(&a)); /* still active: completes in the background */
+    CHECK(a == MPI_REQUEST_NULL, "handle kept");
+    MPI_OK(MPI_Wait(&ra_, MPI_STATUS_IGNORE));
+    for (int i = 0; i < 4; i++)
+        CHECK(ra[i] == 50 + i + from, "after free: ra[%d] %d", i, ra[i]);
+    MPI_OK(MPI_Request_free(&ra_));
 }
 
 static int errclass(int rc)
