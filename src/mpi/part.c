@@ -28,6 +28,7 @@
 
 #include "mpi/reqapi.h"
 #include "proto/p2p.h"
+#include "util/log.h"
 
 #define WH_REQ_PART 5
 #define PART_TAG_RTR (-(15 << 27))               /* below WH_TAG_FROMGROUPS (comm/comm.h) */
@@ -161,6 +162,8 @@ static int stash_add(uint32_t ctx, int src, const int32_t *m)
     stash_t *s = malloc(sizeof *s);
     if (!s)
         return wh_error(MPI_ERR_NO_MEM, "out of memory keeping a partitioned-receive announcement");
+    WH_DEBUG("part", "announcement of partitioned receive (tag %d, #%u) from rank %d kept for a later request",
+             (int)m[0], (unsigned)m[1], src);
     *s = (stash_t){.ctx = ctx, .src = src, .next = stashed};
     memcpy(s->rtr, m, sizeof s->rtr);
     stashed = s;

@@ -135,11 +135,36 @@ static void order(void)
     for (int i = 0; i < 4; i++)
         MPI_OK(MPI_Request_free(&all[i]));
 
+    p2p_setstep("both sends started before the receives, second receive first");
+    MPI_Request q[4]; /* send a, send b, recv a, recv b */
+    MPI_OK(MPI_Psend_init(sa, 2, 2, MPI_INT, to, 11, MPI_COMM_WORLD, MPI_INFO_NULL, &q[0]));
+    MPI_OK(MPI_Psend_init(sbb, 2, 2, MPI_INT, to, 11, MPI_COMM_WORLD, MPI_INFO_NULL, &q[1]));
+    MPI_OK(MPI_Precv_init(ra, 2, 2, MPI_INT, from, 11, MPI_COMM_WORLD, MPI_INFO_NULL, &q[2]));
+    MPI_OK(MPI_Precv_init(rbb, 2, 2, MPI_INT, from, 11, MPI_COMM_WORLD, MPI_INFO_NULL, &q[3]));
+    for (int i = 0; i < 4; i++)
+        ra[i] = rbb[i] = -1;
+    for (int round = 0; round < 2; round++) {
+        MPI_OK(MPI_Start(&q[0]));
+        MPI_OK(MPI_Start(&q[1]));
+        MPI_OK(MPI_Pready_range(0, 1, q[1]));
+        MPI_OK(MPI_Pready_range(0, 1, q[0]));
+        MPI_Barrier(MPI_COMM_WORLD); /* every sender waits for its announcement now */
+        MPI_OK(MPI_Start(&q[3]));
+        MPI_OK(MPI_Start(&q[2]));
+        MPI_OK(MPI_Waitall(4, q, MPI_STATUSES_IGNORE));
+        for (int i = 0; i < 4; i++)
+            CHECK(ra[i] == i + 1 + 100 * from && rbb[i] == i + 5 + 100 * from, "round %d: ra[%d] %d rb[%d] %d",
+                  round, i, ra[i], i, rbb[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        MPI_OK(MPI_Request_free(&q[i]));
+
     p2p_setstep("free an active send");
-    MPI_OK(MPI_Psend_init(sa, 2, 2, MPI_INT, to, 10, MPI_COMM_WORLD, MPI_INFO_NULL, &a));
+    static int fsa[4]; /* outlives this function: the freed send may go out later */
+    MPI_OK(MPI_Psend_init(fsa, 2, 2, MPI_INT, to, 10, MPI_COMM_WORLD, MPI_INFO_NULL, &a));
     MPI_OK(MPI_Precv_init(ra, 2, 2, MPI_INT, from, 10, MPI_COMM_WORLD, MPI_INFO_NULL, &ra_));
     for (int i = 0; i < 4; i++)
-        sa[i] = 50 + i + rank, ra[i] = -1;
+        fsa[i] = 50 + i + rank, ra[i] = -1;
     MPI_OK(MPI_Start(&ra_));
     MPI_OK(MPI_Start(&a));
     MPI_OK(MPI_Pready_range(0, 1, a));
