@@ -7,21 +7,22 @@
  *
  * Matching.  The n-th MPI_Psend_init to (dest, tag) on a communicator pairs
  * with the n-th MPI_Precv_init from (source, tag) on it (wildcards are not
- * allowed).  The receiver owns a data tag id U, unique among its live
- * partitioned receives; at its first MPI_Start it sends a ready-to-receive
- * message (RTR: tag, n, U, its partition count and bytes per partition) on
- * the internal tag PART_TAG_RTR.  A sender that does not know U yet keeps a
- * receive for RTRs from its destination posted; an RTR meant for another
- * request waits in a stash.
+ * allowed).  The receiver owns a range of data tags, one per partition,
+ * unique among its live partitioned receives; at its first MPI_Start it sends
+ * a ready-to-receive message (RTR: tag, n, first data tag, its partition
+ * count and bytes per partition) on the internal tag PART_TAG_RTR.  A sender
+ * that does not know the data tags yet keeps a receive for RTRs from its
+ * destination posted; an RTR meant for another request waits in a stash.
  *
- * Data.  One message per RECEIVER partition, on the internal tag
- * PART_TAG_DATA(U), sent in partition order as soon as every sender
- * partition overlapping it is ready (so the two sides may partition the same
- * bytes differently); the receiver posts its partition receives in order at
- * every MPI_Start, so a message of round k+1 that arrives early waits in the
- * unexpected queue.  A receiver partition lying on whole elements of the
- * sender's datatype is sent from the user buffer; otherwise its bytes are
- * packed into a temporary.  Send and receive sizes that differ are an error
+ * Data.  One message per RECEIVER partition j, on the internal tag
+ * PART_TAG_DATA(U + j); the receiver posts all its partition receives at
+ * every MPI_Start (a message of round k+1 that arrives early waits in the
+ * unexpected queue).  With the same partitioning on both sides a partition
+ * goes out as soon as it is ready, in any order; otherwise receiver
+ * partitions go out in order, each once every sender partition overlapping
+ * it is ready.  A receiver partition lying on whole elements of the sender's
+ * datatype is sent from the user buffer; otherwise its bytes are packed into
+ * a temporary.  Send and receive sizes that differ are an error
  * on both sides (MPI_ERR_TRUNCATE), never a hang. */
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@
 #define WH_REQ_PART 5
 #define PART_TAG_RTR (-(15 << 27))               /* below WH_TAG_FROMGROUPS (comm/comm.h) */
 #define PART_TAG_DATA(u) (PART_TAG_RTR - 1 - (int)(u))
-#define PART_IDS (1 << 16)
+#define PART_TAGS (1 << 26)                      /* data tags: one per live receive partition */
 
 typedef struct part {
     wh_req_t *r;                /* the user request */
@@ -83,7 +84,14 @@ typedef struct stash {
 } stash_t;
 static stash_t *stashed;
 
-static uint64_t ids_used[PART_IDS / 64];
+/* data tag ranges of live partitioned receives: bump allocation, freed
+ * ranges reused first-fit */
+typedef struct tblock {
+    int32_t base, len;
+    struct tblock *next;
+} tblock_t;
+static tblock_t *tfree;
+static int32_t tnext;
 static part_t *active;          /* requests the progress hook advances */
 static int nactive;
 static int hook_on;
@@ -101,21 +109,39 @@ static uint32_t next_seq(wh_comm_t *c, int peer, int tag, int send)
     return 0;
 }
 
-static int32_t id_take(void)
+static int32_t tags_take(int n)
 {
-    for (int w = 0; w < PART_IDS / 64; w++)
-        if (~ids_used[w]) {
-            int b = __builtin_ctzll(~ids_used[w]);
-            ids_used[w] |= 1ull << b;
-            return w * 64 + b;
+    for (tblock_t **q = &tfree; *q; q = &(*q)->next)
+        if ((*q)->len >= n) {
+            tblock_t *b = *q;
+            int32_t base = b->base;
+            b->base += n;
+            b->len -= n;
+            if (!b->len) {
+                *q = b->next;
+                free(b);
+            }
+            return base;
         }
-    return -1;
+    if (n > PART_TAGS - tnext)
+        return -1;
+    tnext += n;
+    return tnext - n;
 }
 
-static void id_give(int32_t u)
+static void tags_give(int32_t base, int n)
 {
-    if (u >= 0)
-        ids_used[u / 64] &= ~(1ull << (u % 64));
+    if (base < 0)
+        return;
+    if (base + n == tnext) {
+        tnext = base;
+        return;
+    }
+    tblock_t *b = malloc(sizeof *b);
+    if (b) { /* (without memory the range is simply not reused) */
+        *b = (tblock_t){.base = base, .len = n, .next = tfree};
+        tfree = b;
+    }
 }
 
 static int rtr_mine(const part_t *p, const int32_t *m)
@@ -215,6 +241,36 @@ static int sender_match(part_t *p)
     return p->u >= 0;
 }
 
+/* Send bytes [a, b) of the sender's data as receiver partition j: from the
+ * user buffer when they lie on whole elements, else packed. */
+static int send_one(part_t *p, int j, size_t a, size_t b)
+{
+    size_t len = b - a, esz = p->dt->size;
+    int rc, tag = PART_TAG_DATA(p->u + j);
+    wh_req_t *sr;
+    if (len == 0 || (esz && a % esz == 0 && len % esz == 0)) {
+        MPI_Count k = esz ? (MPI_Count)(a / esz) : 0;
+        rc = wh_isend(p->buf + k * p->dt->extent, esz ? (MPI_Count)(len / esz) : 0, p->dt, p->peer, tag, p->comm,
+                      WH_CTX_COLL, WH_MODE_STD, &sr);
+    } else {
+        char *t = malloc(len);
+        rc = t ? wh_dtype_pack(p->buf, (size_t)p->count * (size_t)p->parts, p->dt, a, t, len)
+               : wh_error(MPI_ERR_NO_MEM, "out of memory packing a partition");
+        if (rc == MPI_SUCCESS)
+            rc = wh_isend(t, (MPI_Count)len, wh_dtype_get(MPI_BYTE), p->peer, tag, p->comm, WH_CTX_COLL, WH_MODE_STD,
+                          &sr);
+        if (rc == MPI_SUCCESS)
+            p->tmp[j] = t;
+        else
+            free(t);
+    }
+    if (rc == MPI_SUCCESS) {
+        p->reqs[j] = sr;
+        p->nsent++;
+    }
+    return rc;
+}
+
 /* Hand out every receiver partition whose sender partitions are all ready. */
 static int sender_pump(part_t *p)
 {
@@ -232,8 +288,21 @@ static int sender_pump(part_t *p)
             return 0;
         }
     }
-    int did = 0;
+    int did = 0, rc;
     size_t total = total_send(p);
+    if (p->rparts == p->parts && p->rbytes == p->pbytes) {
+        /* the same partitioning on both sides: every partition goes out as soon as it is ready */
+        for (int j = 0; j < p->parts && p->nsent < p->rparts; j++)
+            if (p->ready[j] && !p->reqs[j]) {
+                if ((rc = send_one(p, j, (size_t)j * p->pbytes, (size_t)(j + 1) * p->pbytes)) != MPI_SUCCESS) {
+                    p->err = rc;
+                    return did;
+                }
+                did = 1;
+            }
+        return did;
+    }
+    /* different partitionings: receiver partitions in order, once the sender's bytes are ready */
     size_t readyb = p->nready_prefix == p->parts ? total : (size_t)p->nready_prefix * p->pbytes;
     while (p->nsent < p->rparts) {
         int j = p->nsent;
@@ -244,31 +313,10 @@ static int sender_pump(part_t *p)
             a = total;
         if (b > readyb)
             break;
-        size_t len = b - a, esz = p->dt->size;
-        int rc;
-        wh_req_t *sr;
-        if (len == 0 || (esz && a % esz == 0 && len % esz == 0)) {
-            MPI_Count k = esz ? (MPI_Count)(a / esz) : 0;
-            rc = wh_isend(p->buf + k * p->dt->extent, esz ? (MPI_Count)(len / esz) : 0, p->dt, p->peer,
-                          PART_TAG_DATA(p->u), p->comm, WH_CTX_COLL, WH_MODE_STD, &sr);
-        } else {
-            char *t = malloc(len);
-            rc = t ? wh_dtype_pack(p->buf, (size_t)p->count * (size_t)p->parts, p->dt, a, t, len)
-                   : wh_error(MPI_ERR_NO_MEM, "out of memory packing a partition");
-            if (rc == MPI_SUCCESS)
-                rc = wh_isend(t, (MPI_Count)len, wh_dtype_get(MPI_BYTE), p->peer, PART_TAG_DATA(p->u), p->comm,
-                              WH_CTX_COLL, WH_MODE_STD, &sr);
-            if (rc == MPI_SUCCESS)
-                p->tmp[j] = t;
-            else
-                free(t);
-        }
-        if (rc != MPI_SUCCESS) {
+        if ((rc = send_one(p, j, a, b)) != MPI_SUCCESS) {
             p->err = rc;
             return did;
         }
-        p->reqs[j] = sr;
-        p->nsent++;
         did = 1;
     }
     return did;
@@ -410,7 +458,7 @@ static int part_start(wh_req_t *r)
     /* receiver: post every partition, then (first round) announce U */
     size_t ext = (size_t)p->dt->extent * (size_t)p->count;
     for (int j = 0; j < p->parts; j++) {
-        int rc = wh_irecv(p->buf + (size_t)j * ext, p->count, p->dt, p->peer, PART_TAG_DATA(p->u), p->comm,
+        int rc = wh_irecv(p->buf + (size_t)j * ext, p->count, p->dt, p->peer, PART_TAG_DATA(p->u + j), p->comm,
                           WH_CTX_COLL, &p->reqs[j]);
         if (rc != MPI_SUCCESS) {
             for (int i = 0; i < j; i++) {
@@ -452,7 +500,7 @@ static void part_release(wh_req_t *r)
                 stash_add(p->comm->ctx, p->peer, m);
         }
         if (!p->send)
-            id_give(p->u);
+            tags_give(p->u, p->parts);
         wh_dtype_release(p->dt);
         free(p->ready);
         free(p->reqs);
@@ -513,7 +561,7 @@ static int part_init(const char *fname, int send, void *buf, int partitions, MPI
         p->ready = send ? calloc((size_t)partitions, 1) : NULL;
         p->reqs = send ? NULL : calloc((size_t)partitions, sizeof *p->reqs);
     }
-    int32_t u = send ? -1 : id_take();
+    int32_t u = send ? -1 : tags_take(partitions);
     uint32_t seq = next_seq(c, peer, tag, send);
     if (!r || (send && !p->ready) || (!send && !p->reqs) || (!send && u < 0) || seq == UINT32_MAX) {
         if (p) {
@@ -523,10 +571,12 @@ static int part_init(const char *fname, int send, void *buf, int partitions, MPI
         free(p);
         if (r)
             wh_req_release(r);
-        id_give(u);
+        if (!send)
+            tags_give(u, partitions);
         return wh_p2p_raise(c, fname, wh_error(u < 0 && !send ? MPI_ERR_INTERN : MPI_ERR_NO_MEM,
-                                               u < 0 && !send ? "more than %d partitioned receives are live" :
-                                               "out of memory creating a partitioned request (%d)", PART_IDS));
+                                               u < 0 && !send ? "more than %d partitions of partitioned receives "
+                                               "are live" : "out of memory creating a partitioned request (%d)",
+                                               PART_TAGS));
     }
     *p = (part_t){.r = r, .send = send, .buf = buf, .parts = partitions, .count = count, .dt = dt, .peer = peer,
                   .tag = tag, .comm = c, .seq = seq, .u = u, .pbytes = pbytes, .ready = p->ready, .reqs = p->reqs,

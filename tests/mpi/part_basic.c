@@ -176,6 +176,54 @@ static void order(void)
     MPI_OK(MPI_Request_free(&ra_));
 }
 
+/* the same partitioning on both sides: a partition readied alone arrives
+ * while the ones before it are not ready (rank 0 -> rank 1) */
+static void early(int elems)
+{
+    p2p_setstep("early arrival, %d ints per partition", elems);
+    if (size < 2)
+        return;
+    int *buf = calloc((size_t)NP * elems, sizeof(int));
+    MPI_Request r;
+    if (rank == 0)
+        MPI_OK(MPI_Psend_init(buf, NP, elems, MPI_INT, 1, 12, MPI_COMM_WORLD, MPI_INFO_NULL, &r));
+    else if (rank == 1)
+        MPI_OK(MPI_Precv_init(buf, NP, elems, MPI_INT, 0, 12, MPI_COMM_WORLD, MPI_INFO_NULL, &r));
+    for (int round = 0; round < 2 && rank < 2; round++) {
+        int go = 0, flag = 0;
+        if (rank == 0) {
+            for (int i = 0; i < NP * elems; i++)
+                buf[i] = round * 100000 + i;
+            MPI_OK(MPI_Start(&r));
+            MPI_OK(MPI_Pready(NP - 1, r));
+            if (round == 1) /* matched in round 0: the last partition is on its way */
+                MPI_OK(MPI_Recv(&go, 1, MPI_INT, 1, 13, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            MPI_OK(MPI_Pready_range(0, NP - 2, r));
+            MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        } else {
+            for (int i = 0; i < NP * elems; i++)
+                buf[i] = -1;
+            MPI_OK(MPI_Start(&r));
+            if (round == 1) {
+                for (long spin = 0; !flag && spin < 200000000L; spin++)
+                    MPI_OK(MPI_Parrived(r, NP - 1, &flag));
+                CHECK(flag, "the last partition never arrived on its own");
+                MPI_OK(MPI_Parrived(r, 0, &flag));
+                CHECK(!flag, "partition 0 arrived before it was ready");
+                CHECK(buf[(NP - 1) * elems] == 100000 + (NP - 1) * elems, "early partition holds %d",
+                      buf[(NP - 1) * elems]);
+                MPI_OK(MPI_Send(&go, 1, MPI_INT, 0, 13, MPI_COMM_WORLD));
+            }
+            MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            for (int i = 0; i < NP * elems; i++)
+                CHECK(buf[i] == round * 100000 + i, "element %d: %d", i, buf[i]);
+        }
+    }
+    if (rank < 2)
+        MPI_OK(MPI_Request_free(&r));
+    free(buf);
+}
+
 static int errclass(int rc)
 {
     int cls = -1;
@@ -256,6 +304,8 @@ int main(int argc, char **argv)
     MPI_Type_free(&three);
     MPI_Type_free(&strided);
     order();
+    early(8);
+    early(1 << 16); /* 256 KiB partitions: rendezvous */
     misuse();
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
