@@ -22,6 +22,7 @@ enum wh_htype {
     WH_H_KEYVAL = 9,
     WH_H_ATTR = 10,
     WH_H_REQUEST = 11,
+    WH_H_SESSION = 14, /* MPI_SESSION_NULL is 0x38000000 as in MPICH */
     WH_H_NTYPES = 16,
 };
 

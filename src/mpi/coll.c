@@ -134,6 +134,7 @@ static inline char *elt(const void *buf, MPI_Aint i, const wh_dtype_t *dt)
     return (char *)buf + i * dt->extent;
 }
 
+/* (not checked when both are MPI_BOTTOM: absolute-address datatypes place the data) */
 #define WH_ALIAS_MSG "sendbuf and recvbuf overlap on this rank's block; use MPI_IN_PLACE instead"
 
 /* ---------- barrier ---------- */
@@ -217,7 +218,7 @@ static int rooted_check(const char *fname, MPI_Comm comm, int root, const rooted
         if ((rc = wh_collchk_buf(fname, c, a->all, a->all_count, a->all_type, all_dt, a->all_names[0],
                                  a->all_names[1])))
             return rc;
-        if (a->one != MPI_IN_PLACE && a->all_count > 0 && (*all_dt)->size &&
+        if (a->one != MPI_IN_PLACE && a->one && a->all_count > 0 && (*all_dt)->size &&
             a->one == elt(a->all, (MPI_Aint)root * a->all_count, *all_dt))
             return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
     }
@@ -267,7 +268,7 @@ static int gatherv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, con
             maxc = rcounts[i] > maxc ? rcounts[i] : maxc;
         if ((rc = wh_collchk_buf(fname, c, rbuf, maxc, rtype, &rdt, "recvcounts", "recvbuf")))
             return rc;
-        if (sbuf != MPI_IN_PLACE && rcounts[root] > 0 && rdt->size && sbuf == elt(rbuf, displs[root], rdt))
+        if (sbuf != MPI_IN_PLACE && sbuf && rcounts[root] > 0 && rdt->size && sbuf == elt(rbuf, displs[root], rdt))
             return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
     }
     WH_COLL_RUN(fname, c, nb, wh_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c),
@@ -381,7 +382,7 @@ static int scatterv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, co
             maxc = scounts[i] > maxc ? scounts[i] : maxc;
         if ((rc = wh_collchk_buf(fname, c, sbuf, maxc, stype, &sdt, "sendcounts", "sendbuf")))
             return rc;
-        if (rbuf != MPI_IN_PLACE && scounts[root] > 0 && sdt->size && rbuf == elt(sbuf, displs[root], sdt))
+        if (rbuf != MPI_IN_PLACE && rbuf && scounts[root] > 0 && sdt->size && rbuf == elt(sbuf, displs[root], sdt))
             return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
     }
     WH_COLL_RUN(fname, c, nb, wh_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c),
@@ -467,7 +468,7 @@ int wh_mc_allgather(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI
         return rc;
     if ((rc = wh_collchk_buf(fname, c, rbuf, rcount, rtype, &rdt, "recvcount", "recvbuf")))
         return rc;
-    if (sbuf != MPI_IN_PLACE && rcount > 0 && rdt->size && sbuf == elt(rbuf, (MPI_Aint)c->rank * rcount, rdt))
+    if (sbuf != MPI_IN_PLACE && sbuf && rcount > 0 && rdt->size && sbuf == elt(rbuf, (MPI_Aint)c->rank * rcount, rdt))
         return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
     WH_COLL_RUN(fname, c, nb, wh_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c),
                 wh_sched_allgatherv(s, sbuf, scount, sdt, rbuf, NULL, rcount, NULL, rdt));
@@ -494,7 +495,7 @@ static int allgatherv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, 
         maxc = rcounts[i] > maxc ? rcounts[i] : maxc;
     if ((rc = wh_collchk_buf(fname, c, rbuf, maxc, rtype, &rdt, "recvcounts", "recvbuf")))
         return rc;
-    if (sbuf != MPI_IN_PLACE && rcounts[c->rank] > 0 && rdt->size && sbuf == elt(rbuf, displs[c->rank], rdt))
+    if (sbuf != MPI_IN_PLACE && sbuf && rcounts[c->rank] > 0 && rdt->size && sbuf == elt(rbuf, displs[c->rank], rdt))
         return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
     WH_COLL_RUN(fname, c, nb, wh_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c),
                 wh_sched_allgatherv(s, sbuf, scount, sdt, rbuf, rcounts, 0, displs, rdt));

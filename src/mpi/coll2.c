@@ -25,7 +25,7 @@ int wh_mc_alltoall(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_
         return rc;
     if ((rc = wh_collchk_buf(fname, c, rbuf, rcount, rtype, &rdt, "recvcount", "recvbuf")))
         return rc;
-    if (sbuf == rbuf && rcount > 0 && rdt->size)
+    if (sbuf && sbuf == rbuf && rcount > 0 && rdt->size)
         return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
     wh_sched_a2a_t ss = {.count = scount, .type = sdt}, rs = {.count = rcount, .type = rdt};
     WH_COLL_RUN(fname, c, nb, wh_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c),
@@ -64,7 +64,7 @@ static int alltoallv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, c
     MPI_Count rmax = max_count(rcounts, n);
     if ((rc = wh_collchk_buf(fname, c, rbuf, rmax, rtype, &rdt, "recvcounts", "recvbuf")))
         return rc;
-    if (sbuf == rbuf && rmax > 0 && rdt->size)
+    if (sbuf && sbuf == rbuf && rmax > 0 && rdt->size)
         return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
     wh_sched_a2a_t ss = {.counts = scounts, .displs = sdispls, .type = sdt};
     wh_sched_a2a_t rs = {.counts = rcounts, .displs = rdispls, .type = rdt};
@@ -159,6 +159,18 @@ static int w_types(const char *fname, wh_comm_t *c, const MPI_Count *counts, con
     return MPI_SUCCESS;
 }
 
+/* A NULL buffer is MPI_BOTTOM: legal when every block it addresses lies at
+ * an absolute address (displacement plus the type's true lower bound). */
+static int w_bottom(const char *fname, wh_comm_t *c, const MPI_Count *counts, const MPI_Aint *displs,
+                    wh_dtype_t **dts, int n, const char *side)
+{
+    for (int i = 0; i < n; i++)
+        if (counts[i] > 0 && dts[i]->size && displs[i] + dts[i]->true_lb == 0)
+            return wh_raise_comm(c, fname, wh_error(MPI_ERR_BUFFER, "%sbuf is NULL (MPI_BOTTOM) but block %d "
+                                                    "(%lld elements) has address 0", side, i, (long long)counts[i]));
+    return MPI_SUCCESS;
+}
+
 static int alltoallw_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, const MPI_Count *scounts,
                           const MPI_Aint *sdispls, const MPI_Datatype *stypes, void *rbuf, const MPI_Count *rcounts,
                           const MPI_Aint *rdispls, const MPI_Datatype *rtypes)
@@ -174,10 +186,8 @@ static int alltoallw_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, c
             (rc = wh_collchk_ptr(fname, c, sdispls, "sdispls")) ||
             (rc = w_types(fname, c, scounts, stypes, sdts, "sendtypes")))
             goto out;
-        if (!sbuf && max_count(scounts, n) > 0) {
-            rc = wh_collchk_buffer_error(fname, c, "sendbuf is NULL but sendcounts are not all zero");
+        if (!sbuf && (rc = w_bottom(fname, c, scounts, sdispls, sdts, n, "send")))
             goto out;
-        }
     }
     if ((rc = wh_collchk_counts(fname, c, rcounts, n, "recvcounts")) ||
         (rc = wh_collchk_ptr(fname, c, rdispls, "rdispls")) ||
@@ -187,7 +197,9 @@ static int alltoallw_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, c
         rc = wh_collchk_buffer_error(fname, c, "recvbuf cannot be MPI_IN_PLACE");
         goto out;
     }
-    if (sbuf == rbuf && max_count(rcounts, n) > 0) {
+    if (!rbuf && (rc = w_bottom(fname, c, rcounts, rdispls, rdts, n, "recv")))
+        goto out;
+    if (sbuf && sbuf == rbuf && max_count(rcounts, n) > 0) {
         rc = wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
         goto out;
     }
@@ -294,7 +306,7 @@ static int red_check(const char *fname, wh_comm_t *c, const void *sbuf, MPI_Coun
             return rc;
         if (rsig && (rc = wh_collchk_buf(fname, c, rbuf, rcount, dth, dtp, "count", "recvbuf")))
             return rc;
-        if (rsig && sbuf == rbuf && rcount > 0 && (*dtp)->size)
+        if (rsig && sbuf && sbuf == rbuf && rcount > 0 && (*dtp)->size)
             return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
     }
     return wh_collchk_op(fname, c, oph, *dtp, opp);

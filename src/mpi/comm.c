@@ -200,6 +200,12 @@ static int body_Comm_set_name(MPI_Comm comm, const char *comm_name)
 
 static int body_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
+    if (comm == MPI_COMM_NULL) { /* the null handle has a name too, as in MPICH */
+        WH_CHK_PTR("MPI_Comm_get_name", NULL, comm_name, "comm_name");
+        WH_CHK_PTR("MPI_Comm_get_name", NULL, resultlen, "resultlen");
+        *resultlen = snprintf(comm_name, MPI_MAX_OBJECT_NAME, "MPI_COMM_NULL");
+        return MPI_SUCCESS;
+    }
     wh_comm_t *c;
     int rc = wh_chk_comm("MPI_Comm_get_name", comm, &c);
     if (rc)

@@ -134,13 +134,17 @@ static int locality_init(void)
     return MPI_SUCCESS;
 }
 
-static int do_init(int required, int *provided)
+/* The runtime (PMI, channels, protocols, MPI_COMM_WORLD/SELF as internal
+ * parents) is brought up by the first of MPI_Init and MPI_Session_init and
+ * torn down when the last user leaves: MPI_Finalize and every
+ * MPI_Session_finalize each drop one reference (docs/SESSIONS.md).  Its
+ * initialization and teardown are collective over the job (PMI barriers). */
+static int world_state;  /* 0 before MPI_Init, 1 initialized, 2 finalized */
+static int rt_users;     /* the world model + open sessions */
+
+static int runtime_up(void)
 {
     char err[256] = "";
-    if (wh_job.initialized || wh_job.finalized) {
-        fprintf(stderr, "wharf: MPI_Init called %s\n", wh_job.finalized ? "after MPI_Finalize" : "twice");
-        exit(1);
-    }
     wh_job.t0 = now();
     main_thread = pthread_self();
     if (wh_tunables_load(err, sizeof err) != 0)
@@ -180,12 +184,76 @@ static int do_init(int required, int *provided)
     wh_progress_init();
     if ((rc = wh_comm_init_world()) != MPI_SUCCESS)
         fail("communicators", rc);
-    wh_job.thread_level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
-    if (wh_job.thread_level < MPI_THREAD_SINGLE)
-        wh_job.thread_level = MPI_THREAD_SINGLE;
-    if (provided)
-        *provided = wh_job.thread_level;
+    wh_job.thread_level = MPI_THREAD_SINGLE;
     wh_job.initialized = 1;
+    return MPI_SUCCESS;
+}
+
+static int runtime_down(void)
+{
+    wh_rma_finalize();
+    /* flush queued control traffic (e.g. rendezvous FINs) before leaving */
+    unsigned idle = 0;
+    for (long i = 0; wh_pending_count() && i < 100000000L; i++)
+        if (!wh_progress())
+            wh_progress_idle(&idle);
+    wh_comm_t *world = wh_comm_get(MPI_COMM_WORLD);
+    int rc = wh_barrier(world);
+    wh_coord_report_counts();
+    wh_comm_finalize();
+    wh_chans_finalize();
+    wh_coord_finalize();
+    wh_loc_finalize();
+    wh_proto_finalize();
+    wh_op_finalize();
+    wh_dtype_finalize();
+    wh_mem_finalize();
+    wh_pmi_finalize();
+    wh_job.finalized = 1;
+    return rc;
+}
+
+int wh_runtime_acquire(int required, int *provided)
+{
+    if (wh_job.finalized)
+        return wh_error(MPI_ERR_OTHER, "the MPI runtime of this process was torn down (MPI_Finalize or the last "
+                                       "MPI_Session_finalize) and cannot be started again; keep a session open "
+                                       "across MPI_Finalize to go on using MPI");
+    if (!wh_job.initialized)
+        runtime_up();
+    rt_users++;
+    int level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
+    if (level < MPI_THREAD_SINGLE)
+        level = MPI_THREAD_SINGLE;
+    if (level > wh_job.thread_level)
+        wh_job.thread_level = level;
+    if (provided)
+        *provided = level;
+    return MPI_SUCCESS;
+}
+
+int wh_runtime_release(void)
+{
+    if (rt_users <= 0 || --rt_users > 0)
+        return MPI_SUCCESS;
+    return runtime_down();
+}
+
+int wh_world_state(void) { return world_state; }
+
+static int do_init(int required, int *provided)
+{
+    if (world_state) {
+        fprintf(stderr, "wharf: MPI_Init called %s\n", world_state == 2 ? "after MPI_Finalize" : "twice");
+        exit(1);
+    }
+    int rc = wh_runtime_acquire(required, provided);
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        fprintf(stderr, "wharf: MPI_Init: %s\n", wh_error_text(rc, msg, sizeof msg));
+        exit(1);
+    }
+    world_state = 1;
     return MPI_SUCCESS;
 }
 
@@ -209,28 +277,16 @@ static int body_Init_thread(int *argc, char ***argv, int required, int *provided
 
 static int body_Finalize(void)
 {
+    if (world_state != 1) {
+        fflush(stdout);
+        fprintf(stderr, "wharf: MPI_Finalize called %s\n", world_state ? "twice" : "before MPI_Init");
+        exit(1);
+    }
     wh_comm_finalize_attrs();
     wh_bsend_finalize(); /* buffered sends still in flight go out first */
-    wh_rma_finalize();
-    /* flush queued control traffic (e.g. rendezvous FINs) before leaving */
-    unsigned idle = 0;
-    for (long i = 0; wh_pending_count() && i < 100000000L; i++)
-        if (!wh_progress())
-            wh_progress_idle(&idle);
-    wh_comm_t *world = wh_comm_get(MPI_COMM_WORLD);
-    int rc = wh_barrier(world);
-    wh_coord_report_counts();
-    wh_comm_finalize();
-    wh_chans_finalize();
-    wh_coord_finalize();
-    wh_loc_finalize();
-    wh_proto_finalize();
-    wh_op_finalize();
-    wh_dtype_finalize();
-    wh_mem_finalize();
-    wh_pmi_finalize();
-    wh_job.finalized = 1;
-    return rc;
+    world_state = 2;
+    /* the runtime stays up while sessions are open */
+    return wh_runtime_release();
 }
 
 static int body_Abort(MPI_Comm comm, int errorcode)
@@ -244,13 +300,13 @@ static int body_Abort(MPI_Comm comm, int errorcode)
 
 static int body_Initialized(int *flag)
 {
-    *flag = wh_job.initialized;
+    *flag = world_state >= 1; /* the world model only (MPI-4.1 11.2.3) */
     return MPI_SUCCESS;
 }
 
 static int body_Finalized(int *flag)
 {
-    *flag = wh_job.finalized;
+    *flag = world_state == 2;
     return MPI_SUCCESS;
 }
 

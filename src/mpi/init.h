@@ -6,6 +6,12 @@
 int wh_comm_init_world(void);
 void wh_comm_finalize_attrs(void); /* MPI_COMM_SELF attributes: first step of MPI_Finalize */
 void wh_comm_finalize(void);
+/* the runtime shared by the world model and sessions (src/mpi/init.c):
+ * acquire brings it up on first use (collective over the job), release
+ * tears it down with the last user; acquire fails once it was torn down */
+int wh_runtime_acquire(int required, int *provided);
+int wh_runtime_release(void);
+int wh_world_state(void); /* 0 before MPI_Init, 1 initialized, 2 finalized */
 /* implemented by src/proto/send.c */
 int wh_pending_count(void);
 #endif

@@ -57,6 +57,9 @@ int main(int argc, char **argv)
     MPI_FAILS(MPI_ERR_ARG, MPI_Error_class(k3, &cls));
     MPI_FAILS(MPI_ERR_ARG, MPI_Remove_error_code(k3));
     MPI_FAILS(MPI_ERR_ARG, MPI_Remove_error_class(c2)); /* k2 still attached */
+    MPI_FAILS(MPI_ERR_ARG, MPI_Remove_error_code(k2));  /* its string is still there (MPI-4.1) */
+    MPI_OK(MPI_Remove_error_string(k2));
+    MPI_FAILS(MPI_ERR_ARG, MPI_Remove_error_string(k2)); /* no string left */
     MPI_OK(MPI_Remove_error_code(k2));
     MPI_OK(MPI_Remove_error_class(c2));
 
@@ -78,6 +81,7 @@ int main(int argc, char **argv)
             maxv = c;
         if (k > maxv)
             maxv = k;
+        MPI_OK(MPI_Remove_error_string(k));
         MPI_OK(MPI_Remove_error_code(k));
         MPI_OK(MPI_Remove_error_class(c));
     }

@@ -125,6 +125,8 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_OK(MPI_Errhandler_free(&eh));
     MPI_FAILS(MPI_ERR_ARG, MPI_Remove_error_class(ucls)); /* still has a code */
+    MPI_FAILS(MPI_ERR_ARG, MPI_Remove_error_code(ucode)); /* still has a string (MPI-4.1) */
+    MPI_OK(MPI_Remove_error_string(ucode));
     MPI_OK(MPI_Remove_error_code(ucode));
     MPI_OK(MPI_Remove_error_class(ucls));
     MPI_FAILS(MPI_ERR_ARG, MPI_Error_class(ucode, &cls));
