@@ -10,6 +10,7 @@
 #include <string.h>
 #include <mpi.h>
 #include "core/core.h"
+#include "core/cs.h"
 
 #define WH_API __attribute__((visibility("default")))
 /* Define PMPI_name, and make MPI_name an alias of it (after the definition):

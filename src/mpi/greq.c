@@ -79,11 +79,10 @@ static const wh_req_ops_t greq_ops = {
     .abandon = greq_abandon,
 };
 
-WH_API int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+static int body_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
                                MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request)
 {
     static const char fname[] = "MPI_Grequest_start";
-    WH_CHECK_INIT(fname);
     WH_CHK_PTR(fname, NULL, request, "request");
     wh_req_kind_ops[WH_REQ_GREQ] = &greq_ops;
     wh_greq_t *g = malloc(sizeof *g);
@@ -98,12 +97,10 @@ WH_API int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Greque
     *request = r->obj.handle;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Grequest_start, PMPI_Grequest_start)
 
-WH_API int PMPI_Grequest_complete(MPI_Request request)
+static int body_Grequest_complete(MPI_Request request)
 {
     static const char fname[] = "MPI_Grequest_complete";
-    WH_CHECK_INIT(fname);
     wh_req_t *r = wh_req_user(request);
     if (!r)
         return wh_p2p_bad(fname, NULL, WH_BAD_REQUEST, request, "request");
@@ -122,4 +119,5 @@ WH_API int PMPI_Grequest_complete(MPI_Request request)
     }
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Grequest_complete, PMPI_Grequest_complete)
+
+#include "entry/greq.h"

@@ -15,6 +15,7 @@
 #include "locality/locality.h"
 #include "mem/mem.h"
 #include "mpi/api.h"
+#include "core/cs.h"
 #include "mpi/init.h"
 #include "mpi/reqapi.h"
 #include "op/op.h"
@@ -222,11 +223,13 @@ int wh_runtime_acquire(int required, int *provided)
     if (!wh_job.initialized)
         runtime_up();
     rt_users++;
-    int level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
+    int level = required < MPI_THREAD_MULTIPLE ? required : MPI_THREAD_MULTIPLE;
     if (level < MPI_THREAD_SINGLE)
         level = MPI_THREAD_SINGLE;
     if (level > wh_job.thread_level)
         wh_job.thread_level = level;
+    if (level == MPI_THREAD_MULTIPLE)
+        wh_cs_enable(); /* entry points serialize through one lock from now on (core/cs.h) */
     if (provided)
         *provided = level;
     return MPI_SUCCESS;

@@ -529,7 +529,6 @@ static const wh_req_ops_t part_ops = {
 static int part_init(const char *fname, int send, void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
                      int peer, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     wh_dtype_t *dt;
     int rc;
@@ -595,19 +594,17 @@ static int part_init(const char *fname, int send, void *buf, int partitions, MPI
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+static int body_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                            MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     return part_init("MPI_Psend_init", 1, (void *)buf, partitions, count, datatype, dest, tag, comm, info, request);
 }
-WH_ALIAS(MPI_Psend_init, PMPI_Psend_init)
 
-WH_API int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+static int body_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                            MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     return part_init("MPI_Precv_init", 0, buf, partitions, count, datatype, source, tag, comm, info, request);
 }
-WH_ALIAS(MPI_Precv_init, PMPI_Precv_init)
 
 /* the partitioned request of handle h, of the side wanted (send: 1, recv: 0) */
 static int chk_part(const char *fname, MPI_Request h, int send, part_t **pp)
@@ -657,22 +654,19 @@ static int after_ready(const char *fname, part_t *p)
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Pready(int partition, MPI_Request request)
+static int body_Pready(int partition, MPI_Request request)
 {
     static const char fname[] = "MPI_Pready";
-    WH_CHECK_INIT(fname);
     part_t *p;
     int rc = chk_active_send(fname, request, &p);
     if (rc || (rc = mark_ready(fname, p, partition)))
         return rc;
     return after_ready(fname, p);
 }
-WH_ALIAS(MPI_Pready, PMPI_Pready)
 
-WH_API int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
+static int body_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
     static const char fname[] = "MPI_Pready_range";
-    WH_CHECK_INIT(fname);
     part_t *p;
     int rc = chk_active_send(fname, request, &p);
     if (rc)
@@ -685,12 +679,10 @@ WH_API int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request 
             return rc;
     return after_ready(fname, p);
 }
-WH_ALIAS(MPI_Pready_range, PMPI_Pready_range)
 
-WH_API int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request)
+static int body_Pready_list(int length, const int array_of_partitions[], MPI_Request request)
 {
     static const char fname[] = "MPI_Pready_list";
-    WH_CHECK_INIT(fname);
     part_t *p;
     int rc = chk_active_send(fname, request, &p);
     if (rc)
@@ -704,12 +696,10 @@ WH_API int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Req
             return rc;
     return after_ready(fname, p);
 }
-WH_ALIAS(MPI_Pready_list, PMPI_Pready_list)
 
-WH_API int PMPI_Parrived(MPI_Request request, int partition, int *flag)
+static int body_Parrived(MPI_Request request, int partition, int *flag)
 {
     static const char fname[] = "MPI_Parrived";
-    WH_CHECK_INIT(fname);
     if (request == MPI_REQUEST_NULL) { /* MPI-4.1: true for the null request */
         WH_CHK_PTR(fname, NULL, flag, "flag");
         *flag = 1;
@@ -735,4 +725,5 @@ WH_API int PMPI_Parrived(MPI_Request request, int partition, int *flag)
     }
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Parrived, PMPI_Parrived)
+
+#include "entry/part.h"

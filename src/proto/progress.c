@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/cs.h"
 #include "proto/proto.h"
 #include "pmi/pmi.h"
 #include "util/log.h"
@@ -70,6 +71,7 @@ void wh_progress_init(void)
 
 int wh_progress(void)
 {
+    wh_cs_yield(); /* MPI_THREAD_MULTIPLE: a waiting thread may come in here */
     int n = wh_chans_progress();
     if (__builtin_expect(wh_pend_head != NULL, 0))
         n += wh_pending_push();

@@ -32,7 +32,8 @@ class Entries(unittest.TestCase):
         t = out["a"]
         self.assertIn("static int body_Comm_rank(MPI_Comm comm, int *rank);", t)
         self.assertIn("WH_API int PMPI_Comm_rank(MPI_Comm comm, int *rank)\n{\n"
-                      '    WH_CHECK_INIT("MPI_Comm_rank");\n    return body_Comm_rank(comm, rank);\n}\n'
+                      '    WH_CHECK_INIT("MPI_Comm_rank");\n    wh_cs_enter();\n    int rc_ = body_Comm_rank(comm, rank);\n'
+                      '    wh_cs_exit();\n    return rc_;\n}\n'
                       "WH_ALIAS(MPI_Comm_rank, PMPI_Comm_rank)", t)
 
     def test_preinit_and_nocheck_and_double(self):
@@ -48,8 +49,8 @@ class Entries(unittest.TestCase):
         t = self.gen({"c.c": 'static int body_Send(void)\n#include "entry/c.h"\n'})["c"]
         self.assertIn("static int body_Send(const char *fname, const void *buf, MPI_Count count, "
                       "MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);", t)
-        self.assertIn('return body_Send("MPI_Send", buf, count, datatype, dest, tag, comm);', t)
-        self.assertIn('return body_Send("MPI_Send_c", buf, count, datatype, dest, tag, comm);', t)
+        self.assertIn('int rc_ = body_Send("MPI_Send", buf, count, datatype, dest, tag, comm);', t)
+        self.assertIn('int rc_ = body_Send("MPI_Send_c", buf, count, datatype, dest, tag, comm);', t)
         self.assertIn('WH_CHECK_INIT("MPI_Send_c");', t)
         self.assertIn("WH_ALIAS(MPI_Send_c, PMPI_Send_c)", t)
 
@@ -57,8 +58,8 @@ class Entries(unittest.TestCase):
         t = self.gen({"d.c": 'static int body_Type_size(void)\n#include "entry/d.h"\n'})["d"]
         self.assertIn("static int body_Type_size(const char *fname, int large, MPI_Datatype datatype, "
                       "int *size, MPI_Count *size_c);", t)
-        self.assertIn('return body_Type_size("MPI_Type_size", 0, datatype, size, NULL);', t)
-        self.assertIn('return body_Type_size("MPI_Type_size_c", 1, datatype, NULL, size);', t)
+        self.assertIn('int rc_ = body_Type_size("MPI_Type_size", 0, datatype, size, NULL);', t)
+        self.assertIn('int rc_ = body_Type_size("MPI_Type_size_c", 1, datatype, NULL, size);', t)
 
     def test_two_bodies_stay_two(self):
         t = self.gen({"e.c": 'static int body_Type_size(x)\nstatic int body_Type_size_c(y)\n#include "entry/e.h"\n'})["e"]

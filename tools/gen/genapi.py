@@ -186,7 +186,10 @@ def entry_def(fn, body, args):
     if fn.ret == "int" and not (fn.flags & {"preinit", "nocheck"}):
         lines.append('    WH_CHECK_INIT("%s");\n' % fn.name)
     call = "%s(%s)" % (body, ", ".join(args))
-    lines.append("    return %s;\n" % call if fn.ret != "void" else "    %s;\n" % call)
+    if fn.ret == "int":  # MPI_THREAD_MULTIPLE's critical section (src/core/cs.h)
+        lines.append("    wh_cs_enter();\n    int rc_ = %s;\n    wh_cs_exit();\n    return rc_;\n" % call)
+    else:
+        lines.append("    return %s;\n" % call if fn.ret != "void" else "    %s;\n" % call)
     lines.append("}\nWH_ALIAS(%s, %s)\n\n" % (fn.name, pname))
     return "".join(lines)
 
