@@ -1,0 +1,133 @@
+/* Hand-written Fortran entry points: the procedures whose Fortran binding is not a mechanical
+ * translation of the C one (tools/gen/genfortran.py lists them in HANDWRITTEN), the common
+ * blocks of the sentinels, and the string helpers.  Attributes and callbacks: fort_attr.c. */
+#include "fort.h"
+
+struct whf_priv1 mpipriv1_;
+struct whf_priv2 mpipriv2_;
+struct whf_privc mpiprivc_;
+MPI_Fint mpifcmb5_;
+MPI_Fint mpifcmb9_;
+
+char *whf_str_f2c(const char *s, size_t len)
+{
+    while (len > 0 && s[len - 1] == ' ')
+        len--;
+    char *c = malloc(len + 1);
+    if (c) {
+        memcpy(c, s, len);
+        c[len] = '\0';
+    }
+    return c;
+}
+
+char *whf_str_out_alloc(size_t len)
+{
+    char *c = malloc(len + MPI_MAX_LIBRARY_VERSION_STRING + 1);
+    if (c)
+        c[0] = '\0';
+    return c;
+}
+
+void whf_str_c2f(const char *c, char *f, size_t len)
+{
+    size_t n = strlen(c);
+    if (n > len)
+        n = len;
+    memcpy(f, c, n);
+    memset(f + n, ' ', len - n);
+}
+
+/* MPI_INIT(IERROR), MPI_INIT_THREAD(REQUIRED, PROVIDED, IERROR): no argc/argv in Fortran. */
+WHF_PUBLIC void mpi_init_(MPI_Fint *ierr)
+{
+    *ierr = MPI_Init(NULL, NULL);
+}
+WHF_ALL_NAMES(mpi_init, "MPI_INIT")
+
+WHF_PUBLIC void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+{
+    *ierr = MPI_Init_thread(NULL, NULL, *required, provided);
+}
+WHF_ALL_NAMES(mpi_init_thread, "MPI_INIT_THREAD")
+
+/* MPI_INFO_CREATE_ENV(INFO, IERROR) */
+WHF_PUBLIC void mpi_info_create_env_(MPI_Fint *info, MPI_Fint *ierr)
+{
+    *ierr = MPI_Info_create_env(0, NULL, info);
+}
+WHF_ALL_NAMES(mpi_info_create_env, "MPI_INFO_CREATE_ENV")
+
+/* DOUBLE PRECISION MPI_WTIME(), MPI_WTICK() */
+WHF_PUBLIC double mpi_wtime_(void)
+{
+    return MPI_Wtime();
+}
+WHF_ALL_NAMES(mpi_wtime, "MPI_WTIME")
+
+WHF_PUBLIC double mpi_wtick_(void)
+{
+    return MPI_Wtick();
+}
+WHF_ALL_NAMES(mpi_wtick, "MPI_WTICK")
+
+/* MPI_PCONTROL(LEVEL): no IERROR. */
+WHF_PUBLIC void mpi_pcontrol_(MPI_Fint *level)
+{
+    (void)MPI_Pcontrol(*level);
+}
+WHF_ALL_NAMES(mpi_pcontrol, "MPI_PCONTROL")
+
+/* INTEGER(KIND=MPI_ADDRESS_KIND) MPI_AINT_ADD(BASE, DISP), MPI_AINT_DIFF(ADDR1, ADDR2) */
+WHF_PUBLIC MPI_Aint mpi_aint_add_(MPI_Aint *base, MPI_Aint *disp)
+{
+    return MPI_Aint_add(*base, *disp);
+}
+WHF_ALL_NAMES(mpi_aint_add, "MPI_AINT_ADD")
+
+WHF_PUBLIC MPI_Aint mpi_aint_diff_(MPI_Aint *addr1, MPI_Aint *addr2)
+{
+    return MPI_Aint_diff(*addr1, *addr2);
+}
+WHF_ALL_NAMES(mpi_aint_diff, "MPI_AINT_DIFF")
+
+/* MPI_ADDRESS(LOCATION, ADDRESS, IERROR), MPI-1: ADDRESS is a default INTEGER. */
+WHF_PUBLIC void mpi_address_(void *location, MPI_Fint *address, MPI_Fint *ierr)
+{
+    MPI_Aint a = 0;
+    *ierr = MPI_Get_address(WHF_BUF(location), &a);
+    if (*ierr == MPI_SUCCESS) {
+        *address = (MPI_Fint)a;
+        if ((MPI_Aint)*address != a)
+            *ierr = MPI_ERR_ARG; /* the address does not fit a default INTEGER */
+    }
+}
+WHF_ALL_NAMES(mpi_address, "MPI_ADDRESS")
+
+/* MPI_BUFFER_DETACH(BUFFER_ADDR, SIZE, IERROR) and friends: Fortran cannot use the returned
+ * C pointer (mpif.h declares BUFFER_ADDR as a choice buffer), so it is dropped, as MPICH does. */
+WHF_PUBLIC void mpi_buffer_detach_(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierr)
+{
+    void *p = NULL;
+    (void)buffer_addr;
+    *ierr = MPI_Buffer_detach(&p, size);
+}
+WHF_ALL_NAMES(mpi_buffer_detach, "MPI_BUFFER_DETACH")
+
+WHF_PUBLIC void mpi_comm_detach_buffer_(MPI_Fint *comm, void *buffer_addr, MPI_Fint *size,
+                                        MPI_Fint *ierr)
+{
+    void *p = NULL;
+    (void)buffer_addr;
+    *ierr = MPI_Comm_detach_buffer(*comm, &p, size);
+}
+WHF_ALL_NAMES(mpi_comm_detach_buffer, "MPI_COMM_DETACH_BUFFER")
+
+WHF_PUBLIC void mpi_session_detach_buffer_(MPI_Fint *session, void *buffer_addr, MPI_Fint *size,
+                                           MPI_Fint *ierr)
+{
+    void *p = NULL;
+    (void)buffer_addr;
+    *ierr = MPI_Session_detach_buffer(*session, &p, size);
+}
+WHF_ALL_NAMES(mpi_session_detach_buffer, "MPI_SESSION_DETACH_BUFFER")
