@@ -5,6 +5,9 @@
 module f90_coll_ops
   implicit none
   integer :: handler_calls = 0, handler_code = 0
+  ! reached through MPI_BOTTOM: module variables, so the compiler knows any call may change them
+  integer :: bot_i
+  double precision :: bot_d
 contains
   ! user reduction on (digits, 10**ndigits) pairs: decimal concatenation, associative but
   ! not commutative, so the rank order of the operands is checked too
@@ -86,23 +89,23 @@ program f90_coll
   call MPI_Allreduce(MPI_IN_PLACE, l, 1, MPI_LOGICAL, MPI_LAND, MPI_COMM_WORLD, ierr)
   call check(l, 'MPI_LAND all true')
 
-  ! MPI_BOTTOM with absolute addresses: broadcast v(2) and d from rank 0
-  call MPI_Get_address(v(2), disps(1), ierr)
-  call MPI_Get_address(d, disps(2), ierr)
+  ! MPI_BOTTOM with absolute addresses: broadcast bot_i and bot_d from rank 0
+  call MPI_Get_address(bot_i, disps(1), ierr)
+  call MPI_Get_address(bot_d, disps(2), ierr)
   blens = 1
   types = [MPI_INTEGER, MPI_DOUBLE_PRECISION]
   call MPI_Type_create_struct(2, blens, disps, types, dtype, ierr)
   call MPI_Type_commit(dtype, ierr)
   if (rank == 0) then
-    v(2) = 4242
-    d = 2.25d0
+    bot_i = 4242
+    bot_d = 2.25d0
   else
-    v(2) = 0
-    d = 0
+    bot_i = 0
+    bot_d = 0
   end if
   call MPI_Bcast(MPI_BOTTOM, 1, dtype, 0, MPI_COMM_WORLD, ierr)
   call check(ierr == MPI_SUCCESS, 'bcast MPI_BOTTOM')
-  call check(v(2) == 4242 .and. d == 2.25d0, 'MPI_BOTTOM datatype data')
+  call check(bot_i == 4242 .and. bot_d == 2.25d0, 'MPI_BOTTOM datatype data')
   call MPI_Type_free(dtype, ierr)
 
   ! a user reduction (non-commutative, so the order is checked too)

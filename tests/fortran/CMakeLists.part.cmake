@@ -1,0 +1,48 @@
+# Fortran tests (issue 10): programs compiled with wharf's own mpif90 and run with wharfrun over
+# every channel variant; the ABI test runs programs built with Debian's mpif90.mpich on wharf.
+# Without a Fortran compiler one test reports "skipped" (exit 77).
+set(WH_FTEST_DIR ${CMAKE_CURRENT_LIST_DIR})
+if(NOT WH_FORTRAN)
+  add_test(NAME fortran.skipped COMMAND sh -c "echo 'no Fortran compiler: Fortran bindings not built'; exit 77")
+  set_tests_properties(fortran.skipped PROPERTIES SKIP_RETURN_CODE 77 LABELS "unit;fortran")
+  return()
+endif()
+
+# wh_fortran_test(NAME SOURCE NPROCS): compile SOURCE with build/bin/mpif90 (in its own
+# directory, for the .mod files of the program's modules) and run it over every channel.
+function(wh_fortran_test NAME SOURCE NPROCS)
+  get_filename_component(base ${SOURCE} NAME_WE)
+  set(dir ${CMAKE_BINARY_DIR}/tests/fortran/${base}.d)
+  set(exe ${CMAKE_BINARY_DIR}/tests/fortran/${base})
+  file(MAKE_DIRECTORY ${dir})
+  add_custom_command(OUTPUT ${exe}
+    COMMAND ${CMAKE_BINARY_DIR}/bin/mpif90 -g -O2 -Wall -o ${exe} ${WH_FTEST_DIR}/${SOURCE}
+    WORKING_DIRECTORY ${dir}
+    DEPENDS ${WH_FTEST_DIR}/${SOURCE} mpifort mpi ${CMAKE_SOURCE_DIR}/tools/mpifort.in
+    COMMENT "Compiling ${SOURCE} with wharf's mpif90")
+  add_custom_target(ftest_${base} ALL DEPENDS ${exe})
+  foreach(v ${WH_CHANNEL_VARIANTS})
+    string(FIND "${v}" ":" colon)
+    string(SUBSTRING "${v}" 0 ${colon} vname)
+    math(EXPR colon "${colon} + 1")
+    string(SUBSTRING "${v}" ${colon} -1 venv)
+    string(REPLACE "," ";" venv "${venv}")
+    add_test(NAME fortran.${NAME}.${vname} COMMAND ${WHARFRUN} -n ${NPROCS} --timeout 150 ${exe})
+    # nosan: the program is linked without the sanitizers' runtime
+    set_tests_properties(fortran.${NAME}.${vname} PROPERTIES ENVIRONMENT "${venv}"
+      TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;fortran;${vname};nosan" PROCESSORS ${NPROCS})
+  endforeach()
+endfunction()
+
+wh_fortran_test(f77_p2p f77_p2p.f 3)
+wh_fortran_test(f90_coll f90_coll.f90 4)
+
+# The wrappers' -show / -compile-info / -link-info, and mpif.h valid in fixed and free form.
+add_test(NAME fortran.wrappers COMMAND sh ${WH_FTEST_DIR}/wrappers_test.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(fortran.wrappers PROPERTIES TIMEOUT 120 LABELS "unit;fortran;nosan")
+
+# MPICH's Fortran ABI: programs built with Debian's mpif90.mpich run on wharf's libraries
+# through LD_LIBRARY_PATH; every mpif.h-level entry point of libmpichfort.so.12 exists in ours.
+add_test(NAME fortran.abi_mpich COMMAND sh ${WH_FTEST_DIR}/abi_mpich.sh ${CMAKE_BINARY_DIR} ${WH_FTEST_DIR})
+set_tests_properties(fortran.abi_mpich PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77
+  LABELS "mpi;fortran;nosan" PROCESSORS 3)
