@@ -2,7 +2,8 @@
  * nonblocking, with their large-count (_c) variants.  Each pair shares one
  * always-inlined body so the int version pays nothing for the MPI_Count one.
  *
- * Hot path (small message to a co-resident peer): WH_CHECK_INIT, a comm
+ * Hot path (small message to a co-resident peer): the generated PMPI_X
+ * (entry/p2p.h: initialization check, then the inlined body), a comm
  * table lookup, a few compares, the datatype lookup, then straight into the
  * protocol layer (wh_send / wh_irecv); no allocation beyond the request
  * table's free list, no system calls. */
@@ -87,7 +88,6 @@ WH_INLINE int send_checks(const char *fname, const void *buf, MPI_Count count, M
 WH_INLINE int send_blocking(const char *fname, const void *buf, MPI_Count count, MPI_Datatype dth, int dest, int tag,
                             MPI_Comm comm, int mode)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     wh_dtype_t *dt;
     int rc = send_checks(fname, buf, count, dth, dest, tag, comm, &c, &dt);
@@ -114,7 +114,6 @@ WH_INLINE int send_blocking(const char *fname, const void *buf, MPI_Count count,
 WH_INLINE int send_nonblocking(const char *fname, const void *buf, MPI_Count count, MPI_Datatype dth, int dest,
                                int tag, MPI_Comm comm, int mode, MPI_Request *request)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     wh_dtype_t *dt;
     int rc = send_checks(fname, buf, count, dth, dest, tag, comm, &c, &dt);
@@ -132,44 +131,54 @@ WH_INLINE int send_nonblocking(const char *fname, const void *buf, MPI_Count cou
     return MPI_SUCCESS;
 }
 
-#define WH_SEND_PAIR(NAME, MODE)                                                                  \
-    WH_API int PMPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,  \
-                           MPI_Comm comm)                                                         \
-    {                                                                                             \
-        return send_blocking("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE);          \
-    }                                                                                             \
-    WH_ALIAS(MPI_##NAME, PMPI_##NAME)                                                             \
-    WH_API int PMPI_##NAME##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, \
-                               int tag, MPI_Comm comm)                                            \
-    {                                                                                             \
-        return send_blocking("MPI_" #NAME "_c", buf, count, datatype, dest, tag, comm, MODE);     \
-    }                                                                                             \
-    WH_ALIAS(MPI_##NAME##_c, PMPI_##NAME##_c)
+/* Bodies of the send modes, each serving MPI_X and MPI_X_c (entry/p2p.h). */
+WH_INLINE int body_Send(const char *fname, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                        int tag, MPI_Comm comm)
+{
+    return send_blocking(fname, buf, count, datatype, dest, tag, comm, WH_MODE_STD);
+}
 
-#define WH_ISEND_PAIR(NAME, MODE)                                                                 \
-    WH_API int PMPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,  \
-                           MPI_Comm comm, MPI_Request *request)                                   \
-    {                                                                                             \
-        return send_nonblocking("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE,        \
-                                request);                                                         \
-    }                                                                                             \
-    WH_ALIAS(MPI_##NAME, PMPI_##NAME)                                                             \
-    WH_API int PMPI_##NAME##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, \
-                               int tag, MPI_Comm comm, MPI_Request *request)                      \
-    {                                                                                             \
-        return send_nonblocking("MPI_" #NAME "_c", buf, count, datatype, dest, tag, comm, MODE,   \
-                                request);                                                         \
-    }                                                                                             \
-    WH_ALIAS(MPI_##NAME##_c, PMPI_##NAME##_c)
+WH_INLINE int body_Ssend(const char *fname, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                         int tag, MPI_Comm comm)
+{
+    return send_blocking(fname, buf, count, datatype, dest, tag, comm, WH_MODE_SYNC);
+}
 
-WH_SEND_PAIR(Send, WH_MODE_STD)
-WH_SEND_PAIR(Ssend, WH_MODE_SYNC)
-WH_SEND_PAIR(Rsend, WH_MODE_READY)
-WH_SEND_PAIR(Bsend, WH_MODE_BUFFERED)
-WH_ISEND_PAIR(Isend, WH_MODE_STD)
-WH_ISEND_PAIR(Issend, WH_MODE_SYNC)
-WH_ISEND_PAIR(Irsend, WH_MODE_READY)
-WH_ISEND_PAIR(Ibsend, WH_MODE_BUFFERED)
+WH_INLINE int body_Rsend(const char *fname, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                         int tag, MPI_Comm comm)
+{
+    return send_blocking(fname, buf, count, datatype, dest, tag, comm, WH_MODE_READY);
+}
+
+WH_INLINE int body_Bsend(const char *fname, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                         int tag, MPI_Comm comm)
+{
+    return send_blocking(fname, buf, count, datatype, dest, tag, comm, WH_MODE_BUFFERED);
+}
+
+WH_INLINE int body_Isend(const char *fname, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                         int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return send_nonblocking(fname, buf, count, datatype, dest, tag, comm, WH_MODE_STD, request);
+}
+
+WH_INLINE int body_Issend(const char *fname, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                          int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return send_nonblocking(fname, buf, count, datatype, dest, tag, comm, WH_MODE_SYNC, request);
+}
+
+WH_INLINE int body_Irsend(const char *fname, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                          int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return send_nonblocking(fname, buf, count, datatype, dest, tag, comm, WH_MODE_READY, request);
+}
+
+WH_INLINE int body_Ibsend(const char *fname, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                          int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return send_nonblocking(fname, buf, count, datatype, dest, tag, comm, WH_MODE_BUFFERED, request);
+}
 
 /* ---------- receives ---------- */
 
@@ -186,7 +195,6 @@ WH_INLINE int recv_checks(const char *fname, void *buf, MPI_Count count, MPI_Dat
 WH_INLINE int recv_blocking(const char *fname, void *buf, MPI_Count count, MPI_Datatype dth, int src, int tag,
                             MPI_Comm comm, MPI_Status *status)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     wh_dtype_t *dt;
     int rc = recv_checks(fname, buf, count, dth, src, tag, comm, &c, &dt);
@@ -209,7 +217,6 @@ WH_INLINE int recv_blocking(const char *fname, void *buf, MPI_Count count, MPI_D
 WH_INLINE int recv_nonblocking(const char *fname, void *buf, MPI_Count count, MPI_Datatype dth, int src, int tag,
                                MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     wh_dtype_t *dt;
     int rc = recv_checks(fname, buf, count, dth, src, tag, comm, &c, &dt);
@@ -224,30 +231,16 @@ WH_INLINE int recv_nonblocking(const char *fname, void *buf, MPI_Count count, MP
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                     MPI_Status *status)
+WH_INLINE int body_Recv(const char *fname, void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                        MPI_Comm comm, MPI_Status *status)
 {
-    return recv_blocking("MPI_Recv", buf, count, datatype, source, tag, comm, status);
+    return recv_blocking(fname, buf, count, datatype, source, tag, comm, status);
 }
-WH_ALIAS(MPI_Recv, PMPI_Recv)
 
-WH_API int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                       MPI_Status *status)
+WH_INLINE int body_Irecv(const char *fname, void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                         MPI_Comm comm, MPI_Request *request)
 {
-    return recv_blocking("MPI_Recv_c", buf, count, datatype, source, tag, comm, status);
+    return recv_nonblocking(fname, buf, count, datatype, source, tag, comm, request);
 }
-WH_ALIAS(MPI_Recv_c, PMPI_Recv_c)
 
-WH_API int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                      MPI_Request *request)
-{
-    return recv_nonblocking("MPI_Irecv", buf, count, datatype, source, tag, comm, request);
-}
-WH_ALIAS(MPI_Irecv, PMPI_Irecv)
-
-WH_API int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                        MPI_Request *request)
-{
-    return recv_nonblocking("MPI_Irecv_c", buf, count, datatype, source, tag, comm, request);
-}
-WH_ALIAS(MPI_Irecv_c, PMPI_Irecv_c)
+#include "entry/p2p.h"
