@@ -7,7 +7,6 @@ import re
 # Fortran declarations of the C scalar types.
 FTYPE = {"int": "INTEGER", "MPI_Aint": "INTEGER(KIND=MPI_ADDRESS_KIND)",
          "MPI_Offset": "INTEGER(KIND=MPI_OFFSET_KIND)", "MPI_Count": "INTEGER(KIND=MPI_COUNT_KIND)"}
-LOGICAL_ARRAYS = {"periods", "remain_dims"}
 
 # Hand-written entry points (src/fortran/) with their interfaces.
 HAND_INTERFACES = """
@@ -73,7 +72,7 @@ def decl(kind, ctext, name):
         return ["!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % name, "TYPE(*), DIMENSION(*) :: %s" % name]
     if kind in ("logical_in", "logical_out"):
         return ["LOGICAL :: %s" % name]
-    if name in LOGICAL_ARRAYS:
+    if kind == "logical_array":
         return ["LOGICAL :: %s(*)" % name]
     if kind in ("string_in", "string_out"):
         return ["CHARACTER(LEN=*) :: %s" % name]
