@@ -44,8 +44,11 @@ if(WH_FORTRAN)
   target_include_directories(mpifort PRIVATE ${WH_INC} ${CMAKE_SOURCE_DIR}/src/fortran)
   target_compile_options(mpifort PRIVATE $<$<COMPILE_LANGUAGE:C>:${WH_WARN}>
                          $<$<COMPILE_LANGUAGE:Fortran>:-ffree-line-length-none>)
+  # RUNPATH $ORIGIN: finds the libmpi beside it, in build/lib as after `make install` (which
+  # copies build/lib as it is)
   set_target_properties(mpifort PROPERTIES VERSION 12.0.0 SOVERSION 12
-                        Fortran_MODULE_DIRECTORY ${WH_INC} LINKER_LANGUAGE C)
+                        Fortran_MODULE_DIRECTORY ${WH_INC} LINKER_LANGUAGE C
+                        BUILD_RPATH_USE_ORIGIN ON)
   target_link_libraries(mpifort PRIVATE mpi)
   add_custom_command(TARGET mpifort POST_BUILD
     COMMAND ${CMAKE_COMMAND} -E create_symlink libmpifort.so.12 ${CMAKE_BINARY_DIR}/lib/libmpichfort.so.12
