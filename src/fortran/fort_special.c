@@ -139,3 +139,30 @@ WHF_PUBLIC void mpi_f_sync_reg_(void *buf)
     __asm__ __volatile__("" : : "r"(buf) : "memory");
 }
 WHF_ALL_NAMES(mpi_f_sync_reg, "MPI_F_SYNC_REG")
+
+/* MPICH's `use mpi` resolves the generic MPI_SIZEOF to these module procedures of its
+ * mpi_sizeofs module (scalar and array variants; X by reference, CHARACTER with a hidden
+ * length); a program built with mpif90.mpich calls them by these names.  wharf's own module
+ * has its own generic (tools/gen/genfortran_mod.py). */
+#define WHF_MPICH_SIZEOF(suffix, bytes)                                                        \
+    WHF_PUBLIC void __mpi_sizeofs_MOD_mpi_sizeof_##suffix(void *x, MPI_Fint *size, MPI_Fint *ierr) \
+    {                                                                                          \
+        (void)x;                                                                               \
+        *size = (bytes);                                                                       \
+        *ierr = MPI_SUCCESS;                                                                   \
+    }                                                                                          \
+    WHF_PUBLIC void __mpi_sizeofs_MOD_mpi_sizeof_##suffix##v(void *x, MPI_Fint *size, MPI_Fint *ierr) \
+    {                                                                                          \
+        (void)x;                                                                               \
+        *size = (bytes);                                                                       \
+        *ierr = MPI_SUCCESS;                                                                   \
+    }
+WHF_MPICH_SIZEOF(ch, 1)
+WHF_MPICH_SIZEOF(cx, 8)
+WHF_MPICH_SIZEOF(d, 8)
+WHF_MPICH_SIZEOF(i, 4)
+WHF_MPICH_SIZEOF(i1, 1)
+WHF_MPICH_SIZEOF(i2, 2)
+WHF_MPICH_SIZEOF(i8, 8)
+WHF_MPICH_SIZEOF(l, 4)
+WHF_MPICH_SIZEOF(r, 4)

@@ -180,6 +180,14 @@ program f90_coll
   call MPI_Errhandler_free(eh, ierr)
   call MPI_Comm_free(newcomm, ierr)
 
+  ! MPI_SIZEOF: the generic of the module
+  call MPI_Sizeof(d, i, ierr)
+  call check(i == 8 .and. ierr == MPI_SUCCESS, 'MPI_Sizeof double')
+  call MPI_Sizeof(gath, i, ierr)
+  call check(i == 4, 'MPI_Sizeof integer array')
+  call MPI_Sizeof(l, i, ierr)
+  call check(i == 4, 'MPI_Sizeof logical')
+
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   call MPI_Finalize(ierr)
   if (rank == 0) print *, 'f90_coll: ok'

@@ -116,6 +116,30 @@ def interface(f, ps, prefix):
     return "\n".join(out) + "\n"
 
 
+# MPI_SIZEOF(X, SIZE, IERROR): a generic over every intrinsic type and kind gfortran has on
+# x86_64, assumed rank (any rank, scalars included); SIZE is the bytes of one element.
+SIZEOF_TYPES = [("INTEGER", k) for k in (1, 2, 4, 8, 16)] + \
+               [("REAL", k) for k in (4, 8, 10, 16)] + \
+               [("COMPLEX", k) for k in (4, 8, 10, 16)] + \
+               [("LOGICAL", k) for k in (1, 2, 4, 8)]
+
+
+def sizeof_part():
+    names = ["mpi_sizeof_%s%d" % (t[0].lower(), k) for t, k in SIZEOF_TYPES]
+    out = ["  INTERFACE MPI_SIZEOF\n"]
+    out += ["    MODULE PROCEDURE %s\n" % n for n in names]
+    out.append("  END INTERFACE\n  PRIVATE :: %s\n" % ", ".join(names))
+    out.append("CONTAINS\n")
+    for (t, k), n in zip(SIZEOF_TYPES, names):
+        out.append("  SUBROUTINE %s(x, size, ierror)\n"
+                   "    %s(KIND=%d), DIMENSION(..) :: x\n"
+                   "    INTEGER :: size, ierror\n"
+                   "    size = STORAGE_SIZE(x) / 8\n"
+                   "    ierror = MPI_SUCCESS\n"
+                   "  END SUBROUTINE\n" % (n, t, k))
+    return "".join(out)
+
+
 def gen_module(fl, constants):
     """fl: (func, [(kind, ctext, name)]) from genfortran.fortran_funcs; constants: the mpif.h
     statements for a module (genfortran.gen_mpif(module=True))."""
@@ -129,5 +153,6 @@ def gen_module(fl, constants):
     for f, ps in fl:
         out.append(interface(f, ps, "MPI_"))
     out.append("  END INTERFACE\n")
+    out.append(sizeof_part())
     out.append("END MODULE mpi\n")
     return "".join(out)
