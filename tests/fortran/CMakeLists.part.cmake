@@ -36,6 +36,7 @@ endfunction()
 
 wh_fortran_test(f77_p2p f77_p2p.f 3)
 wh_fortran_test(f90_coll f90_coll.f90 4)
+wh_fortran_test(f90_misc f90_misc.f90 4)
 
 # The wrappers' -show / -compile-info / -link-info, and mpif.h valid in fixed and free form.
 add_test(NAME fortran.wrappers COMMAND sh ${WH_FTEST_DIR}/wrappers_test.sh ${CMAKE_BINARY_DIR})

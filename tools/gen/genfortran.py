@@ -58,7 +58,7 @@ HANDWRITTEN = {
     "MPI_Keyval_create", "MPI_Comm_get_attr", "MPI_Type_get_attr", "MPI_Win_get_attr",
     "MPI_Attr_get", "MPI_Comm_set_attr", "MPI_Type_set_attr", "MPI_Win_set_attr", "MPI_Attr_put",
     "MPI_Info_create_env", "MPI_Address", "MPI_Buffer_detach", "MPI_Comm_detach_buffer",
-    "MPI_Session_detach_buffer",
+    "MPI_Session_detach_buffer", "MPI_Grequest_start",
 }
 
 
