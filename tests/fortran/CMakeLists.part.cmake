@@ -10,7 +10,7 @@ endif()
 
 # wh_fortran_test(NAME SOURCE NPROCS): compile SOURCE with build/bin/mpif90 (in its own
 # directory, for the .mod files of the program's modules) and run it over every channel.
-function(wh_fortran_test NAME SOURCE NPROCS)
+function(wh_fortran_test NAME SOURCE NPROCS)  # [ARGS...] for the program
   get_filename_component(base ${SOURCE} NAME_WE)
   set(dir ${CMAKE_BINARY_DIR}/tests/fortran/${base}.d)
   set(exe ${CMAKE_BINARY_DIR}/tests/fortran/${base})
@@ -21,13 +21,14 @@ function(wh_fortran_test NAME SOURCE NPROCS)
     DEPENDS ${WH_FTEST_DIR}/${SOURCE} mpifort mpi ${CMAKE_SOURCE_DIR}/tools/mpifort.in
     COMMENT "Compiling ${SOURCE} with wharf's mpif90")
   add_custom_target(ftest_${base} ALL DEPENDS ${exe})
+  set(WH_FTEST_EXE_${base} ${exe} PARENT_SCOPE)
   foreach(v ${WH_CHANNEL_VARIANTS})
     string(FIND "${v}" ":" colon)
     string(SUBSTRING "${v}" 0 ${colon} vname)
     math(EXPR colon "${colon} + 1")
     string(SUBSTRING "${v}" ${colon} -1 venv)
     string(REPLACE "," ";" venv "${venv}")
-    add_test(NAME fortran.${NAME}.${vname} COMMAND ${WHARFRUN} -n ${NPROCS} --timeout 150 ${exe})
+    add_test(NAME fortran.${NAME}.${vname} COMMAND ${WHARFRUN} -n ${NPROCS} --timeout 150 ${exe} ${ARGN})
     # nosan: the program is linked without the sanitizers' runtime
     set_tests_properties(fortran.${NAME}.${vname} PROPERTIES ENVIRONMENT "${venv}"
       TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;fortran;${vname};nosan" PROCESSORS ${NPROCS})
@@ -37,6 +38,21 @@ endfunction()
 wh_fortran_test(f77_p2p f77_p2p.f 3)
 wh_fortran_test(f90_coll f90_coll.f90 4)
 wh_fortran_test(f90_misc f90_misc.f90 4)
+wh_fortran_test(f90_cg f90_cg.f90 4 600)
+
+# The CG application in every container scenario (tests/scenarios, docs/SCENARIOS.md): one
+# rank per container (twohost: 4 ranks, two per host).  Needs root; 77 (skipped) otherwise.
+foreach(sc shared pidpriv volume isolated twohost)
+  set(np 2)
+  if(sc STREQUAL "twohost")
+    set(np 4)
+  endif()
+  add_test(NAME scenarios.${sc}.fortran_cg
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/scenarios/wharfns.py run ${sc} -n ${np}
+            --wharfrun ${WHARFRUN} --timeout 150 -- ${WH_FTEST_EXE_f90_cg} 400)
+  set_tests_properties(scenarios.${sc}.fortran_cg PROPERTIES
+    SKIP_RETURN_CODE 77 LABELS "scenarios;fortran" RUN_SERIAL true TIMEOUT 240)
+endforeach()
 
 # The wrappers' -show / -compile-info / -link-info, and mpif.h valid in fixed and free form.
 add_test(NAME fortran.wrappers COMMAND sh ${WH_FTEST_DIR}/wrappers_test.sh ${CMAKE_BINARY_DIR})
