@@ -3,11 +3,13 @@
  * blocks of the sentinels, and the string helpers.  Attributes and callbacks: fort_attr.c. */
 #include "fort.h"
 
-struct whf_priv1 mpipriv1_;
-struct whf_priv2 mpipriv2_;
-struct whf_privc mpiprivc_;
-MPI_Fint mpifcmb5_;
-MPI_Fint mpifcmb9_;
+/* 16-byte aligned like the common blocks gfortran emits for the mpi and mpi_f08 modules */
+#define WHF_COMMON __attribute__((aligned(16)))
+struct whf_priv1 mpipriv1_ WHF_COMMON;
+struct whf_priv2 mpipriv2_ WHF_COMMON;
+struct whf_privc mpiprivc_ WHF_COMMON;
+MPI_Fint mpifcmb5_ WHF_COMMON;
+MPI_Fint mpifcmb9_ WHF_COMMON;
 
 char *whf_str_f2c(const char *s, size_t len)
 {

@@ -354,6 +354,41 @@ def probe(cc, inc, names):
     return vals
 
 
+HANDLE_CAST_RE = re.compile(r"#define (MPI_[A-Z0-9_]+)\s+\(\(MPI_(Comm|Datatype|Group|Op|Errhandler|"
+                            r"Request|Message|Info|Win|Session|File)\)")
+
+
+def f08_constants(cc, inc):
+    """[(name, value, ftype)] for the mpi_f08 module: ftype is a handle type name ('Comm')
+    for the constants mpi.h defines with a handle cast, else INTEGER / INTEGER*8 / LOGICAL."""
+    dm = subprocess.run([cc, "-E", "-dM", "-x", "c", "-I" + inc, "-"], input="#include <mpi.h>\n",
+                        check=True, capture_output=True, text=True).stdout
+    handle = {m.group(1): m.group(2) for m in HANDLE_CAST_RE.finditer(dm)}
+    names = header_constants(cc, inc)
+    vals = probe(cc, inc, names)
+    out = []
+    k = {n: vals[n][0] for n in ("STATUS_SIZE", "ADDRESS_KIND", "OFFSET_KIND", "COUNT_KIND",
+                                  "INTEGER_KIND")}
+    out.append(("MPI_STATUS_SIZE", k["STATUS_SIZE"], "INTEGER"))
+    for n in ("ADDRESS", "OFFSET", "COUNT", "INTEGER"):
+        out.append(("MPI_%s_KIND" % n, k[n + "_KIND"], "INTEGER"))
+    for n in names:
+        if n not in vals:
+            continue
+        v, size = vals[n]
+        v = fortran_value(n, v)
+        if n in handle:
+            out.append((n, v, handle[n]))
+        elif size > 4 or not (-2**31 <= v < 2**31):
+            out.append((n, v, "INTEGER(KIND=8)"))
+        else:
+            out.append((n, v, "INTEGER"))
+    out.append(("MPI_FILE_NULL", 0, "File"))
+    out.append(("MPI_SUBARRAYS_SUPPORTED", ".FALSE.", "LOGICAL"))
+    out.append(("MPI_ASYNC_PROTECTS_NONBLOCKING", ".FALSE.", "LOGICAL"))
+    return out
+
+
 def fline(stmt):
     """One statement, valid fixed form (columns 7-72) and free form."""
     line = "       " + stmt
@@ -437,6 +472,7 @@ def main(argv=None):
     ap.add_argument("--mpif-out")
     ap.add_argument("--wrappers-out")
     ap.add_argument("--module-out")
+    ap.add_argument("--f08-out", help="the mpi_f08 module source")
     ap.add_argument("--list-skipped", action="store_true")
     args = ap.parse_args(argv)
     funcs = apitable.load(args.api)
@@ -451,6 +487,10 @@ def main(argv=None):
         consts = "".join("  " + l.strip() + "\n" if not l.startswith("!") else l
                          for l in consts.splitlines(True))
         genapi.write_if_changed(args.module_out, genfortran_mod.gen_module(fl, consts))
+    if args.f08_out:
+        import genfortran_f08
+        genapi.write_if_changed(args.f08_out, genfortran_f08.gen_f08(
+            fl, f08_constants(args.cc, args.include)))
     if args.list_skipped:
         for n in sorted(skipped):
             print("%s: %s" % (n, skipped[n]))

@@ -1,0 +1,307 @@
+"""The `mpi_f08` module for tools/gen/genfortran.py.
+
+Every procedure is a thin Fortran wrapper over libmpifort's mpif.h-level entry point (mpi_send_
+& co., called through BIND(C, name=...) interfaces, arguments by reference, CHARACTER lengths
+passed explicitly as the trailing size_t values gfortran would pass), so sentinels, LOGICAL,
+strings, 1-based indices and callbacks are converted in one place.  What is f08-specific:
+  - handles are TYPE(MPI_Comm) etc. (BIND(C), one INTEGER MPI_VAL: the mpif.h handle) and
+    TYPE(MPI_Status) is the 5 integers of MPI_Status, so both pass by reference unchanged;
+  - choice buffers are TYPE(*), DIMENSION(..): src/fortran/fort_f08.c reads the array
+    descriptor (ISO_Fortran_binding.h) and passes the address; a non-contiguous section whose
+    count/datatype pair covers it exactly travels as a derived datatype built from the
+    descriptor's strides; any other non-contiguous use is refused with MPI_ERR_BUFFER;
+  - IERROR is optional;
+  - the sentinels are the same common-block variables as mpif.h's (typed for f08), so the
+    mpif.h-level entry points recognize them.
+Not yet: the large-count (_c) overloads and the f08 forms of the hand-written procedures other
+than those below.
+"""
+import re
+
+HANDLE_TYPES = ["Comm", "Datatype", "Group", "Op", "Errhandler", "Request", "Message", "Info",
+                "Win", "Session", "File"]
+FKIND = {"int": "INTEGER", "aint": "INTEGER(KIND=MPI_ADDRESS_KIND)",
+         "offset": "INTEGER(KIND=MPI_OFFSET_KIND)", "count": "INTEGER(KIND=MPI_COUNT_KIND)"}
+
+
+def _len(p, names):
+    """Explicit shape from the table's length when it is a parameter name, else *."""
+    if p.length and p.length in names:
+        return p.length
+    return "*"
+
+
+def _intent(p):
+    return {"in": "IN", "out": "OUT", "inout": "INOUT"}.get(p.dir, "INOUT")
+
+
+def f08_decl(kind, p, names, for_iface):
+    """Declaration of parameter p in the f08 procedure (for_iface=False) or in the BIND(C)
+    interface of the mpif.h-level entry point (for_iface=True)."""
+    n = p.name
+    if kind == "choice":
+        if for_iface:
+            return "TYPE(C_PTR), VALUE :: %s" % n
+        asyn = ", ASYNCHRONOUS" if False else ""
+        intent = ", INTENT(IN)" if p.dir == "in" else ""
+        return "TYPE(*), DIMENSION(..)%s%s :: %s" % (intent, asyn, n)
+    intent = "" if for_iface else ", INTENT(%s)" % _intent(p)
+    if kind in ("string_in", "string_out"):
+        if for_iface:
+            return "CHARACTER(KIND=C_CHAR) :: %s(*)" % n
+        return "CHARACTER(LEN=*)%s :: %s" % (intent, n)
+    if kind in ("logical_in", "logical_out"):
+        return "LOGICAL%s :: %s" % (intent, n)
+    if kind == "logical_array":
+        return "LOGICAL%s :: %s(%s)" % (intent, n, _len(p, names))
+    if kind == "fnptr":
+        if for_iface:
+            return "TYPE(C_FUNPTR), VALUE :: %s" % n
+        return "EXTERNAL :: %s" % n
+    if kind == "status":
+        return "TYPE(MPI_Status)%s :: %s" % (intent, n)
+    if kind == "statuses":
+        return "TYPE(MPI_Status)%s :: %s(%s)" % (intent, n, _len(p, names))
+    if p.kind == "handle":
+        t = "TYPE(MPI_%s)" % p.handle
+    else:
+        t = FKIND.get(p.kind, "INTEGER")
+    if p.kind == "ptr":  # baseptr
+        t = "INTEGER(KIND=MPI_ADDRESS_KIND)"
+    if p.is_array or kind in ("indices_out", "weights", "errcodes"):
+        m = re.match(r"^\d+$", str(p.length or ""))
+        dims = "%s" % _len(p, names)
+        if "[3]" in p.decl:
+            dims = "3,%s" % dims
+        return "%s%s :: %s(%s)" % (t, intent, n, dims)
+    return "%s%s :: %s" % (t, intent, n)
+
+
+def procedure(f, ps):
+    """The f08 procedure and the BIND(C) interface of its mpif.h-level entry point."""
+    name = f.name
+    lname = name.lower()
+    params = [p for p in f.params]
+    kinds = {p.name: k for k, _, p_name in ps for p in params if p.name == p_name}
+    names = {p.name for p in params}
+    strings = [p.name for p in params if kinds[p.name] in ("string_in", "string_out")]
+    choices = [p.name for p in params if kinds[p.name] == "choice"]
+    fnptrs = [p.name for p in params if kinds[p.name] == "fnptr"]
+    # interface of the entry point
+    iface = ["    SUBROUTINE whf77_%s(%s) BIND(C, name=\"%s_\")" % (
+        lname[4:], ", ".join([p.name for p in params] + ["ierror"] + [s + "_len" for s in strings]),
+        lname)]
+    iface.append("      IMPORT")
+    for p in params:
+        iface.append("      " + f08_decl(kinds[p.name], p, names, True))
+    iface.append("      INTEGER :: ierror")
+    for s in strings:
+        iface.append("      INTEGER(C_SIZE_T), VALUE :: %s_len" % s)
+    iface.append("    END SUBROUTINE")
+    # the procedure
+    body = ["  SUBROUTINE %s(%s)" % (name, ", ".join([p.name for p in params] + ["ierror"]))]
+    for p in params:
+        body.append("    " + f08_decl(kinds[p.name], p, names, False))
+    body.append("    INTEGER, OPTIONAL, INTENT(OUT) :: ierror")
+    body.append("    INTEGER :: ierr_")
+    for c in choices:
+        body.append("    TYPE(C_PTR) :: %s_" % c)
+    body.append("    ierr_ = MPI_SUCCESS")
+    call = []
+    for p in params:
+        k = kinds[p.name]
+        if k == "choice":
+            call.append(p.name + "_")
+        elif k == "fnptr":
+            call.append("C_FUNLOC(%s)" % p.name)
+        else:
+            call.append(p.name)
+    call.append("ierr_")
+    call += ["LEN(%s, KIND=C_SIZE_T)" % s for s in strings]
+    for c in choices:
+        body.append("    IF (ierr_ == MPI_SUCCESS) %s_ = whf08_addr(%s, ierr_)" % (c, c))
+    body.append("    IF (ierr_ == MPI_SUCCESS) CALL whf77_%s(%s)" % (lname[4:], ", ".join(call)))
+    body.append("    IF (PRESENT(ierror)) ierror = ierr_")
+    body.append("  END SUBROUTINE")
+    return "\n".join(iface) + "\n", "\n".join(body) + "\n"
+
+
+def wrap(line, width=130):
+    """Free-form continuation for long lines."""
+    out = []
+    while len(line) > width:
+        cut = line.rfind(", ", 0, width)
+        if cut < 0:
+            break
+        out.append(line[:cut + 1] + " &")
+        line = "      " + line[cut + 2:]
+    out.append(line)
+    return "\n".join(out)
+
+
+HAND = """
+  ! ---- hand-written: no mpif.h-level equivalent with the same arguments ----
+  SUBROUTINE MPI_Init(ierror)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    INTEGER :: ierr_
+    CALL whf77_init(ierr_)
+    IF (PRESENT(ierror)) ierror = ierr_
+  END SUBROUTINE
+  SUBROUTINE MPI_Init_thread(required, provided, ierror)
+    INTEGER, INTENT(IN) :: required
+    INTEGER, INTENT(OUT) :: provided
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    INTEGER :: ierr_
+    CALL whf77_init_thread(required, provided, ierr_)
+    IF (PRESENT(ierror)) ierror = ierr_
+  END SUBROUTINE
+  DOUBLE PRECISION FUNCTION MPI_Wtime()
+    MPI_Wtime = whf77_wtime()
+  END FUNCTION
+  DOUBLE PRECISION FUNCTION MPI_Wtick()
+    MPI_Wtick = whf77_wtick()
+  END FUNCTION
+  INTEGER(KIND=MPI_ADDRESS_KIND) FUNCTION MPI_Aint_add(base, disp)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: base, disp
+    MPI_Aint_add = base + disp
+  END FUNCTION
+  INTEGER(KIND=MPI_ADDRESS_KIND) FUNCTION MPI_Aint_diff(addr1, addr2)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: addr1, addr2
+    MPI_Aint_diff = addr1 - addr2
+  END FUNCTION
+%(attr)s
+"""
+
+ATTR_T = """  SUBROUTINE MPI_%(O)s_set_attr(obj, keyval, attribute_val, ierror)
+    TYPE(MPI_%(T)s), INTENT(IN) :: obj
+    INTEGER, INTENT(IN) :: keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: attribute_val
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    INTEGER :: ierr_
+    CALL whf77_%(o)s_set_attr(obj, keyval, attribute_val, ierr_)
+    IF (PRESENT(ierror)) ierror = ierr_
+  END SUBROUTINE
+  SUBROUTINE MPI_%(O)s_get_attr(obj, keyval, attribute_val, flag, ierror)
+    TYPE(MPI_%(T)s), INTENT(IN) :: obj
+    INTEGER, INTENT(IN) :: keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: attribute_val
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    INTEGER :: ierr_
+    CALL whf77_%(o)s_get_attr(obj, keyval, attribute_val, flag, ierr_)
+    IF (PRESENT(ierror)) ierror = ierr_
+  END SUBROUTINE
+  SUBROUTINE MPI_%(O)s_create_keyval(copy_fn, delete_fn, keyval, extra_state, ierror)
+    EXTERNAL :: copy_fn, delete_fn
+    INTEGER, INTENT(OUT) :: keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    INTEGER :: ierr_
+    CALL whf77_%(o)s_create_keyval(C_FUNLOC(copy_fn), C_FUNLOC(delete_fn), keyval, extra_state, ierr_)
+    IF (PRESENT(ierror)) ierror = ierr_
+  END SUBROUTINE
+"""
+ATTR_I = """    SUBROUTINE whf77_%(o)s_set_attr(obj, keyval, val, ierror) BIND(C, name="mpi_%(o)s_set_attr_")
+      IMPORT
+      TYPE(MPI_%(T)s) :: obj
+      INTEGER :: keyval, ierror
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: val
+    END SUBROUTINE
+    SUBROUTINE whf77_%(o)s_get_attr(obj, keyval, val, flag, ierror) BIND(C, name="mpi_%(o)s_get_attr_")
+      IMPORT
+      TYPE(MPI_%(T)s) :: obj
+      INTEGER :: keyval, ierror
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: val
+      LOGICAL :: flag
+    END SUBROUTINE
+    SUBROUTINE whf77_%(o)s_create_keyval(c, d, keyval, extra, ierror) BIND(C, name="mpi_%(o)s_create_keyval_")
+      IMPORT
+      TYPE(C_FUNPTR), VALUE :: c, d
+      INTEGER :: keyval, ierror
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: extra
+    END SUBROUTINE
+"""
+HAND_IFACE = """    SUBROUTINE whf77_init(ierror) BIND(C, name="mpi_init_")
+      INTEGER :: ierror
+    END SUBROUTINE
+    SUBROUTINE whf77_init_thread(required, provided, ierror) BIND(C, name="mpi_init_thread_")
+      INTEGER :: required, provided, ierror
+    END SUBROUTINE
+    REAL(C_DOUBLE) FUNCTION whf77_wtime() BIND(C, name="mpi_wtime_")
+      IMPORT
+    END FUNCTION
+    REAL(C_DOUBLE) FUNCTION whf77_wtick() BIND(C, name="mpi_wtick_")
+      IMPORT
+    END FUNCTION
+    TYPE(C_PTR) FUNCTION whf08_addr(buf, ierror) BIND(C, name="wharf_f08_addr")
+      IMPORT
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER :: ierror
+    END FUNCTION
+"""
+OBJS = [("Comm", "Comm", "comm"), ("Type", "Datatype", "type"), ("Win", "Win", "win")]
+HAND_NAMES = {"MPI_Init", "MPI_Init_thread", "MPI_Wtime", "MPI_Wtick", "MPI_Aint_add",
+              "MPI_Aint_diff"} | {"MPI_%s_%s" % (o, w) for o, _, _ in OBJS
+                                  for w in ("set_attr", "get_attr", "create_keyval")}
+
+
+def gen_f08(fl, consts):
+    """fl: (func, [(kind, decl, name)]) of genfortran.fortran_funcs; consts: [(name, value,
+    ftype)] with ftype 'INTEGER', 'INTEGER*8' or a handle type name ('Comm')."""
+    o = ["! The `mpi_f08` module. Generated by tools/gen/genfortran.py -- do not edit.\n",
+         "MODULE mpi_f08\n  USE, INTRINSIC :: ISO_C_BINDING\n  IMPLICIT NONE\n"]
+    for t in HANDLE_TYPES:
+        o.append("  TYPE, BIND(C) :: MPI_%s\n    INTEGER(C_INT) :: MPI_VAL\n  END TYPE\n" % t)
+    o.append("  TYPE, BIND(C) :: MPI_Status\n    INTEGER(C_INT) :: count_lo, count_hi_and_cancelled\n"
+             "    INTEGER(C_INT) :: MPI_SOURCE, MPI_TAG, MPI_ERROR\n  END TYPE\n")
+    eq = ["whf08_eq_%s" % t.lower() for t in HANDLE_TYPES]
+    ne = ["whf08_ne_%s" % t.lower() for t in HANDLE_TYPES]
+    o.append("  INTERFACE OPERATOR(==)\n    MODULE PROCEDURE %s\n  END INTERFACE\n" % ", ".join(eq))
+    o.append("  INTERFACE OPERATOR(/=)\n    MODULE PROCEDURE %s\n  END INTERFACE\n" % ", ".join(ne))
+    o.append("  PRIVATE :: %s\n  PRIVATE :: %s\n" % (", ".join(eq), ", ".join(ne)))
+    for n in ("ADDRESS", "OFFSET", "COUNT", "INTEGER"):
+        pass
+    for name, value, ftype in consts:
+        if ftype in HANDLE_TYPES:
+            o.append("  TYPE(MPI_%s), PARAMETER :: %s = MPI_%s(%d)\n" % (ftype, name, ftype, value))
+        elif ftype == "LOGICAL":
+            o.append("  LOGICAL, PARAMETER :: %s = %s\n" % (name, value))
+        else:
+            o.append("  %s, PARAMETER :: %s = %d\n" % (ftype, name, value))
+    o.append("""  ! the sentinels: mpif.h's common blocks, typed for mpi_f08
+  INTEGER :: MPI_BOTTOM, MPI_IN_PLACE, MPI_ERRCODES_IGNORE(1), MPI_UNWEIGHTED(1), MPI_WEIGHTS_EMPTY(1)
+  TYPE(MPI_Status) :: MPI_STATUS_IGNORE, MPI_STATUSES_IGNORE(1)
+  CHARACTER(LEN=1) :: MPI_ARGV_NULL(1), MPI_ARGVS_NULL(1, 1)
+  COMMON /MPIPRIV1/ MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE
+  COMMON /MPIPRIV2/ MPI_STATUSES_IGNORE, MPI_ERRCODES_IGNORE
+  COMMON /MPIPRIVC/ MPI_ARGVS_NULL, MPI_ARGV_NULL
+  COMMON /MPIFCMB5/ MPI_UNWEIGHTED
+  COMMON /MPIFCMB9/ MPI_WEIGHTS_EMPTY
+  SAVE /MPIPRIV1/, /MPIPRIV2/, /MPIPRIVC/, /MPIFCMB5/, /MPIFCMB9/
+  EXTERNAL :: MPI_COMM_DUP_FN, MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN
+  EXTERNAL :: MPI_TYPE_DUP_FN, MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN
+  EXTERNAL :: MPI_WIN_DUP_FN, MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN
+""")
+    ifaces, procs = [], []
+    for f, ps in fl:
+        if f.name in HAND_NAMES:
+            continue
+        i, p = procedure(f, ps)
+        ifaces.append(i)
+        procs.append(p)
+    o.append("  INTERFACE\n")
+    o.append(HAND_IFACE)
+    for ob, t, lo in OBJS:
+        o.append(ATTR_I % {"O": ob, "T": t, "o": lo})
+    o += [wrap(l) + "\n" for i in ifaces for l in i.splitlines()]
+    o.append("  END INTERFACE\n")
+    o.append("CONTAINS\n")
+    for t in HANDLE_TYPES:
+        o.append("  ELEMENTAL LOGICAL FUNCTION whf08_eq_%s(a, b)\n    TYPE(MPI_%s), INTENT(IN) :: a, b\n"
+                 "    whf08_eq_%s = a%%MPI_VAL == b%%MPI_VAL\n  END FUNCTION\n" % (t.lower(), t, t.lower()))
+        o.append("  ELEMENTAL LOGICAL FUNCTION whf08_ne_%s(a, b)\n    TYPE(MPI_%s), INTENT(IN) :: a, b\n"
+                 "    whf08_ne_%s = a%%MPI_VAL /= b%%MPI_VAL\n  END FUNCTION\n" % (t.lower(), t, t.lower()))
+    o.append(HAND % {"attr": "".join(ATTR_T % {"O": ob, "T": t, "o": lo} for ob, t, lo in OBJS)})
+    o += [wrap(l) + "\n" for p in procs for l in p.splitlines()]
+    o.append("END MODULE mpi_f08\n")
+    return "".join(o)
