@@ -31,3 +31,56 @@ WHF_PUBLIC void *wharf_f08_addr(CFI_cdesc_t *d, MPI_Fint *ierr)
     MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_BUFFER);
     return NULL;
 }
+
+/* A buffer with its own (count, datatype) pair: a non-contiguous section travels as one
+ * element of a datatype built from the descriptor -- datatype repeated to fill one array
+ * element, then one hvector per dimension with the section's byte strides (negative ones
+ * included) -- so it works for nonblocking operations too, without a copy.  The section must
+ * be exactly count x datatype (datatype's extent dividing the array element); otherwise
+ * MPI_ERR_BUFFER.  *ntype differs from *dtype when a type was built: wharf_f08_free_type
+ * releases it after the call (MPI allows freeing a type a pending operation uses). */
+WHF_PUBLIC void *wharf_f08_section(CFI_cdesc_t *d, MPI_Fint *count, MPI_Fint *dtype,
+                                   MPI_Fint *ncount, MPI_Fint *ntype, MPI_Fint *ierr)
+{
+    *ierr = MPI_SUCCESS;
+    *ncount = *count;
+    *ntype = *dtype;
+    if (d->rank == 0 || whf08_contiguous(d))
+        return d->base_addr;
+    MPI_Aint lb, extent, n = 1;
+    for (int i = 0; i < d->rank; i++)
+        n *= d->dim[i].extent;
+    int rc = MPI_Type_get_extent(*dtype, &lb, &extent);
+    if (rc != MPI_SUCCESS) {
+        *ierr = rc;
+        return NULL;
+    }
+    if (extent <= 0 || d->elem_len % (size_t)extent != 0 ||
+        (MPI_Aint)*count != n * (MPI_Aint)(d->elem_len / (size_t)extent)) {
+        *ierr = MPI_ERR_BUFFER;
+        MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_BUFFER);
+        return NULL;
+    }
+    MPI_Datatype t, next;
+    rc = MPI_Type_contiguous((int)(d->elem_len / (size_t)extent), *dtype, &t);
+    for (int i = 0; rc == MPI_SUCCESS && i < d->rank; i++) {
+        rc = MPI_Type_create_hvector((int)d->dim[i].extent, 1, (MPI_Aint)d->dim[i].sm, t, &next);
+        MPI_Type_free(&t);
+        t = next;
+    }
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_commit(&t);
+    if (rc != MPI_SUCCESS) {
+        *ierr = rc;
+        return NULL;
+    }
+    *ncount = 1;
+    *ntype = t;
+    return d->base_addr;
+}
+
+WHF_PUBLIC void wharf_f08_free_type(MPI_Fint *t)
+{
+    MPI_Datatype dt = *t;
+    MPI_Type_free(&dt);
+}

@@ -1,7 +1,7 @@
 ! `use mpi_f08`: TYPE(MPI_Comm) & co., TYPE(MPI_Status) components, optional IERROR,
-! TYPE(*), DIMENSION(..) buffers (scalars, arrays of any rank, contiguous sections),
+! TYPE(*), DIMENSION(..) buffers (scalars, arrays of any rank, contiguous and strided sections),
 ! MPI_IN_PLACE, MPI_STATUS_IGNORE, handle comparison, strings, LOGICAL flags, a user op and an
-! error handler with the f08 interfaces, attributes, and the refusal of a non-contiguous section.
+! error handler with the f08 interfaces, attributes.
 module f08_basic_cb
   use mpi_f08
   implicit none
@@ -103,11 +103,26 @@ program f08_basic
   call MPI_Comm_set_errhandler(dup, eh)
   call MPI_Send(n, 1, MPI_INTEGER, np + 3, 0, dup, ierr)
   call check(ierr /= MPI_SUCCESS .and. handler_calls == 1, 'f08 error handler')
-  ! a non-contiguous section is refused (MPI_SUBARRAYS_SUPPORTED is .FALSE.), through the handler
-  call check(.not. MPI_SUBARRAYS_SUPPORTED, 'MPI_SUBARRAYS_SUPPORTED')
+  ! non-contiguous sections: one element of a datatype built from the array descriptor
+  if (rank == 0) then
+    m = reshape([(i, i = 1, 12)], [3, 4])
+  else
+    m = 0
+  end if
+  call MPI_Bcast(m(2, :), 4, MPI_INTEGER, 0, dup)            ! a row: stride 3
+  call check(all(m(2, :) == [2, 5, 8, 11]), 'bcast of a row section')
+  if (rank /= 0) call check(count(m /= 0) == 4, 'bcast of a row section wrote only the row')
+  if (rank == 0) then
+    call MPI_Send([101, 102, 103, 104], 4, MPI_INTEGER, np - 1, 7, MPI_COMM_WORLD)
+  else if (rank == np - 1) then
+    call MPI_Irecv(m(3, 4:1:-1), 4, MPI_INTEGER, 0, 7, MPI_COMM_WORLD, reqs(1))   ! negative stride
+    call MPI_Wait(reqs(1), st)
+    call check(all(m(3, :) == [104, 103, 102, 101]), 'irecv into a reversed section')
+  end if
+  ! a count/datatype that does not cover the section exactly is refused, through the handler
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
-  call MPI_Bcast(m(1, :), 4, MPI_INTEGER, 0, dup, ierr)
-  call check(ierr == MPI_ERR_BUFFER, 'non-contiguous section refused')
+  call MPI_Bcast(m(1, :), 3, MPI_INTEGER, 0, dup, ierr)
+  call check(ierr == MPI_ERR_BUFFER, 'partial section refused')
   call MPI_Errhandler_free(eh)
   call MPI_Comm_free(dup)
   call check(dup == MPI_COMM_NULL, 'comm freed')

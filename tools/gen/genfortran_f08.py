@@ -106,7 +106,29 @@ def procedure(f, ps):
     body.append("    INTEGER :: ierr_")
     for c in choices:
         body.append("    TYPE(C_PTR) :: %s_" % c)
+    # a choice buffer followed (other buffers aside) by its own scalar (count, datatype) pair
+    # may be a non-contiguous section: it then travels as one element of a derived datatype
+    pairs = {}
+    for i, p in enumerate(params):
+        if kinds[p.name] != "choice":
+            continue
+        j = i + 1
+        while j < len(params) and kinds[params[j].name] == "choice":
+            j += 1
+        if (j + 1 < len(params) and params[j].kind == "int" and params[j].depth == 0
+                and params[j + 1].kind == "handle" and params[j + 1].handle == "Datatype"
+                and params[j + 1].depth == 0):
+            pairs[p.name] = (params[j].name, params[j + 1].name)
+    shared = [v for v in pairs.values()]
+    pairs = {c: v for c, v in pairs.items() if shared.count(v) == 1}
+    subst = {}
+    for c, (cnt, dt) in pairs.items():
+        body.append("    INTEGER :: %s_n" % c)
+        body.append("    TYPE(MPI_Datatype) :: %s_t" % c)
+        subst[cnt], subst[dt] = c + "_n", c + "_t"
     body.append("    ierr_ = MPI_SUCCESS")
+    for c, (cnt, dt) in pairs.items():
+        body.append("    %s_t = %s" % (c, dt))
     call = []
     for p in params:
         k = kinds[p.name]
@@ -115,12 +137,20 @@ def procedure(f, ps):
         elif k == "fnptr":
             call.append("C_FUNLOC(%s)" % p.name)
         else:
-            call.append(p.name)
+            call.append(subst.get(p.name, p.name))
     call.append("ierr_")
     call += ["LEN(%s, KIND=C_SIZE_T)" % s for s in strings]
     for c in choices:
-        body.append("    IF (ierr_ == MPI_SUCCESS) %s_ = whf08_addr(%s, ierr_)" % (c, c))
+        if c in pairs:
+            cnt, dt = pairs[c]
+            body.append("    IF (ierr_ == MPI_SUCCESS) %s_ = whf08_section(%s, %s, %s, %s_n, %s_t, ierr_)"
+                        % (c, c, cnt, dt, c, c))
+        else:
+            body.append("    IF (ierr_ == MPI_SUCCESS) %s_ = whf08_addr(%s, ierr_)" % (c, c))
     body.append("    IF (ierr_ == MPI_SUCCESS) CALL whf77_%s(%s)" % (lname[4:], ", ".join(call)))
+    for c, (cnt, dt) in pairs.items():
+        body.append("    IF (%s_t%%MPI_VAL /= %s%%MPI_VAL .AND. %s_t%%MPI_VAL /= MPI_DATATYPE_NULL%%MPI_VAL) &\n"
+                    "        CALL whf08_free_type(%s_t)" % (c, dt, c, c))
     body.append("    IF (PRESENT(ierror)) ierror = ierr_")
     body.append("  END SUBROUTINE")
     return "\n".join(iface) + "\n", "\n".join(body) + "\n"
@@ -238,6 +268,17 @@ HAND_IFACE = """    SUBROUTINE whf77_init(ierror) BIND(C, name="mpi_init_")
       TYPE(*), DIMENSION(..) :: buf
       INTEGER :: ierror
     END FUNCTION
+    TYPE(C_PTR) FUNCTION whf08_section(buf, count, datatype, ncount, ntype, ierror) &
+        BIND(C, name="wharf_f08_section")
+      IMPORT
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER :: count, ncount, ierror
+      TYPE(MPI_Datatype) :: datatype, ntype
+    END FUNCTION
+    SUBROUTINE whf08_free_type(t) BIND(C, name="wharf_f08_free_type")
+      IMPORT
+      TYPE(MPI_Datatype) :: t
+    END SUBROUTINE
 """
 OBJS = [("Comm", "Comm", "comm"), ("Type", "Datatype", "type"), ("Win", "Win", "win")]
 HAND_NAMES = {"MPI_Init", "MPI_Init_thread", "MPI_Wtime", "MPI_Wtick", "MPI_Aint_add",
