@@ -16,7 +16,7 @@ function(wh_fortran_test NAME SOURCE NPROCS)  # [ARGS...] for the program
   set(exe ${CMAKE_BINARY_DIR}/tests/fortran/${base})
   file(MAKE_DIRECTORY ${dir})
   add_custom_command(OUTPUT ${exe}
-    COMMAND ${CMAKE_BINARY_DIR}/bin/mpif90 -g -O2 -Wall -o ${exe} ${WH_FTEST_DIR}/${SOURCE}
+    COMMAND ${CMAKE_BINARY_DIR}/bin/mpif90 -g -O2 -o ${exe} ${WH_FTEST_DIR}/${SOURCE}
     WORKING_DIRECTORY ${dir}
     DEPENDS ${WH_FTEST_DIR}/${SOURCE} mpifort mpi ${CMAKE_SOURCE_DIR}/tools/mpifort.in
     COMMENT "Compiling ${SOURCE} with wharf's mpif90")

@@ -25,9 +25,12 @@ contains
 end module
 
 program f08_basic
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_loc, c_associated
   use mpi_f08
   use f08_basic_cb
   implicit none
+  integer, target, asynchronous :: bbuf(2048)
+  type(c_ptr) :: bptr
   type(MPI_Comm) :: dup
   type(MPI_Status) :: st
   type(MPI_Request) :: reqs(2)
@@ -39,6 +42,7 @@ program f08_basic
   logical :: flag
   character(len=MPI_MAX_OBJECT_NAME) :: name
   integer(kind=MPI_ADDRESS_KIND) :: val
+  integer(kind=MPI_COUNT_KIND) :: c8, lb8, ext8
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -70,6 +74,24 @@ program f08_basic
   call check(reqs(1) == MPI_REQUEST_NULL .and. .not. (reqs(2) /= MPI_REQUEST_NULL), 'handle ==, /=')
   call MPI_Test(reqs(1), flag, st)
   call check(flag, 'test on a null request')
+
+  ! buffered send; MPI_Buffer_detach returns the buffer's address as TYPE(C_PTR)
+  call MPI_Buffer_attach(bbuf, 8192)
+  call MPI_Bsend(rank, 1, MPI_INTEGER, mod(rank + 1, np), 3, MPI_COMM_WORLD)
+  call MPI_Recv(n, 1, MPI_INTEGER, mod(rank + np - 1, np), 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+  call check(n == mod(rank + np - 1, np), 'bsend')
+  call MPI_Buffer_detach(bptr, n)
+  call check(c_associated(bptr, c_loc(bbuf)) .and. n == 8192, 'buffer_detach address and size')
+
+  ! the large-count forms through the same generic names (and _c where kinds collide)
+  d = rank + 0.25d0
+  e = 0
+  call MPI_Sendrecv(d, 10_MPI_COUNT_KIND, MPI_DOUBLE_PRECISION, rank, 5, e, 10_MPI_COUNT_KIND, &
+                    MPI_DOUBLE_PRECISION, rank, 5, MPI_COMM_WORLD, st)
+  call MPI_Get_count(st, MPI_DOUBLE_PRECISION, c8)
+  call check(c8 == 10 .and. all(e == d), 'large-count sendrecv and get_count')
+  call MPI_Type_get_extent_c(MPI_DOUBLE_PRECISION, lb8, ext8)
+  call check(lb8 == 0 .and. ext8 == 8, 'MPI_Type_get_extent_c')
 
   ! collectives, MPI_IN_PLACE
   n = rank + 1

@@ -131,9 +131,6 @@ def fortran_funcs(funcs):
         if f.conly or n.startswith("MPI_T_"):
             skipped[n] = "C only"
             continue
-        if n.endswith("_c"):
-            skipped[n] = "large-count form: mpi_f08 only"
-            continue
         if f.ret != "int":
             skipped[n] = "returns %s" % f.ret
             continue

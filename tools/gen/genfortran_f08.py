@@ -35,14 +35,22 @@ def _intent(p):
     return {"in": "IN", "out": "OUT", "inout": "INOUT"}.get(p.dir, "INOUT")
 
 
-def f08_decl(kind, p, names, for_iface):
+ASYNC_RE = re.compile(r"^MPI_(I[a-z].*|.*_init(_c)?|.*attach.*|R(put|get|accumulate|get_accumulate)(_c)?|"
+                      r"(Put|Get|Accumulate|Get_accumulate|Fetch_and_op|Compare_and_swap)(_c)?|"
+                      r"Win_(create|attach|detach)(_c)?)$")
+
+
+def f08_decl(kind, p, names, for_iface, fname=""):
     """Declaration of parameter p in the f08 procedure (for_iface=False) or in the BIND(C)
     interface of the mpif.h-level entry point (for_iface=True)."""
     n = p.name
     if kind == "choice":
         if for_iface:
             return "TYPE(C_PTR), VALUE :: %s" % n
-        asyn = ", ASYNCHRONOUS" if False else ""
+        # buffers that outlive the call (nonblocking, persistent, attached, one-sided): the
+        # compiler must not assume their address does not escape (TARGET: gfortran then does
+        # not mark the argument as non-escaping)
+        asyn = ", ASYNCHRONOUS, TARGET" if ASYNC_RE.match(fname) else ""
         intent = ", INTENT(IN)" if p.dir == "in" else ""
         return "TYPE(*), DIMENSION(..)%s%s :: %s" % (intent, asyn, n)
     intent = "" if for_iface else ", INTENT(%s)" % _intent(p)
@@ -77,7 +85,24 @@ def f08_decl(kind, p, names, for_iface):
     return "%s%s :: %s" % (t, intent, n)
 
 
-def procedure(f, ps):
+def signature(f):
+    """What generic resolution sees: type and kind (MPI_Count and MPI_Aint are both 8 bytes,
+    so MPI_Type_get_extent and MPI_Type_get_extent_c cannot share a generic: the large-count
+    form keeps its _c name then) and array-ness of every argument."""
+    kind = {"count": "i8", "aint": "i8", "offset": "i8", "int": "i4", "ptr": "i8"}
+    return tuple((kind.get(p.kind, p.kind), p.handle, p.is_array) for p in f.params)
+
+
+def proc_name(name, pairs_c):
+    """The module procedure's name: the MPI name, or NAME_f08 / NAME_c_f08 when a generic NAME
+    covers the int and the large-count form."""
+    base = name[:-2] if name.endswith("_c") else name
+    if base in pairs_c:
+        return name + "_f08"
+    return name
+
+
+def procedure(f, ps, pairs_c=frozenset()):
     """The f08 procedure and the BIND(C) interface of its mpif.h-level entry point."""
     name = f.name
     lname = name.lower()
@@ -99,9 +124,10 @@ def procedure(f, ps):
         iface.append("      INTEGER(C_SIZE_T), VALUE :: %s_len" % s)
     iface.append("    END SUBROUTINE")
     # the procedure
-    body = ["  SUBROUTINE %s(%s)" % (name, ", ".join([p.name for p in params] + ["ierror"]))]
+    body = ["  SUBROUTINE %s(%s)" % (proc_name(name, pairs_c),
+                                     ", ".join([p.name for p in params] + ["ierror"]))]
     for p in params:
-        body.append("    " + f08_decl(kinds[p.name], p, names, False))
+        body.append("    " + f08_decl(kinds[p.name], p, names, False, name))
     body.append("    INTEGER, OPTIONAL, INTENT(OUT) :: ierror")
     body.append("    INTEGER :: ierr_")
     for c in choices:
@@ -199,6 +225,35 @@ HAND = """
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: addr1, addr2
     MPI_Aint_diff = addr1 - addr2
   END FUNCTION
+  SUBROUTINE MPI_Pcontrol(level)
+    INTEGER, INTENT(IN) :: level
+    CALL whf77_pcontrol(level)
+  END SUBROUTINE
+  SUBROUTINE MPI_Info_create_env(info, ierror)
+    TYPE(MPI_Info), INTENT(OUT) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    INTEGER :: ierr_
+    CALL whf77_info_create_env(info, ierr_)
+    IF (PRESENT(ierror)) ierror = ierr_
+  END SUBROUTINE
+  SUBROUTINE MPI_Buffer_detach(buffer_addr, size, ierror)
+    TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    INTEGER :: ierr_
+    ierr_ = whfc_buffer_detach(buffer_addr, size)
+    IF (PRESENT(ierror)) ierror = ierr_
+  END SUBROUTINE
+  SUBROUTINE MPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierror)
+    EXTERNAL :: query_fn, free_fn, cancel_fn
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    INTEGER :: ierr_
+    CALL whf77_grequest_start(C_FUNLOC(query_fn), C_FUNLOC(free_fn), C_FUNLOC(cancel_fn), &
+                              extra_state, request, ierr_)
+    IF (PRESENT(ierror)) ierror = ierr_
+  END SUBROUTINE
 %(attr)s
 """
 
@@ -263,6 +318,26 @@ HAND_IFACE = """    SUBROUTINE whf77_init(ierror) BIND(C, name="mpi_init_")
     REAL(C_DOUBLE) FUNCTION whf77_wtick() BIND(C, name="mpi_wtick_")
       IMPORT
     END FUNCTION
+    SUBROUTINE whf77_pcontrol(level) BIND(C, name="mpi_pcontrol_")
+      INTEGER :: level
+    END SUBROUTINE
+    SUBROUTINE whf77_info_create_env(info, ierror) BIND(C, name="mpi_info_create_env_")
+      IMPORT
+      TYPE(MPI_Info) :: info
+      INTEGER :: ierror
+    END SUBROUTINE
+    INTEGER(C_INT) FUNCTION whfc_buffer_detach(addr, size) BIND(C, name="MPI_Buffer_detach")
+      IMPORT
+      TYPE(C_PTR) :: addr
+      INTEGER(C_INT) :: size
+    END FUNCTION
+    SUBROUTINE whf77_grequest_start(q, f, c, extra, request, ierror) BIND(C, name="mpi_grequest_start_")
+      IMPORT
+      TYPE(C_FUNPTR), VALUE :: q, f, c
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: extra
+      TYPE(MPI_Request) :: request
+      INTEGER :: ierror
+    END SUBROUTINE
     TYPE(C_PTR) FUNCTION whf08_addr(buf, ierror) BIND(C, name="wharf_f08_addr")
       IMPORT
       TYPE(*), DIMENSION(..) :: buf
@@ -282,7 +357,8 @@ HAND_IFACE = """    SUBROUTINE whf77_init(ierror) BIND(C, name="mpi_init_")
 """
 OBJS = [("Comm", "Comm", "comm"), ("Type", "Datatype", "type"), ("Win", "Win", "win")]
 HAND_NAMES = {"MPI_Init", "MPI_Init_thread", "MPI_Wtime", "MPI_Wtick", "MPI_Aint_add",
-              "MPI_Aint_diff"} | {"MPI_%s_%s" % (o, w) for o, _, _ in OBJS
+              "MPI_Aint_diff", "MPI_Pcontrol", "MPI_Info_create_env", "MPI_Buffer_detach",
+              "MPI_Grequest_start"} | {"MPI_%s_%s" % (o, w) for o, _, _ in OBJS
                                   for w in ("set_attr", "get_attr", "create_keyval")}
 
 
@@ -324,10 +400,15 @@ def gen_f08(fl, consts):
   EXTERNAL :: MPI_WIN_DUP_FN, MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN
 """)
     ifaces, procs = [], []
+    byname = {f.name: f for f, _ in fl}
+    pairs_c = {n for n in byname if n + "_c" in byname
+               and signature(byname[n]) != signature(byname[n + "_c"])}
     for f, ps in fl:
         if f.name in HAND_NAMES:
             continue
-        i, p = procedure(f, ps)
+        if f.name.endswith("_c") and f.name[:-2] not in byname:
+            continue   # a large-count form without its int form here
+        i, p = procedure(f, ps, pairs_c)
         ifaces.append(i)
         procs.append(p)
     o.append("  INTERFACE\n")
@@ -336,6 +417,8 @@ def gen_f08(fl, consts):
         o.append(ATTR_I % {"O": ob, "T": t, "o": lo})
     o += [wrap(l) + "\n" for i in ifaces for l in i.splitlines()]
     o.append("  END INTERFACE\n")
+    for n in sorted(pairs_c):
+        o.append("  INTERFACE %s\n    MODULE PROCEDURE %s_f08, %s_c_f08\n  END INTERFACE\n" % (n, n, n))
     o.append("CONTAINS\n")
     for t in HANDLE_TYPES:
         o.append("  ELEMENTAL LOGICAL FUNCTION whf08_eq_%s(a, b)\n    TYPE(MPI_%s), INTENT(IN) :: a, b\n"

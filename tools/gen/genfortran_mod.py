@@ -151,7 +151,8 @@ def gen_module(fl, constants):
     out.append(HAND_INTERFACES)
     out.append("  INTERFACE\n")
     for f, ps in fl:
-        out.append(interface(f, ps, "MPI_"))
+        if not f.name.endswith("_c"):   # large-count forms: mpi_f08 only
+            out.append(interface(f, ps, "MPI_"))
     out.append("  END INTERFACE\n")
     out.append(sizeof_part())
     out.append("END MODULE mpi\n")
