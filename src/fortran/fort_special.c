@@ -168,3 +168,14 @@ WHF_MPICH_SIZEOF(i2, 2)
 WHF_MPICH_SIZEOF(i8, 8)
 WHF_MPICH_SIZEOF(l, 4)
 WHF_MPICH_SIZEOF(r, 4)
+
+/* C code of a mixed program recognizes the Fortran MPI_STATUS(ES)_IGNORE through these
+ * pointers of libmpi (MPI-4.1 19.3.5); they name the common-block sentinels once libmpifort is
+ * loaded (through the GOT: a program's own copy of the blocks wins, as for the wrappers). */
+__attribute__((constructor)) static void whf_set_f_sentinels(void)
+{
+    MPI_F_STATUS_IGNORE = mpipriv1_.status_ignore;
+    MPI_F_STATUSES_IGNORE = mpipriv2_.statuses_ignore;
+    MPI_F08_STATUS_IGNORE = (MPI_F08_status *)(void *)mpipriv1_.status_ignore;
+    MPI_F08_STATUSES_IGNORE = (MPI_F08_status *)(void *)mpipriv2_.statuses_ignore;
+}

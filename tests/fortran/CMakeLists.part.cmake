@@ -10,15 +10,25 @@ endif()
 
 # wh_fortran_test(NAME SOURCE NPROCS): compile SOURCE with build/bin/mpif90 (in its own
 # directory, for the .mod files of the program's modules) and run it over every channel.
+# WH_FTEST_C_<base>: a C source compiled with mpicc and linked in (mixed-language tests).
 function(wh_fortran_test NAME SOURCE NPROCS)  # [ARGS...] for the program
   get_filename_component(base ${SOURCE} NAME_WE)
   set(dir ${CMAKE_BINARY_DIR}/tests/fortran/${base}.d)
   set(exe ${CMAKE_BINARY_DIR}/tests/fortran/${base})
   file(MAKE_DIRECTORY ${dir})
+  set(cobj)
+  set(cdep)
+  if(WH_FTEST_C_${base})
+    set(cobj ${dir}/${base}_c.o)
+    set(cdep ${WH_FTEST_DIR}/${WH_FTEST_C_${base}})
+    add_custom_command(OUTPUT ${cobj}
+      COMMAND ${CMAKE_BINARY_DIR}/bin/mpicc -O2 -c -o ${cobj} ${cdep}
+      DEPENDS ${cdep} wh_headers)
+  endif()
   add_custom_command(OUTPUT ${exe}
-    COMMAND ${CMAKE_BINARY_DIR}/bin/mpif90 -g -O2 -o ${exe} ${WH_FTEST_DIR}/${SOURCE}
+    COMMAND ${CMAKE_BINARY_DIR}/bin/mpif90 -g -O2 -o ${exe} ${WH_FTEST_DIR}/${SOURCE} ${cobj}
     WORKING_DIRECTORY ${dir}
-    DEPENDS ${WH_FTEST_DIR}/${SOURCE} mpifort mpi ${CMAKE_SOURCE_DIR}/tools/mpifort.in
+    DEPENDS ${WH_FTEST_DIR}/${SOURCE} ${cobj} mpifort mpi ${CMAKE_SOURCE_DIR}/tools/mpifort.in
     COMMENT "Compiling ${SOURCE} with wharf's mpif90")
   add_custom_target(ftest_${base} ALL DEPENDS ${exe})
   set(WH_FTEST_EXE_${base} ${exe} PARENT_SCOPE)
@@ -40,6 +50,8 @@ wh_fortran_test(f90_coll f90_coll.f90 4)
 wh_fortran_test(f90_misc f90_misc.f90 4)
 wh_fortran_test(f08_basic f08_basic.f90 3)
 wh_fortran_test(f90_cg f90_cg.f90 4 600)
+set(WH_FTEST_C_f90_mixed mixed_c.c)
+wh_fortran_test(f90_mixed f90_mixed.f90 2)
 
 # The CG application in every container scenario (tests/scenarios, docs/SCENARIOS.md): one
 # rank per container (twohost: 4 ranks, two per host).  Needs root; 77 (skipped) otherwise.
