@@ -2,6 +2,10 @@
 # every channel variant; the ABI test runs programs built with Debian's mpif90.mpich on wharf.
 # Without a Fortran compiler one test reports "skipped" (exit 77).
 set(WH_FTEST_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+# The C side of the Fortran support (f90 types, f08 status conversions): a C test, built with
+# or without a Fortran compiler, and run under the sanitizers too.
+wh_mpi_test(fortran_c_interop ${CMAKE_CURRENT_LIST_DIR}/c_interop.c 1)
 if(NOT WH_FORTRAN)
   add_test(NAME fortran.skipped COMMAND sh -c "echo 'no Fortran compiler: Fortran bindings not built'; exit 77")
   set_tests_properties(fortran.skipped PROPERTIES SKIP_RETURN_CODE 77 LABELS "unit;fortran")
