@@ -51,6 +51,7 @@ endfunction()
 
 wh_fortran_test(f77_p2p f77_p2p.f 3)
 wh_fortran_test(f90_coll f90_coll.f90 4)
+wh_fortran_test(f90_coll2 f90_coll2.f90 4)
 wh_fortran_test(f90_misc f90_misc.f90 4)
 wh_fortran_test(f08_basic f08_basic.f90 3)
 wh_fortran_test(f90_cg f90_cg.f90 4 600)

@@ -58,11 +58,12 @@ cd "$T" || exit 1
 mpif90.mpich -O2 -o p2p "$S/f77_p2p.f" || fail "mpif90.mpich f77_p2p.f"
 mpif90.mpich -O2 -o coll "$S/f90_coll.f90" || fail "mpif90.mpich f90_coll.f90"
 mpif90.mpich -O2 -o misc "$S/f90_misc.f90" || fail "mpif90.mpich f90_misc.f90"
+mpif90.mpich -O2 -o coll2 "$S/f90_coll2.f90" || fail "mpif90.mpich f90_coll2.f90"
 L=$(LD_LIBRARY_PATH="$B/lib" ldd ./coll)
 echo "$L" | grep -q "libmpichfort.so.12 => $B/lib/libmpichfort.so.12" || fail "not loading wharf's libmpichfort: $L"
 echo "$L" | grep -q "=> $B/lib/libmpi.so.12" || fail "not loading wharf's libmpi: $L"
 echo "$L" | grep -q "=> /.*/x86_64-linux-gnu/libmpich" && fail "loading MPICH's library: $L"
-for p in p2p coll misc; do
+for p in p2p coll misc coll2; do
   LD_LIBRARY_PATH="$B/lib" "$B/bin/wharfrun" -n 3 --timeout 100 ./$p || fail "$p (built with mpif90.mpich) on wharf"
 done
 echo "MPICH Fortran ABI: ok"
