@@ -6,7 +6,8 @@ program f90_coll2
   use mpi
   implicit none
   integer :: ierr, rank, np, i, j, root, req, reqs(3), cart
-  integer :: s(64), r(64), counts(16), displs(16), rcounts(16), rdispls(16)
+  integer, asynchronous :: s(64), r(64)   ! buffers of nonblocking and persistent calls
+  integer :: counts(16), displs(16), rcounts(16), rdispls(16)
   integer :: types(16), wdispls(16), wrdispls(16), nb(2), expect
   logical :: periods(1)
 

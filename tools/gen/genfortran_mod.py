@@ -64,12 +64,17 @@ def ctype_of(text, name):
     return " ".join((text[:i] + " " + text[i + len(name):]).split()).replace(" [", "[")
 
 
-def decl(kind, ctext, name):
+def decl(kind, ctext, name, fname=""):
     t = ctype_of(ctext, name).replace("const ", "").strip()
     scalar = re.sub(r"[\s\*\[\]\d]+$", "", t)
     ftype = FTYPE.get(scalar, "INTEGER")  # handles are INTEGERs
     if kind == "choice" or name == "baseptr":
-        return ["!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % name, "TYPE(*), DIMENSION(*) :: %s" % name]
+        # buffers that outlive the call: ASYNCHRONOUS, TARGET, so gfortran does not treat
+        # their address as non-escaping (genfortran_f08.ASYNC_RE)
+        from genfortran_f08 import ASYNC_RE
+        extra = ", ASYNCHRONOUS, TARGET" if kind == "choice" and ASYNC_RE.match(fname) else ""
+        return ["!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % name,
+                "TYPE(*), DIMENSION(*)%s :: %s" % (extra, name)]
     if kind in ("logical_in", "logical_out"):
         return ["LOGICAL :: %s" % name]
     if kind == "logical_array":
@@ -100,7 +105,7 @@ def interface(f, ps, prefix):
     names = [p for _, _, p in ps] + ["ierror"]
     body = []
     for kind, ctext, p in ps:
-        body += decl(kind, ctext, p)
+        body += decl(kind, ctext, p, f.name)
     body.append("INTEGER :: ierror")
     needs = set()
     text = "\n".join(body)
