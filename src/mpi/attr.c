@@ -111,7 +111,6 @@ static int chk_type(const char *fname, MPI_Datatype h, wh_dtype_t **t)
 static int create_keyval(const char *fname, int kind, MPI_Comm_copy_attr_function *copy_fn,
                          MPI_Comm_delete_attr_function *delete_fn, int *keyval, void *extra_state)
 {
-    WH_CHECK_INIT(fname);
     CHK_PTR(NULL, fname, keyval, "keyval");
     int rc = wh_keyval_create(kind, copy_fn, delete_fn, extra_state, keyval);
     return rc == MPI_SUCCESS ? rc : wh_raise_comm(NULL, fname, rc);
@@ -119,7 +118,6 @@ static int create_keyval(const char *fname, int kind, MPI_Comm_copy_attr_functio
 
 static int free_keyval(const char *fname, int kind, int *keyval)
 {
-    WH_CHECK_INIT(fname);
     CHK_PTR(NULL, fname, keyval, "keyval");
     wh_keyval_t *kv;
     int rc = chk_keyval(NULL, fname, *keyval, kind, &kv);
@@ -138,7 +136,6 @@ static int free_keyval(const char *fname, int kind, int *keyval)
 
 static int comm_set(const char *fname, MPI_Comm comm, int keyval, void *val)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     wh_keyval_t *kv;
     int rc;
@@ -151,7 +148,6 @@ static int comm_set(const char *fname, MPI_Comm comm, int keyval, void *val)
 
 static int comm_get(const char *fname, MPI_Comm comm, int keyval, void *val, int *flag)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     wh_keyval_t *kv;
     int rc;
@@ -173,7 +169,6 @@ static int comm_get(const char *fname, MPI_Comm comm, int keyval, void *val, int
 
 static int comm_delete(const char *fname, MPI_Comm comm, int keyval)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     wh_keyval_t *kv;
     int rc;
@@ -184,92 +179,79 @@ static int comm_delete(const char *fname, MPI_Comm comm, int keyval)
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+static int body_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
                                    MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
                                    void *extra_state)
 {
     return create_keyval("MPI_Comm_create_keyval", WH_H_COMM, comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval,
                          extra_state);
 }
-WH_ALIAS(MPI_Comm_create_keyval, PMPI_Comm_create_keyval)
 
-WH_API int PMPI_Comm_free_keyval(int *comm_keyval)
+static int body_Comm_free_keyval(int *comm_keyval)
 {
     return free_keyval("MPI_Comm_free_keyval", WH_H_COMM, comm_keyval);
 }
-WH_ALIAS(MPI_Comm_free_keyval, PMPI_Comm_free_keyval)
 
-WH_API int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
+static int body_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
 {
     return comm_set("MPI_Comm_set_attr", comm, comm_keyval, attribute_val);
 }
-WH_ALIAS(MPI_Comm_set_attr, PMPI_Comm_set_attr)
 
-WH_API int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
+static int body_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
     return comm_get("MPI_Comm_get_attr", comm, comm_keyval, attribute_val, flag);
 }
-WH_ALIAS(MPI_Comm_get_attr, PMPI_Comm_get_attr)
 
-WH_API int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
+static int body_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
 {
     return comm_delete("MPI_Comm_delete_attr", comm, comm_keyval);
 }
-WH_ALIAS(MPI_Comm_delete_attr, PMPI_Comm_delete_attr)
 
 /* MPI-1 names (deprecated): the same operations on communicators */
-WH_API int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
+static int body_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
                               void *extra_state)
 {
     return create_keyval("MPI_Keyval_create", WH_H_COMM, copy_fn, delete_fn, keyval, extra_state);
 }
-WH_ALIAS(MPI_Keyval_create, PMPI_Keyval_create)
 
-WH_API int PMPI_Keyval_free(int *keyval)
+static int body_Keyval_free(int *keyval)
 {
     return free_keyval("MPI_Keyval_free", WH_H_COMM, keyval);
 }
-WH_ALIAS(MPI_Keyval_free, PMPI_Keyval_free)
 
-WH_API int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
+static int body_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
     return comm_set("MPI_Attr_put", comm, keyval, attribute_val);
 }
-WH_ALIAS(MPI_Attr_put, PMPI_Attr_put)
 
-WH_API int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+static int body_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
     return comm_get("MPI_Attr_get", comm, keyval, attribute_val, flag);
 }
-WH_ALIAS(MPI_Attr_get, PMPI_Attr_get)
 
-WH_API int PMPI_Attr_delete(MPI_Comm comm, int keyval)
+static int body_Attr_delete(MPI_Comm comm, int keyval)
 {
     return comm_delete("MPI_Attr_delete", comm, keyval);
 }
-WH_ALIAS(MPI_Attr_delete, PMPI_Attr_delete)
 
 /* ---------- datatypes ---------- */
 
-WH_API int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+static int body_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
                                    MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
                                    void *extra_state)
 {
     return create_keyval("MPI_Type_create_keyval", WH_H_DTYPE, type_copy_attr_fn, type_delete_attr_fn, type_keyval,
                          extra_state);
 }
-WH_ALIAS(MPI_Type_create_keyval, PMPI_Type_create_keyval)
 
-WH_API int PMPI_Type_free_keyval(int *type_keyval)
+static int body_Type_free_keyval(int *type_keyval)
 {
     return free_keyval("MPI_Type_free_keyval", WH_H_DTYPE, type_keyval);
 }
-WH_ALIAS(MPI_Type_free_keyval, PMPI_Type_free_keyval)
 
-WH_API int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
+static int body_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
 {
     static const char fname[] = "MPI_Type_set_attr";
-    WH_CHECK_INIT(fname);
     wh_dtype_t *t;
     wh_keyval_t *kv;
     int rc;
@@ -278,12 +260,10 @@ WH_API int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attr
     rc = wh_attr_set(&t->attrs, datatype, kv, attribute_val);
     return rc == MPI_SUCCESS ? rc : wh_raise_comm(NULL, fname, rc);
 }
-WH_ALIAS(MPI_Type_set_attr, PMPI_Type_set_attr)
 
-WH_API int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
+static int body_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
 {
     static const char fname[] = "MPI_Type_get_attr";
-    WH_CHECK_INIT(fname);
     wh_dtype_t *t;
     wh_keyval_t *kv;
     int rc;
@@ -296,12 +276,10 @@ WH_API int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attr
     *flag = wh_attr_get(t->attrs, kv, (void **)attribute_val);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Type_get_attr, PMPI_Type_get_attr)
 
-WH_API int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
+static int body_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
 {
     static const char fname[] = "MPI_Type_delete_attr";
-    WH_CHECK_INIT(fname);
     wh_dtype_t *t;
     wh_keyval_t *kv;
     int rc;
@@ -310,20 +288,19 @@ WH_API int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
     rc = wh_attr_delete(&t->attrs, datatype, kv);
     return rc == MPI_SUCCESS ? rc : wh_raise_comm(NULL, fname, rc);
 }
-WH_ALIAS(MPI_Type_delete_attr, PMPI_Type_delete_attr)
 
 /* ---------- windows (attributes themselves come with the window code) ---------- */
 
-WH_API int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+static int body_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
                                   MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
 {
     return create_keyval("MPI_Win_create_keyval", WH_H_WIN, win_copy_attr_fn, win_delete_attr_fn, win_keyval,
                          extra_state);
 }
-WH_ALIAS(MPI_Win_create_keyval, PMPI_Win_create_keyval)
 
-WH_API int PMPI_Win_free_keyval(int *win_keyval)
+static int body_Win_free_keyval(int *win_keyval)
 {
     return free_keyval("MPI_Win_free_keyval", WH_H_WIN, win_keyval);
 }
-WH_ALIAS(MPI_Win_free_keyval, PMPI_Win_free_keyval)
+
+#include "entry/attr.h"

@@ -378,42 +378,30 @@ static int int_size(const char *fname, wh_comm_t *c, MPI_Count sz, int *size)
 
 static int attach_common(const char *fname, void *buffer, MPI_Count size)
 {
-    WH_CHECK_INIT(fname);
     return do_attach(fname, NULL, &proc_buf, buffer, size);
 }
 
-WH_API int PMPI_Buffer_attach(void *buffer, int size)
+static int body_Buffer_attach(const char *fname, void *buffer, MPI_Count size)
 {
-    return attach_common("MPI_Buffer_attach", buffer, size);
+    return attach_common(fname, buffer, size);
 }
-WH_ALIAS(MPI_Buffer_attach, PMPI_Buffer_attach)
 
-WH_API int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
+static int body_Buffer_detach(void *buffer_addr, int *size)
 {
-    return attach_common("MPI_Buffer_attach_c", buffer, size);
-}
-WH_ALIAS(MPI_Buffer_attach_c, PMPI_Buffer_attach_c)
-
-WH_API int PMPI_Buffer_detach(void *buffer_addr, int *size)
-{
-    WH_CHECK_INIT("MPI_Buffer_detach");
     WH_CHK_PTR("MPI_Buffer_detach", NULL, buffer_addr, "buffer_addr");
     WH_CHK_PTR("MPI_Buffer_detach", NULL, size, "size");
     MPI_Count sz;
     do_detach(&proc_buf, buffer_addr, &sz);
     return int_size("MPI_Buffer_detach", NULL, sz, size);
 }
-WH_ALIAS(MPI_Buffer_detach, PMPI_Buffer_detach)
 
-WH_API int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+static int body_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
-    WH_CHECK_INIT("MPI_Buffer_detach_c");
     WH_CHK_PTR("MPI_Buffer_detach_c", NULL, buffer_addr, "buffer_addr");
     WH_CHK_PTR("MPI_Buffer_detach_c", NULL, size, "size");
     do_detach(&proc_buf, buffer_addr, size);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Buffer_detach_c, PMPI_Buffer_detach_c)
 
 /* poll_fn of MPI_*iflush requests: complete once the buffer is drained. */
 static int iflush_poll(wh_req_t *r)
@@ -440,21 +428,17 @@ static int iflush(const char *fname, wh_comm_t *c, wh_bbuf_t *b, MPI_Request *re
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Buffer_flush(void)
+static int body_Buffer_flush(void)
 {
-    WH_CHECK_INIT("MPI_Buffer_flush");
     if (proc_buf.attached)
         buf_drain(&proc_buf);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Buffer_flush, PMPI_Buffer_flush)
 
-WH_API int PMPI_Buffer_iflush(MPI_Request *request)
+static int body_Buffer_iflush(MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Buffer_iflush");
     return iflush("MPI_Buffer_iflush", NULL, &proc_buf, request);
 }
-WH_ALIAS(MPI_Buffer_iflush, PMPI_Buffer_iflush)
 
 /* ---------- per-communicator buffers (MPI-4.1) ---------- */
 
@@ -468,7 +452,6 @@ static wh_bbuf_t *comm_buf(const wh_comm_t *c)
 
 static int comm_attach(const char *fname, MPI_Comm comm, void *buffer, MPI_Count size)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     int rc = wh_chk_comm(fname, comm, &c);
     if (rc != MPI_SUCCESS)
@@ -491,7 +474,6 @@ static int comm_attach(const char *fname, MPI_Comm comm, void *buffer, MPI_Count
 
 static int comm_detach(const char *fname, MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     int rc = wh_chk_comm(fname, comm, &c);
     if (rc != MPI_SUCCESS)
@@ -513,19 +495,12 @@ static int comm_detach(const char *fname, MPI_Comm comm, void *buffer_addr, MPI_
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
+static int body_Comm_attach_buffer(const char *fname, MPI_Comm comm, void *buffer, MPI_Count size)
 {
-    return comm_attach("MPI_Comm_attach_buffer", comm, buffer, size);
+    return comm_attach(fname, comm, buffer, size);
 }
-WH_ALIAS(MPI_Comm_attach_buffer, PMPI_Comm_attach_buffer)
 
-WH_API int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size)
-{
-    return comm_attach("MPI_Comm_attach_buffer_c", comm, buffer, size);
-}
-WH_ALIAS(MPI_Comm_attach_buffer_c, PMPI_Comm_attach_buffer_c)
-
-WH_API int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
+static int body_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
 {
     WH_CHK_PTR("MPI_Comm_detach_buffer", NULL, size, "size");
     MPI_Count sz = 0;
@@ -534,18 +509,15 @@ WH_API int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
         return rc;
     return int_size("MPI_Comm_detach_buffer", wh_comm_get(comm), sz, size);
 }
-WH_ALIAS(MPI_Comm_detach_buffer, PMPI_Comm_detach_buffer)
 
-WH_API int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
+static int body_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 {
     WH_CHK_PTR("MPI_Comm_detach_buffer_c", NULL, size, "size");
     return comm_detach("MPI_Comm_detach_buffer_c", comm, buffer_addr, size);
 }
-WH_ALIAS(MPI_Comm_detach_buffer_c, PMPI_Comm_detach_buffer_c)
 
-WH_API int PMPI_Comm_flush_buffer(MPI_Comm comm)
+static int body_Comm_flush_buffer(MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Comm_flush_buffer");
     wh_comm_t *c;
     int rc = wh_chk_comm("MPI_Comm_flush_buffer", comm, &c);
     if (rc != MPI_SUCCESS)
@@ -555,15 +527,14 @@ WH_API int PMPI_Comm_flush_buffer(MPI_Comm comm)
         buf_drain(b);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_flush_buffer, PMPI_Comm_flush_buffer)
 
-WH_API int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
+static int body_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Comm_iflush_buffer");
     wh_comm_t *c;
     int rc = wh_chk_comm("MPI_Comm_iflush_buffer", comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     return iflush("MPI_Comm_iflush_buffer", c, comm_buf(c), request);
 }
-WH_ALIAS(MPI_Comm_iflush_buffer, PMPI_Comm_iflush_buffer)
+
+#include "entry/bsend.h"

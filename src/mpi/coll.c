@@ -150,12 +150,10 @@ int wh_mc_barrier(const char *fname, const wh_nbc_t *nb, MPI_Comm comm)
     WH_COLL_RUN(fname, c, nb, wh_barrier(c), wh_sched_barrier(s));
 }
 
-WH_API int PMPI_Barrier(MPI_Comm comm)
+static int body_Barrier(MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Barrier");
     return wh_mc_barrier("MPI_Barrier", NULL, comm);
 }
-WH_ALIAS(MPI_Barrier, PMPI_Barrier)
 
 /* ---------- broadcast ---------- */
 
@@ -174,19 +172,10 @@ int wh_mc_bcast(const char *fname, const wh_nbc_t *nb, void *buf, MPI_Count coun
     WH_COLL_RUN(fname, c, nb, wh_bcast(buf, count, dt, root, c), wh_sched_bcast(s, buf, count, dt, root));
 }
 
-WH_API int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+static int body_Bcast(const char *fname, void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Bcast");
-    return wh_mc_bcast("MPI_Bcast", NULL, buffer, count, datatype, root, comm);
+    return wh_mc_bcast(fname, NULL, buffer, count, datatype, root, comm);
 }
-WH_ALIAS(MPI_Bcast, PMPI_Bcast)
-
-WH_API int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    WH_CHECK_INIT("MPI_Bcast_c");
-    return wh_mc_bcast("MPI_Bcast_c", NULL, buffer, count, datatype, root, comm);
-}
-WH_ALIAS(MPI_Bcast_c, PMPI_Bcast_c)
 
 /* ---------- gather ---------- */
 
@@ -251,21 +240,11 @@ int wh_mc_gather(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Co
                 wh_sched_gatherv(s, sbuf, scount, sdt, rbuf, NULL, rcount, NULL, rdt, root));
 }
 
-WH_API int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                       MPI_Datatype recvtype, int root, MPI_Comm comm)
+static int body_Gather(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Gather");
-    return wh_mc_gather("MPI_Gather", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return wh_mc_gather(fname, NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
-WH_ALIAS(MPI_Gather, PMPI_Gather)
-
-WH_API int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    WH_CHECK_INIT("MPI_Gather_c");
-    return wh_mc_gather("MPI_Gather_c", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-}
-WH_ALIAS(MPI_Gather_c, PMPI_Gather_c)
 
 static int gatherv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                         void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs, MPI_Datatype rtype, int root)
@@ -346,24 +325,15 @@ int wh_mc_gatherv_c(const char *fname, const wh_nbc_t *nb, const void *sendbuf, 
     return gatherv_impl(fname, nb, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
 }
 
-WH_API int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+static int body_Gatherv(const char *fname, int large, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, const int recvcounts[], const MPI_Count recvcounts_c[], const int displs[],
+                        const MPI_Aint displs_c[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Gatherv");
-    return wh_mc_gatherv_i("MPI_Gatherv", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                           root, comm);
+    return large ? wh_mc_gatherv_c(fname, NULL, sendbuf, sendcount, sendtype, recvbuf, recvcounts_c, displs_c,
+                                   recvtype, root, comm)
+           : wh_mc_gatherv_i(fname, NULL, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                             comm);
 }
-WH_ALIAS(MPI_Gatherv, PMPI_Gatherv)
-
-WH_API int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                          const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
-                          MPI_Comm comm)
-{
-    WH_CHECK_INIT("MPI_Gatherv_c");
-    return wh_mc_gatherv_c("MPI_Gatherv_c", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                           root, comm);
-}
-WH_ALIAS(MPI_Gatherv_c, PMPI_Gatherv_c)
 
 /* ---------- scatter ---------- */
 
@@ -383,21 +353,11 @@ int wh_mc_scatter(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_C
                 wh_sched_scatterv(s, sbuf, NULL, scount, NULL, sdt, rbuf, rcount, rdt, root));
 }
 
-WH_API int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                        MPI_Datatype recvtype, int root, MPI_Comm comm)
+static int body_Scatter(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Scatter");
-    return wh_mc_scatter("MPI_Scatter", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return wh_mc_scatter(fname, NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
-WH_ALIAS(MPI_Scatter, PMPI_Scatter)
-
-WH_API int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                          MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    WH_CHECK_INIT("MPI_Scatter_c");
-    return wh_mc_scatter("MPI_Scatter_c", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-}
-WH_ALIAS(MPI_Scatter_c, PMPI_Scatter_c)
 
 static int scatterv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, const MPI_Count *scounts,
                          const MPI_Aint *displs, MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
@@ -479,24 +439,16 @@ int wh_mc_scatterv_c(const char *fname, const wh_nbc_t *nb, const void *sendbuf,
     return scatterv_impl(fname, nb, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
 }
 
-WH_API int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                         void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+static int body_Scatterv(const char *fname, int large, const void *sendbuf, const int sendcounts[],
+                         const MPI_Count sendcounts_c[], const int displs[], const MPI_Aint displs_c[],
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                         MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Scatterv");
-    return wh_mc_scatterv_i("MPI_Scatterv", NULL, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                            recvtype, root, comm);
+    return large ? wh_mc_scatterv_c(fname, NULL, sendbuf, sendcounts_c, displs_c, sendtype, recvbuf, recvcount,
+                                    recvtype, root, comm)
+           : wh_mc_scatterv_i(fname, NULL, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                              comm);
 }
-WH_ALIAS(MPI_Scatterv, PMPI_Scatterv)
-
-WH_API int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                           MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                           MPI_Comm comm)
-{
-    WH_CHECK_INIT("MPI_Scatterv_c");
-    return wh_mc_scatterv_c("MPI_Scatterv_c", NULL, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                            recvtype, root, comm);
-}
-WH_ALIAS(MPI_Scatterv_c, PMPI_Scatterv_c)
 
 /* ---------- allgather ---------- */
 
@@ -521,21 +473,11 @@ int wh_mc_allgather(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI
                 wh_sched_allgatherv(s, sbuf, scount, sdt, rbuf, NULL, rcount, NULL, rdt));
 }
 
-WH_API int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                          MPI_Datatype recvtype, MPI_Comm comm)
+static int body_Allgather(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Allgather");
-    return wh_mc_allgather("MPI_Allgather", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return wh_mc_allgather(fname, NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
-WH_ALIAS(MPI_Allgather, PMPI_Allgather)
-
-WH_API int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                            MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    WH_CHECK_INIT("MPI_Allgather_c");
-    return wh_mc_allgather("MPI_Allgather_c", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-WH_ALIAS(MPI_Allgather_c, PMPI_Allgather_c)
 
 static int allgatherv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                            void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs, MPI_Datatype rtype)
@@ -606,21 +548,15 @@ int wh_mc_allgatherv_c(const char *fname, const wh_nbc_t *nb, const void *sendbu
     return allgatherv_impl(fname, nb, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
 }
 
-WH_API int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+static int body_Allgatherv(const char *fname, int large, const void *sendbuf, MPI_Count sendcount,
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                           const MPI_Count recvcounts_c[], const int displs[], const MPI_Aint displs_c[],
+                           MPI_Datatype recvtype, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Allgatherv");
-    return wh_mc_allgatherv_i("MPI_Allgatherv", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                              recvtype, comm);
+    return large ? wh_mc_allgatherv_c(fname, NULL, sendbuf, sendcount, sendtype, recvbuf, recvcounts_c, displs_c,
+                                      recvtype, comm)
+           : wh_mc_allgatherv_i(fname, NULL, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                                comm);
 }
-WH_ALIAS(MPI_Allgatherv, PMPI_Allgatherv)
 
-WH_API int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                             const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                             MPI_Comm comm)
-{
-    WH_CHECK_INIT("MPI_Allgatherv_c");
-    return wh_mc_allgatherv_c("MPI_Allgatherv_c", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                              recvtype, comm);
-}
-WH_ALIAS(MPI_Allgatherv_c, PMPI_Allgatherv_c)
+#include "entry/coll.h"

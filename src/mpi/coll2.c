@@ -32,21 +32,11 @@ int wh_mc_alltoall(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_
                 wh_sched_alltoall(s, sbuf, &ss, rbuf, &rs));
 }
 
-WH_API int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                         MPI_Datatype recvtype, MPI_Comm comm)
+static int body_Alltoall(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Alltoall");
-    return wh_mc_alltoall("MPI_Alltoall", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return wh_mc_alltoall(fname, NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
-WH_ALIAS(MPI_Alltoall, PMPI_Alltoall)
-
-WH_API int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    WH_CHECK_INIT("MPI_Alltoall_c");
-    return wh_mc_alltoall("MPI_Alltoall_c", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-WH_ALIAS(MPI_Alltoall_c, PMPI_Alltoall_c)
 
 static MPI_Count max_count(const MPI_Count *counts, int n)
 {
@@ -138,25 +128,16 @@ int wh_mc_alltoallv_c(const char *fname, const wh_nbc_t *nb, const void *sendbuf
                           recvtype);
 }
 
-WH_API int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                          void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                          MPI_Comm comm)
+static int body_Alltoallv(const char *fname, int large, const void *sendbuf, const int sendcounts[],
+                          const MPI_Count sendcounts_c[], const int sdispls[], const MPI_Aint sdispls_c[],
+                          MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const MPI_Count recvcounts_c[],
+                          const int rdispls[], const MPI_Aint rdispls_c[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Alltoallv");
-    return wh_mc_alltoallv_i("MPI_Alltoallv", NULL, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                             rdispls, recvtype, comm);
+    return large ? wh_mc_alltoallv_c(fname, NULL, sendbuf, sendcounts_c, sdispls_c, sendtype, recvbuf, recvcounts_c,
+                                     rdispls_c, recvtype, comm)
+           : wh_mc_alltoallv_i(fname, NULL, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                               recvtype, comm);
 }
-WH_ALIAS(MPI_Alltoallv, PMPI_Alltoallv)
-
-WH_API int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                            MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                            const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    WH_CHECK_INIT("MPI_Alltoallv_c");
-    return wh_mc_alltoallv_c("MPI_Alltoallv_c", NULL, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                             rdispls, recvtype, comm);
-}
-WH_ALIAS(MPI_Alltoallv_c, PMPI_Alltoallv_c)
 
 /* Resolve the n types of one side of alltoallw; a type is only required to
  * be valid where its count is nonzero. */
@@ -280,25 +261,17 @@ int wh_mc_alltoallw_c(const char *fname, const wh_nbc_t *nb, const void *sendbuf
                           recvtypes);
 }
 
-WH_API int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                          const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+static int body_Alltoallw(const char *fname, int large, const void *sendbuf, const int sendcounts[],
+                          const MPI_Count sendcounts_c[], const int sdispls[], const MPI_Aint sdispls_c[],
+                          const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                          const MPI_Count recvcounts_c[], const int rdispls[], const MPI_Aint rdispls_c[],
                           const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Alltoallw");
-    return wh_mc_alltoallw_i("MPI_Alltoallw", NULL, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                             rdispls, recvtypes, comm);
+    return large ? wh_mc_alltoallw_c(fname, NULL, sendbuf, sendcounts_c, sdispls_c, sendtypes, recvbuf, recvcounts_c,
+                                     rdispls_c, recvtypes, comm)
+           : wh_mc_alltoallw_i(fname, NULL, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                               recvtypes, comm);
 }
-WH_ALIAS(MPI_Alltoallw, PMPI_Alltoallw)
-
-WH_API int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    WH_CHECK_INIT("MPI_Alltoallw_c");
-    return wh_mc_alltoallw_c("MPI_Alltoallw_c", NULL, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                             rdispls, recvtypes, comm);
-}
-WH_ALIAS(MPI_Alltoallw_c, PMPI_Alltoallw_c)
 
 /* ---------- reductions ---------- */
 
@@ -346,21 +319,11 @@ int wh_mc_reduce(const char *fname, const wh_nbc_t *nb, const void *sbuf, void *
                 (wh_sched_set_op(s, op, dth, dt), wh_sched_reduce_to(s, sbuf, rbuf, count, root)));
 }
 
-WH_API int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-                       MPI_Comm comm)
+static int body_Reduce(const char *fname, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, int root, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Reduce");
-    return wh_mc_reduce("MPI_Reduce", NULL, sendbuf, recvbuf, count, datatype, op, root, comm);
+    return wh_mc_reduce(fname, NULL, sendbuf, recvbuf, count, datatype, op, root, comm);
 }
-WH_ALIAS(MPI_Reduce, PMPI_Reduce)
-
-WH_API int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                         int root, MPI_Comm comm)
-{
-    WH_CHECK_INIT("MPI_Reduce_c");
-    return wh_mc_reduce("MPI_Reduce_c", NULL, sendbuf, recvbuf, count, datatype, op, root, comm);
-}
-WH_ALIAS(MPI_Reduce_c, PMPI_Reduce_c)
 
 /* allreduce, scan and exscan share their arguments */
 int wh_mc_allred(const char *fname, const wh_nbc_t *nb, int which, const void *sbuf, void *rbuf, MPI_Count count,
@@ -393,52 +356,23 @@ int wh_mc_allred(const char *fname, const wh_nbc_t *nb, int which, const void *s
     return wh_coll_done(fname, c, rc);
 }
 
-WH_API int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                          MPI_Comm comm)
+static int body_Allreduce(const char *fname, const void *sendbuf, void *recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Allreduce");
-    return wh_mc_allred("MPI_Allreduce", NULL, WH_RED_ALL, sendbuf, recvbuf, count, datatype, op, comm);
+    return wh_mc_allred(fname, NULL, WH_RED_ALL, sendbuf, recvbuf, count, datatype, op, comm);
 }
-WH_ALIAS(MPI_Allreduce, PMPI_Allreduce)
 
-WH_API int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                            MPI_Comm comm)
+static int body_Scan(const char *fname, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Allreduce_c");
-    return wh_mc_allred("MPI_Allreduce_c", NULL, WH_RED_ALL, sendbuf, recvbuf, count, datatype, op, comm);
+    return wh_mc_allred(fname, NULL, WH_RED_SCAN, sendbuf, recvbuf, count, datatype, op, comm);
 }
-WH_ALIAS(MPI_Allreduce_c, PMPI_Allreduce_c)
 
-WH_API int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+static int body_Exscan(const char *fname, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Scan");
-    return wh_mc_allred("MPI_Scan", NULL, WH_RED_SCAN, sendbuf, recvbuf, count, datatype, op, comm);
+    return wh_mc_allred(fname, NULL, WH_RED_EXSCAN, sendbuf, recvbuf, count, datatype, op, comm);
 }
-WH_ALIAS(MPI_Scan, PMPI_Scan)
-
-WH_API int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                       MPI_Comm comm)
-{
-    WH_CHECK_INIT("MPI_Scan_c");
-    return wh_mc_allred("MPI_Scan_c", NULL, WH_RED_SCAN, sendbuf, recvbuf, count, datatype, op, comm);
-}
-WH_ALIAS(MPI_Scan_c, PMPI_Scan_c)
-
-WH_API int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                       MPI_Comm comm)
-{
-    WH_CHECK_INIT("MPI_Exscan");
-    return wh_mc_allred("MPI_Exscan", NULL, WH_RED_EXSCAN, sendbuf, recvbuf, count, datatype, op, comm);
-}
-WH_ALIAS(MPI_Exscan, PMPI_Exscan)
-
-WH_API int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                         MPI_Comm comm)
-{
-    WH_CHECK_INIT("MPI_Exscan_c");
-    return wh_mc_allred("MPI_Exscan_c", NULL, WH_RED_EXSCAN, sendbuf, recvbuf, count, datatype, op, comm);
-}
-WH_ALIAS(MPI_Exscan_c, PMPI_Exscan_c)
 
 /* ---------- reduce-scatter ---------- */
 
@@ -473,21 +407,11 @@ int wh_mc_redscat_block(const char *fname, const wh_nbc_t *nb, const void *sbuf,
                 (wh_sched_set_op(s, op, dth, dt), sched_redscat_block(s, sbuf, rbuf, rcount)));
 }
 
-WH_API int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
-                                     MPI_Op op, MPI_Comm comm)
+static int body_Reduce_scatter_block(const char *fname, const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Reduce_scatter_block");
-    return wh_mc_redscat_block("MPI_Reduce_scatter_block", NULL, sendbuf, recvbuf, recvcount, datatype, op, comm);
+    return wh_mc_redscat_block(fname, NULL, sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
-WH_ALIAS(MPI_Reduce_scatter_block, PMPI_Reduce_scatter_block)
-
-WH_API int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    WH_CHECK_INIT("MPI_Reduce_scatter_block_c");
-    return wh_mc_redscat_block("MPI_Reduce_scatter_block_c", NULL, sendbuf, recvbuf, recvcount, datatype, op, comm);
-}
-WH_ALIAS(MPI_Reduce_scatter_block_c, PMPI_Reduce_scatter_block_c)
 
 static int redscat_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const void *sbuf, void *rbuf, const MPI_Count *rcounts,
                         MPI_Datatype dth, MPI_Op oph)
@@ -550,18 +474,12 @@ int wh_mc_redscat_c(const char *fname, const wh_nbc_t *nb, const void *sendbuf, 
     return redscat_impl(fname, nb, c, sendbuf, recvbuf, recvcounts, datatype, op);
 }
 
-WH_API int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+static int body_Reduce_scatter(const char *fname, int large, const void *sendbuf, void *recvbuf,
+                               const int recvcounts[], const MPI_Count recvcounts_c[], MPI_Datatype datatype,
                                MPI_Op op, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Reduce_scatter");
-    return wh_mc_redscat_i("MPI_Reduce_scatter", NULL, sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    return large ? wh_mc_redscat_c(fname, NULL, sendbuf, recvbuf, recvcounts_c, datatype, op, comm)
+           : wh_mc_redscat_i(fname, NULL, sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
-WH_ALIAS(MPI_Reduce_scatter, PMPI_Reduce_scatter)
 
-WH_API int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    WH_CHECK_INIT("MPI_Reduce_scatter_c");
-    return wh_mc_redscat_c("MPI_Reduce_scatter_c", NULL, sendbuf, recvbuf, recvcounts, datatype, op, comm);
-}
-WH_ALIAS(MPI_Reduce_scatter_c, PMPI_Reduce_scatter_c)
+#include "entry/coll2.h"

@@ -82,319 +82,189 @@ int wh_nbc_post(const char *fname, wh_sched_t *s, const wh_nbc_t *nb, int build_
 
 /* ---------- entry points ---------- */
 
-WH_API int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+static int body_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Ibarrier");
     wh_nbc_t nb = {request, 0};
     return wh_mc_barrier("MPI_Ibarrier", &nb, comm);
 }
-WH_ALIAS(MPI_Ibarrier, PMPI_Ibarrier)
 
-WH_API int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+static int body_Ibcast(const char *fname, void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                       MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Ibcast");
     wh_nbc_t nb = {request, 0};
-    return wh_mc_bcast("MPI_Ibcast", &nb, buffer, count, datatype, root, comm);
+    return wh_mc_bcast(fname, &nb, buffer, count, datatype, root, comm);
 }
-WH_ALIAS(MPI_Ibcast, PMPI_Ibcast)
 
-WH_API int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                         MPI_Request *request)
+static int body_Ireduce(const char *fname, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Ibcast_c");
     wh_nbc_t nb = {request, 0};
-    return wh_mc_bcast("MPI_Ibcast_c", &nb, buffer, count, datatype, root, comm);
+    return wh_mc_reduce(fname, &nb, sendbuf, recvbuf, count, datatype, op, root, comm);
 }
-WH_ALIAS(MPI_Ibcast_c, PMPI_Ibcast_c)
 
-WH_API int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-                        MPI_Comm comm, MPI_Request *request)
+static int body_Iallreduce(const char *fname, const void *sendbuf, void *recvbuf, MPI_Count count,
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Ireduce");
     wh_nbc_t nb = {request, 0};
-    return wh_mc_reduce("MPI_Ireduce", &nb, sendbuf, recvbuf, count, datatype, op, root, comm);
+    return wh_mc_allred(fname, &nb, WH_RED_ALL, sendbuf, recvbuf, count, datatype, op, comm);
 }
-WH_ALIAS(MPI_Ireduce, PMPI_Ireduce)
 
-WH_API int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                          int root, MPI_Comm comm, MPI_Request *request)
+static int body_Igather(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                        MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Ireduce_c");
     wh_nbc_t nb = {request, 0};
-    return wh_mc_reduce("MPI_Ireduce_c", &nb, sendbuf, recvbuf, count, datatype, op, root, comm);
+    return wh_mc_gather(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
-WH_ALIAS(MPI_Ireduce_c, PMPI_Ireduce_c)
 
-WH_API int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                           MPI_Comm comm, MPI_Request *request)
-{
-    WH_CHECK_INIT("MPI_Iallreduce");
-    wh_nbc_t nb = {request, 0};
-    return wh_mc_allred("MPI_Iallreduce", &nb, WH_RED_ALL, sendbuf, recvbuf, count, datatype, op, comm);
-}
-WH_ALIAS(MPI_Iallreduce, PMPI_Iallreduce)
-
-WH_API int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                             MPI_Comm comm, MPI_Request *request)
-{
-    WH_CHECK_INIT("MPI_Iallreduce_c");
-    wh_nbc_t nb = {request, 0};
-    return wh_mc_allred("MPI_Iallreduce_c", &nb, WH_RED_ALL, sendbuf, recvbuf, count, datatype, op, comm);
-}
-WH_ALIAS(MPI_Iallreduce_c, PMPI_Iallreduce_c)
-
-WH_API int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    WH_CHECK_INIT("MPI_Igather");
-    wh_nbc_t nb = {request, 0};
-    return wh_mc_gather("MPI_Igather", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-}
-WH_ALIAS(MPI_Igather, PMPI_Igather)
-
-WH_API int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                          MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    WH_CHECK_INIT("MPI_Igather_c");
-    wh_nbc_t nb = {request, 0};
-    return wh_mc_gather("MPI_Igather_c", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-}
-WH_ALIAS(MPI_Igather_c, PMPI_Igather_c)
-
-WH_API int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+static int body_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
                          MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Igatherv");
     wh_nbc_t nb = {request, 0};
     return wh_mc_gatherv_i("MPI_Igatherv", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                            root, comm);
 }
-WH_ALIAS(MPI_Igatherv, PMPI_Igatherv)
 
-WH_API int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+static int body_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                            const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
                            MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Igatherv_c");
     wh_nbc_t nb = {request, 0};
     return wh_mc_gatherv_c("MPI_Igatherv_c", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                            root, comm);
 }
-WH_ALIAS(MPI_Igatherv_c, PMPI_Igatherv_c)
 
-WH_API int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                         MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+static int body_Iscatter(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                         MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Iscatter");
     wh_nbc_t nb = {request, 0};
-    return wh_mc_scatter("MPI_Iscatter", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return wh_mc_scatter(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
-WH_ALIAS(MPI_Iscatter, PMPI_Iscatter)
 
-WH_API int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    WH_CHECK_INIT("MPI_Iscatter_c");
-    wh_nbc_t nb = {request, 0};
-    return wh_mc_scatter("MPI_Iscatter_c", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                         comm);
-}
-WH_ALIAS(MPI_Iscatter_c, PMPI_Iscatter_c)
-
-WH_API int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+static int body_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                           MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Iscatterv");
     wh_nbc_t nb = {request, 0};
     return wh_mc_scatterv_i("MPI_Iscatterv", &nb, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
                             root, comm);
 }
-WH_ALIAS(MPI_Iscatterv, PMPI_Iscatterv)
 
-WH_API int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+static int body_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
                             MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                             int root, MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Iscatterv_c");
     wh_nbc_t nb = {request, 0};
     return wh_mc_scatterv_c("MPI_Iscatterv_c", &nb, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                             recvtype, root, comm);
 }
-WH_ALIAS(MPI_Iscatterv_c, PMPI_Iscatterv_c)
 
-WH_API int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+static int body_Iallgather(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Iallgather");
     wh_nbc_t nb = {request, 0};
-    return wh_mc_allgather("MPI_Iallgather", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return wh_mc_allgather(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
-WH_ALIAS(MPI_Iallgather, PMPI_Iallgather)
 
-WH_API int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                             MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    WH_CHECK_INIT("MPI_Iallgather_c");
-    wh_nbc_t nb = {request, 0};
-    return wh_mc_allgather("MPI_Iallgather_c", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-WH_ALIAS(MPI_Iallgather_c, PMPI_Iallgather_c)
-
-WH_API int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+static int body_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Iallgatherv");
     wh_nbc_t nb = {request, 0};
     return wh_mc_allgatherv_i("MPI_Iallgatherv", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                               recvtype, comm);
 }
-WH_ALIAS(MPI_Iallgatherv, PMPI_Iallgatherv)
 
-WH_API int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+static int body_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                               const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                               MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Iallgatherv_c");
     wh_nbc_t nb = {request, 0};
     return wh_mc_allgatherv_c("MPI_Iallgatherv_c", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                               recvtype, comm);
 }
-WH_ALIAS(MPI_Iallgatherv_c, PMPI_Iallgatherv_c)
 
-WH_API int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+static int body_Ialltoall(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Ialltoall");
     wh_nbc_t nb = {request, 0};
-    return wh_mc_alltoall("MPI_Ialltoall", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return wh_mc_alltoall(fname, &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
-WH_ALIAS(MPI_Ialltoall, PMPI_Ialltoall)
 
-WH_API int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                            MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    WH_CHECK_INIT("MPI_Ialltoall_c");
-    wh_nbc_t nb = {request, 0};
-    return wh_mc_alltoall("MPI_Ialltoall_c", &nb, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-WH_ALIAS(MPI_Ialltoall_c, PMPI_Ialltoall_c)
-
-WH_API int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+static int body_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                            void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                            MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Ialltoallv");
     wh_nbc_t nb = {request, 0};
     return wh_mc_alltoallv_i("MPI_Ialltoallv", &nb, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                              rdispls, recvtype, comm);
 }
-WH_ALIAS(MPI_Ialltoallv, PMPI_Ialltoallv)
 
-WH_API int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+static int body_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                              MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                              const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Ialltoallv_c");
     wh_nbc_t nb = {request, 0};
     return wh_mc_alltoallv_c("MPI_Ialltoallv_c", &nb, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                              rdispls, recvtype, comm);
 }
-WH_ALIAS(MPI_Ialltoallv_c, PMPI_Ialltoallv_c)
 
-WH_API int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+static int body_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
                            const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Ialltoallw");
     wh_nbc_t nb = {request, 0};
     return wh_mc_alltoallw_i("MPI_Ialltoallw", &nb, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
                              rdispls, recvtypes, comm);
 }
-WH_ALIAS(MPI_Ialltoallw, PMPI_Ialltoallw)
 
-WH_API int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+static int body_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                              const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                              MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Ialltoallw_c");
     wh_nbc_t nb = {request, 0};
     return wh_mc_alltoallw_c("MPI_Ialltoallw_c", &nb, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
                              rdispls, recvtypes, comm);
 }
-WH_ALIAS(MPI_Ialltoallw_c, PMPI_Ialltoallw_c)
 
-WH_API int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
-                                      MPI_Op op, MPI_Comm comm, MPI_Request *request)
+static int body_Ireduce_scatter_block(const char *fname, const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Ireduce_scatter_block");
     wh_nbc_t nb = {request, 0};
-    return wh_mc_redscat_block("MPI_Ireduce_scatter_block", &nb, sendbuf, recvbuf, recvcount, datatype, op, comm);
+    return wh_mc_redscat_block(fname, &nb, sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
-WH_ALIAS(MPI_Ireduce_scatter_block, PMPI_Ireduce_scatter_block)
 
-WH_API int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    WH_CHECK_INIT("MPI_Ireduce_scatter_block_c");
-    wh_nbc_t nb = {request, 0};
-    return wh_mc_redscat_block("MPI_Ireduce_scatter_block_c", &nb, sendbuf, recvbuf, recvcount, datatype, op, comm);
-}
-WH_ALIAS(MPI_Ireduce_scatter_block_c, PMPI_Ireduce_scatter_block_c)
-
-WH_API int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+static int body_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
                                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Ireduce_scatter");
     wh_nbc_t nb = {request, 0};
     return wh_mc_redscat_i("MPI_Ireduce_scatter", &nb, sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
-WH_ALIAS(MPI_Ireduce_scatter, PMPI_Ireduce_scatter)
 
-WH_API int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+static int body_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Ireduce_scatter_c");
     wh_nbc_t nb = {request, 0};
     return wh_mc_redscat_c("MPI_Ireduce_scatter_c", &nb, sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
-WH_ALIAS(MPI_Ireduce_scatter_c, PMPI_Ireduce_scatter_c)
 
-WH_API int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                      MPI_Request *request)
+static int body_Iscan(const char *fname, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Iscan");
     wh_nbc_t nb = {request, 0};
-    return wh_mc_allred("MPI_Iscan", &nb, WH_RED_SCAN, sendbuf, recvbuf, count, datatype, op, comm);
+    return wh_mc_allred(fname, &nb, WH_RED_SCAN, sendbuf, recvbuf, count, datatype, op, comm);
 }
-WH_ALIAS(MPI_Iscan, PMPI_Iscan)
 
-WH_API int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                        MPI_Comm comm, MPI_Request *request)
+static int body_Iexscan(const char *fname, const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Iscan_c");
     wh_nbc_t nb = {request, 0};
-    return wh_mc_allred("MPI_Iscan_c", &nb, WH_RED_SCAN, sendbuf, recvbuf, count, datatype, op, comm);
+    return wh_mc_allred(fname, &nb, WH_RED_EXSCAN, sendbuf, recvbuf, count, datatype, op, comm);
 }
-WH_ALIAS(MPI_Iscan_c, PMPI_Iscan_c)
 
-WH_API int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                        MPI_Comm comm, MPI_Request *request)
-{
-    WH_CHECK_INIT("MPI_Iexscan");
-    wh_nbc_t nb = {request, 0};
-    return wh_mc_allred("MPI_Iexscan", &nb, WH_RED_EXSCAN, sendbuf, recvbuf, count, datatype, op, comm);
-}
-WH_ALIAS(MPI_Iexscan, PMPI_Iexscan)
-
-WH_API int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                          MPI_Comm comm, MPI_Request *request)
-{
-    WH_CHECK_INIT("MPI_Iexscan_c");
-    wh_nbc_t nb = {request, 0};
-    return wh_mc_allred("MPI_Iexscan_c", &nb, WH_RED_EXSCAN, sendbuf, recvbuf, count, datatype, op, comm);
-}
-WH_ALIAS(MPI_Iexscan_c, PMPI_Iexscan_c)
+#include "entry/coll_nbc.h"

@@ -61,9 +61,8 @@ static int chk_subgroup(wh_comm_t *c, const char *fname, const wh_group_t *g)
 
 /* ---------- queries ---------- */
 
-WH_API int PMPI_Comm_size(MPI_Comm comm, int *size)
+static int body_Comm_size(MPI_Comm comm, int *size)
 {
-    WH_CHECK_INIT("MPI_Comm_size");
     wh_comm_t *c;
     int rc = wh_chk_comm("MPI_Comm_size", comm, &c);
     if (rc)
@@ -72,11 +71,9 @@ WH_API int PMPI_Comm_size(MPI_Comm comm, int *size)
     *size = wh_comm_local_size(c);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_size, PMPI_Comm_size)
 
-WH_API int PMPI_Comm_rank(MPI_Comm comm, int *rank)
+static int body_Comm_rank(MPI_Comm comm, int *rank)
 {
-    WH_CHECK_INIT("MPI_Comm_rank");
     wh_comm_t *c;
     int rc = wh_chk_comm("MPI_Comm_rank", comm, &c);
     if (rc)
@@ -85,11 +82,9 @@ WH_API int PMPI_Comm_rank(MPI_Comm comm, int *rank)
     *rank = c->rank;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_rank, PMPI_Comm_rank)
 
-WH_API int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
+static int body_Comm_test_inter(MPI_Comm comm, int *flag)
 {
-    WH_CHECK_INIT("MPI_Comm_test_inter");
     wh_comm_t *c;
     int rc = wh_chk_comm("MPI_Comm_test_inter", comm, &c);
     if (rc)
@@ -98,11 +93,9 @@ WH_API int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
     *flag = c->is_inter != 0;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_test_inter, PMPI_Comm_test_inter)
 
-WH_API int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
+static int body_Comm_remote_size(MPI_Comm comm, int *size)
 {
-    WH_CHECK_INIT("MPI_Comm_remote_size");
     wh_comm_t *c;
     int rc = wh_chk_comm("MPI_Comm_remote_size", comm, &c);
     if (rc)
@@ -113,11 +106,9 @@ WH_API int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
     *size = c->size;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_remote_size, PMPI_Comm_remote_size)
 
-WH_API int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+static int body_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
-    WH_CHECK_INIT("MPI_Comm_remote_group");
     wh_comm_t *c;
     int rc = wh_chk_comm("MPI_Comm_remote_group", comm, &c);
     if (rc)
@@ -131,7 +122,6 @@ WH_API int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
     *group = g->obj.handle;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_remote_group, PMPI_Comm_remote_group)
 
 /* compare two rank lists: MPI_IDENT (same order), MPI_SIMILAR (same set) or
  * MPI_UNEQUAL; -1 if out of memory */
@@ -156,9 +146,8 @@ static int cmp_ranks(const wh_comm_t *a, const wh_comm_t *b)
     return same_set ? MPI_SIMILAR : MPI_UNEQUAL;
 }
 
-WH_API int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+static int body_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
-    WH_CHECK_INIT("MPI_Comm_compare");
     wh_comm_t *a, *b;
     int rc;
     if ((rc = wh_chk_comm("MPI_Comm_compare", comm1, &a)) || (rc = wh_chk_comm("MPI_Comm_compare", comm2, &b)))
@@ -181,11 +170,9 @@ WH_API int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
                                                      : MPI_SIMILAR;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_compare, PMPI_Comm_compare)
 
-WH_API int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+static int body_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
-    WH_CHECK_INIT("MPI_Comm_group");
     wh_comm_t *c;
     int rc = wh_chk_comm("MPI_Comm_group", comm, &c);
     if (rc)
@@ -197,13 +184,11 @@ WH_API int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
     *group = g->obj.handle;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_group, PMPI_Comm_group)
 
 /* ---------- names and info ---------- */
 
-WH_API int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+static int body_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
-    WH_CHECK_INIT("MPI_Comm_set_name");
     wh_comm_t *c;
     int rc = wh_chk_comm("MPI_Comm_set_name", comm, &c);
     if (rc)
@@ -212,11 +197,9 @@ WH_API int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
     snprintf(c->name, sizeof c->name, "%s", comm_name); /* longer names are truncated */
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_set_name, PMPI_Comm_set_name)
 
-WH_API int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+static int body_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
-    WH_CHECK_INIT("MPI_Comm_get_name");
     wh_comm_t *c;
     int rc = wh_chk_comm("MPI_Comm_get_name", comm, &c);
     if (rc)
@@ -227,13 +210,11 @@ WH_API int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
     *resultlen = (int)strlen(comm_name);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_get_name, PMPI_Comm_get_name)
 
 /* No communicator hints are used yet; the info in use holds only the
  * mpi_hw_resource_type that MPI_Comm_split_type reports for its result. */
-WH_API int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+static int body_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
-    WH_CHECK_INIT("MPI_Comm_get_info");
     wh_comm_t *c;
     int rc = wh_chk_comm("MPI_Comm_get_info", comm, &c);
     if (rc)
@@ -245,18 +226,15 @@ WH_API int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
         return wh_raise_comm(c, "MPI_Comm_get_info", rc);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_get_info, PMPI_Comm_get_info)
 
-WH_API int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+static int body_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
-    WH_CHECK_INIT("MPI_Comm_set_info");
     wh_comm_t *c;
     int rc = wh_chk_comm("MPI_Comm_set_info", comm, &c);
     if (rc || (rc = chk_info(c, "MPI_Comm_set_info", info)))
         return rc;
     return MPI_SUCCESS; /* hints are optional; none is used yet */
 }
-WH_ALIAS(MPI_Comm_set_info, PMPI_Comm_set_info)
 
 /* ---------- constructors ---------- */
 
@@ -288,7 +266,6 @@ static void idup_complete(void *arg, int err)
 static int dup_common(const char *fname, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, int nb,
                       MPI_Request *request)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c, *n;
     int rc = wh_chk_comm(fname, comm, &c);
     if (rc || (rc = chk_info(c, fname, info)))
@@ -326,29 +303,25 @@ static int dup_common(const char *fname, MPI_Comm comm, MPI_Info info, MPI_Comm 
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+static int body_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     return dup_common("MPI_Comm_dup", comm, MPI_INFO_NULL, newcomm, 0, NULL);
 }
-WH_ALIAS(MPI_Comm_dup, PMPI_Comm_dup)
 
-WH_API int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+static int body_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     return dup_common("MPI_Comm_dup_with_info", comm, info, newcomm, 0, NULL);
 }
-WH_ALIAS(MPI_Comm_dup_with_info, PMPI_Comm_dup_with_info)
 
-WH_API int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+static int body_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     return dup_common("MPI_Comm_idup", comm, MPI_INFO_NULL, newcomm, 1, request);
 }
-WH_ALIAS(MPI_Comm_idup, PMPI_Comm_idup)
 
-WH_API int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+static int body_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
 {
     return dup_common("MPI_Comm_idup_with_info", comm, info, newcomm, 1, request);
 }
-WH_ALIAS(MPI_Comm_idup_with_info, PMPI_Comm_idup_with_info)
 
 static int split_common(const char *fname, wh_comm_t *c, int color, int key, int strict, MPI_Comm *newcomm)
 {
@@ -360,9 +333,8 @@ static int split_common(const char *fname, wh_comm_t *c, int color, int key, int
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+static int body_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
-    WH_CHECK_INIT("MPI_Comm_split");
     wh_comm_t *c;
     int rc = wh_chk_comm("MPI_Comm_split", comm, &c);
     if (rc)
@@ -373,12 +345,10 @@ WH_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
                              wh_error(MPI_ERR_ARG, "color %d is negative (must be >= 0 or MPI_UNDEFINED)", color));
     return split_common("MPI_Comm_split", c, color, key, 0, newcomm);
 }
-WH_ALIAS(MPI_Comm_split, PMPI_Comm_split)
 
-WH_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+static int body_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     static const char fname[] = "MPI_Comm_split_type";
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     int rc = wh_chk_comm(fname, comm, &c);
     if (rc || (rc = chk_info(c, fname, info)))
@@ -428,11 +398,9 @@ WH_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
         wh_comm_get(*newcomm)->hw_resource = "mpi_shared_memory";
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_split_type, PMPI_Comm_split_type)
 
-WH_API int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+static int body_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
-    WH_CHECK_INIT("MPI_Comm_create");
     wh_comm_t *c, *n;
     wh_group_t *g;
     int rc = wh_chk_comm("MPI_Comm_create", comm, &c);
@@ -448,12 +416,10 @@ WH_API int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     *newcomm = n ? n->obj.handle : MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_create, PMPI_Comm_create)
 
-WH_API int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+static int body_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     static const char fname[] = "MPI_Comm_create_group";
-    WH_CHECK_INIT(fname);
     wh_comm_t *c, *n;
     wh_group_t *g;
     int rc = wh_chk_comm(fname, comm, &c);
@@ -475,11 +441,9 @@ WH_API int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_C
     *newcomm = n->obj.handle;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_create_group, PMPI_Comm_create_group)
 
-WH_API int PMPI_Comm_free(MPI_Comm *comm)
+static int body_Comm_free(MPI_Comm *comm)
 {
-    WH_CHECK_INIT("MPI_Comm_free");
     WH_CHK_PTR("MPI_Comm_free", NULL, comm, "comm");
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
         return wh_raise_comm(wh_comm_get(*comm), "MPI_Comm_free",
@@ -494,4 +458,5 @@ WH_API int PMPI_Comm_free(MPI_Comm *comm)
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_free, PMPI_Comm_free)
+
+#include "entry/comm.h"

@@ -16,11 +16,10 @@ static int fail(wh_comm_t *c, const char *fname, int code)
     return wh_raise_comm(c, fname, code);
 }
 
-WH_API int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+static int body_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
                                  MPI_Comm *newintercomm)
 {
     static const char fname[] = "MPI_Intercomm_create";
-    WH_CHECK_INIT(fname);
     wh_comm_t *lc, *pc = NULL, *n;
     int rc = wh_chk_comm(fname, local_comm, &lc);
     if (rc)
@@ -48,12 +47,10 @@ WH_API int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm
     *newintercomm = n->obj.handle;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Intercomm_create, PMPI_Intercomm_create)
 
-WH_API int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+static int body_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
     static const char fname[] = "MPI_Intercomm_merge";
-    WH_CHECK_INIT(fname);
     wh_comm_t *c, *n;
     int rc = wh_chk_comm(fname, intercomm, &c);
     if (rc)
@@ -66,7 +63,6 @@ WH_API int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintra
     *newintracomm = n->obj.handle;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Intercomm_merge, PMPI_Intercomm_merge)
 
 /* ---------- from groups (MPI-4) ---------- */
 
@@ -99,7 +95,7 @@ static void give_errh(wh_comm_t *n, MPI_Errhandler errhandler)
         wh_comm_set_errh(n->local, n->errh);
 }
 
-WH_API int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
+static int body_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
                                        MPI_Comm *newcomm)
 {
     static const char fname[] = "MPI_Comm_create_from_group";
@@ -117,9 +113,8 @@ WH_API int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, M
     *newcomm = n->obj.handle;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_create_from_group, PMPI_Comm_create_from_group)
 
-WH_API int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
+static int body_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group,
                                              int remote_leader, const char *stringtag, MPI_Info info,
                                              MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
@@ -147,4 +142,5 @@ WH_API int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_le
     *newintercomm = n->obj.handle;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Intercomm_create_from_groups, PMPI_Intercomm_create_from_groups)
+
+#include "entry/comm_inter.h"

@@ -85,7 +85,6 @@ static int fits_int(MPI_Count n)
 
 static int type_contiguous(const char *fname, MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype, int large)
 {
-    WH_CHECK_INIT(fname);
     wh_dtype_t *old, *t;
     int rc;
     if ((rc = chk_count(fname, count, "count")) || (rc = wh_dtype_arg(fname, oldtype, "oldtype", &old)))
@@ -98,23 +97,15 @@ static int type_contiguous(const char *fname, MPI_Count count, MPI_Datatype oldt
                  : publish(fname, t, MPI_COMBINER_CONTIGUOUS, 0, 1, &ic, 0, NULL, 0, NULL, 1, &oldtype, newtype);
 }
 
-WH_API int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+static int body_Type_contiguous(const char *fname, MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    return type_contiguous("MPI_Type_contiguous", count, oldtype, newtype, 0);
+    return type_contiguous(fname, count, oldtype, newtype, wh_api_large(fname));
 }
-WH_ALIAS(MPI_Type_contiguous, PMPI_Type_contiguous)
-
-WH_API int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    return type_contiguous("MPI_Type_contiguous_c", count, oldtype, newtype, 1);
-}
-WH_ALIAS(MPI_Type_contiguous_c, PMPI_Type_contiguous_c)
 
 /* bytes != 0: stride is in bytes (hvector), else in old extents (vector) */
 static int type_vector(const char *fname, MPI_Count count, MPI_Count bl, MPI_Count stride, MPI_Datatype oldtype,
                        MPI_Datatype *newtype, int bytes, int large)
 {
-    WH_CHECK_INIT(fname);
     wh_dtype_t *old, *t;
     int rc;
     MPI_Aint bstride = (MPI_Aint)stride;
@@ -135,39 +126,23 @@ static int type_vector(const char *fname, MPI_Count count, MPI_Count bl, MPI_Cou
     return publish(fname, t, comb, 0, bytes ? 2 : 3, ints, bytes ? 1 : 0, &a, 0, NULL, 1, &oldtype, newtype);
 }
 
-WH_API int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
+static int body_Type_vector(const char *fname, MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                            MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    return type_vector("MPI_Type_vector", count, blocklength, stride, oldtype, newtype, 0, 0);
+    return type_vector(fname, count, blocklength, stride, oldtype, newtype, 0, wh_api_large(fname));
 }
-WH_ALIAS(MPI_Type_vector, PMPI_Type_vector)
 
-WH_API int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
+static int body_Type_create_hvector(const char *fname, MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                                    MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    return type_vector("MPI_Type_vector_c", count, blocklength, stride, oldtype, newtype, 0, 1);
+    return type_vector(fname, count, blocklength, stride, oldtype, newtype, 1, wh_api_large(fname));
 }
-WH_ALIAS(MPI_Type_vector_c, PMPI_Type_vector_c)
 
-WH_API int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                                    MPI_Datatype *newtype)
-{
-    return type_vector("MPI_Type_create_hvector", count, blocklength, stride, oldtype, newtype, 1, 0);
-}
-WH_ALIAS(MPI_Type_create_hvector, PMPI_Type_create_hvector)
-
-WH_API int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
-                                      MPI_Datatype *newtype)
-{
-    return type_vector("MPI_Type_create_hvector_c", count, blocklength, stride, oldtype, newtype, 1, 1);
-}
-WH_ALIAS(MPI_Type_create_hvector_c, PMPI_Type_create_hvector_c)
-
-WH_API int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+static int body_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                              MPI_Datatype *newtype)
 {
     return type_vector("MPI_Type_hvector", count, blocklength, stride, oldtype, newtype, 1, 0);
 }
-WH_ALIAS(MPI_Type_hvector, PMPI_Type_hvector)
 
 /* ---------- indexed family and struct ----------
  * One generic body.  Inputs arrive either as int arrays (ibl/idisp) or as
@@ -242,7 +217,6 @@ static int blocks_publish(const blkargs_t *a, wh_dtype_t *t, MPI_Datatype *newty
 static int type_blocks(const blkargs_t *a, MPI_Datatype *newtype)
 {
     const char *fname = a->fname;
-    WH_CHECK_INIT(fname);
     MPI_Count n = a->count;
     wh_dtype_t *old = NULL, *t;
     int rc;
@@ -301,25 +275,23 @@ out:
     return rc;
 }
 
-WH_API int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
+static int body_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
                              MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     blkargs_t a = {.fname = "MPI_Type_indexed", .combiner = MPI_COMBINER_INDEXED, .count = count, 
                    .ibl = array_of_blocklengths, .idisp = array_of_displacements, .oldtype = oldtype};
     return type_blocks(&a, newtype);
 }
-WH_ALIAS(MPI_Type_indexed, PMPI_Type_indexed)
 
-WH_API int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+static int body_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                                const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     blkargs_t a = {.fname = "MPI_Type_indexed_c", .combiner = MPI_COMBINER_INDEXED, .large = 1, .count = count,
                    .cbl = array_of_blocklengths, .cdisp = array_of_displacements, .oldtype = oldtype};
     return type_blocks(&a, newtype);
 }
-WH_ALIAS(MPI_Type_indexed_c, PMPI_Type_indexed_c)
 
-WH_API int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+static int body_Type_create_hindexed(int count, const int array_of_blocklengths[],
                                      const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                                      MPI_Datatype *newtype)
 {
@@ -328,18 +300,16 @@ WH_API int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[
                    .oldtype = oldtype};
     return type_blocks(&a, newtype);
 }
-WH_ALIAS(MPI_Type_create_hindexed, PMPI_Type_create_hindexed)
 
-WH_API int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+static int body_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
                               MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     blkargs_t a = {.fname = "MPI_Type_hindexed", .combiner = MPI_COMBINER_HINDEXED, .bytes = 1, .count = count,
                    .ibl = array_of_blocklengths, .adisp = array_of_displacements, .oldtype = oldtype};
     return type_blocks(&a, newtype);
 }
-WH_ALIAS(MPI_Type_hindexed, PMPI_Type_hindexed)
 
-WH_API int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+static int body_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                                        const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                                        MPI_Datatype *newtype)
 {
@@ -348,18 +318,16 @@ WH_API int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of
                    .oldtype = oldtype};
     return type_blocks(&a, newtype);
 }
-WH_ALIAS(MPI_Type_create_hindexed_c, PMPI_Type_create_hindexed_c)
 
-WH_API int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+static int body_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
                                           MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     blkargs_t a = {.fname = "MPI_Type_create_indexed_block", .combiner = MPI_COMBINER_INDEXED_BLOCK, .count = count,
                    .one_block = 1, .block = blocklength, .idisp = array_of_displacements, .oldtype = oldtype};
     return type_blocks(&a, newtype);
 }
-WH_ALIAS(MPI_Type_create_indexed_block, PMPI_Type_create_indexed_block)
 
-WH_API int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+static int body_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
                                             const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                                             MPI_Datatype *newtype)
 {
@@ -368,9 +336,8 @@ WH_API int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blockleng
                    .oldtype = oldtype};
     return type_blocks(&a, newtype);
 }
-WH_ALIAS(MPI_Type_create_indexed_block_c, PMPI_Type_create_indexed_block_c)
 
-WH_API int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
+static int body_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
                                            MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     blkargs_t a = {.fname = "MPI_Type_create_hindexed_block", .combiner = MPI_COMBINER_HINDEXED_BLOCK, .bytes = 1,
@@ -378,9 +345,8 @@ WH_API int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI
                    .oldtype = oldtype};
     return type_blocks(&a, newtype);
 }
-WH_ALIAS(MPI_Type_create_hindexed_block, PMPI_Type_create_hindexed_block)
 
-WH_API int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+static int body_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
                                              const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                                              MPI_Datatype *newtype)
 {
@@ -389,9 +355,8 @@ WH_API int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklen
                    .cdisp = array_of_displacements, .oldtype = oldtype};
     return type_blocks(&a, newtype);
 }
-WH_ALIAS(MPI_Type_create_hindexed_block_c, PMPI_Type_create_hindexed_block_c)
 
-WH_API int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
+static int body_Type_create_struct(int count, const int array_of_blocklengths[],
                                    const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
                                    MPI_Datatype *newtype)
 {
@@ -400,9 +365,8 @@ WH_API int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
                    .types = array_of_types};
     return type_blocks(&a, newtype);
 }
-WH_ALIAS(MPI_Type_create_struct, PMPI_Type_create_struct)
 
-WH_API int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+static int body_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
                             MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
     blkargs_t a = {.fname = "MPI_Type_struct", .combiner = MPI_COMBINER_STRUCT, .bytes = 1, .count = count,
@@ -410,9 +374,8 @@ WH_API int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint arr
                    .types = array_of_types};
     return type_blocks(&a, newtype);
 }
-WH_ALIAS(MPI_Type_struct, PMPI_Type_struct)
 
-WH_API int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+static int body_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                                      const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
                                      MPI_Datatype *newtype)
 {
@@ -421,7 +384,6 @@ WH_API int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_b
                    .types = array_of_types};
     return type_blocks(&a, newtype);
 }
-WH_ALIAS(MPI_Type_create_struct_c, PMPI_Type_create_struct_c)
 
 /* ---------- subarray / darray ---------- */
 
@@ -436,7 +398,6 @@ static int type_subarray(const char *fname, int ndims, const int *isz, const int
                          const MPI_Count *csz, const MPI_Count *csub, const MPI_Count *cst, int order,
                          MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    WH_CHECK_INIT(fname);
     wh_dtype_t *old, *t;
     int rc, large = csz != NULL;
     if (ndims <= 0)
@@ -490,23 +451,21 @@ static int type_subarray(const char *fname, int ndims, const int *isz, const int
     return rc;
 }
 
-WH_API int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+static int body_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                                      const int array_of_starts[], int order, MPI_Datatype oldtype,
                                      MPI_Datatype *newtype)
 {
     return type_subarray("MPI_Type_create_subarray", ndims, array_of_sizes, array_of_subsizes, array_of_starts, NULL,
                          NULL, NULL, order, oldtype, newtype);
 }
-WH_ALIAS(MPI_Type_create_subarray, PMPI_Type_create_subarray)
 
-WH_API int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
+static int body_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
                                        const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[],
                                        int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     return type_subarray("MPI_Type_create_subarray_c", ndims, NULL, NULL, NULL, array_of_sizes, array_of_subsizes,
                          array_of_starts, order, oldtype, newtype);
 }
-WH_ALIAS(MPI_Type_create_subarray_c, PMPI_Type_create_subarray_c)
 
 static int chk_darray_dim(const char *fname, int d, MPI_Count g, int dist, int darg, int p)
 {
@@ -541,7 +500,6 @@ static int type_darray(const char *fname, int size, int rank, int ndims, const i
                        const int *distribs, const int *dargs, const int *psizes, int order, MPI_Datatype oldtype,
                        MPI_Datatype *newtype)
 {
-    WH_CHECK_INIT(fname);
     wh_dtype_t *old, *t;
     int rc = MPI_SUCCESS, large = cgs != NULL;
     if (size <= 0)
@@ -600,16 +558,15 @@ static int type_darray(const char *fname, int size, int rank, int ndims, const i
     return rc;
 }
 
-WH_API int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+static int body_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
                                    const int array_of_distribs[], const int array_of_dargs[],
                                    const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     return type_darray("MPI_Type_create_darray", size, rank, ndims, array_of_gsizes, NULL, array_of_distribs,
                        array_of_dargs, array_of_psizes, order, oldtype, newtype);
 }
-WH_ALIAS(MPI_Type_create_darray, PMPI_Type_create_darray)
 
-WH_API int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+static int body_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
                                      const int array_of_distribs[], const int array_of_dargs[],
                                      const int array_of_psizes[], int order, MPI_Datatype oldtype,
                                      MPI_Datatype *newtype)
@@ -617,14 +574,12 @@ WH_API int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Co
     return type_darray("MPI_Type_create_darray_c", size, rank, ndims, NULL, array_of_gsizes, array_of_distribs,
                        array_of_dargs, array_of_psizes, order, oldtype, newtype);
 }
-WH_ALIAS(MPI_Type_create_darray_c, PMPI_Type_create_darray_c)
 
 /* ---------- resized, dup, commit, free ---------- */
 
 static int type_resized(const char *fname, MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                         MPI_Datatype *newtype, int large)
 {
-    WH_CHECK_INIT(fname);
     wh_dtype_t *old, *t;
     int rc;
     if ((rc = wh_dtype_arg(fname, oldtype, "oldtype", &old)))
@@ -638,22 +593,15 @@ static int type_resized(const char *fname, MPI_Datatype oldtype, MPI_Aint lb, MP
                  : publish(fname, t, MPI_COMBINER_RESIZED, 0, 0, NULL, 2, a, 0, NULL, 1, &oldtype, newtype);
 }
 
-WH_API int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
+static int body_Type_create_resized(const char *fname, MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+                                    MPI_Datatype *newtype)
 {
-    return type_resized("MPI_Type_create_resized", oldtype, lb, extent, newtype, 0);
+    return type_resized(fname, oldtype, lb, extent, newtype, wh_api_large(fname));
 }
-WH_ALIAS(MPI_Type_create_resized, PMPI_Type_create_resized)
 
-WH_API int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
-{
-    return type_resized("MPI_Type_create_resized_c", oldtype, lb, extent, newtype, 1);
-}
-WH_ALIAS(MPI_Type_create_resized_c, PMPI_Type_create_resized_c)
-
-WH_API int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
+static int body_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     static const char fname[] = "MPI_Type_dup";
-    WH_CHECK_INIT(fname);
     wh_dtype_t *old, *t;
     int rc;
     if ((rc = wh_dtype_arg(fname, oldtype, "oldtype", &old)))
@@ -669,12 +617,10 @@ WH_API int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     t->attrs = attrs;
     return publish(fname, t, MPI_COMBINER_DUP, 0, 0, NULL, 0, NULL, 0, NULL, 1, &oldtype, newtype);
 }
-WH_ALIAS(MPI_Type_dup, PMPI_Type_dup)
 
-WH_API int PMPI_Type_commit(MPI_Datatype *datatype)
+static int body_Type_commit(MPI_Datatype *datatype)
 {
     static const char fname[] = "MPI_Type_commit";
-    WH_CHECK_INIT(fname);
     wh_dtype_t *t;
     int rc;
     CHK_NULL(fname, datatype, "datatype");
@@ -683,12 +629,10 @@ WH_API int PMPI_Type_commit(MPI_Datatype *datatype)
     t->committed = 1; /* layouts are built (and optimised) by the constructors */
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Type_commit, PMPI_Type_commit)
 
-WH_API int PMPI_Type_free(MPI_Datatype *datatype)
+static int body_Type_free(MPI_Datatype *datatype)
 {
     static const char fname[] = "MPI_Type_free";
-    WH_CHECK_INIT(fname);
     wh_dtype_t *t;
     int rc;
     CHK_NULL(fname, datatype, "datatype");
@@ -705,4 +649,5 @@ WH_API int PMPI_Type_free(MPI_Datatype *datatype)
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Type_free, PMPI_Type_free)
+
+#include "entry/datatype.h"

@@ -25,44 +25,38 @@
 
 /* ---------- size and extents ---------- */
 
-WH_API int PMPI_Type_size(MPI_Datatype datatype, int *size)
+static int body_Type_size(MPI_Datatype datatype, int *size)
 {
     wh_dtype_t *t;
-    WH_CHECK_INIT("MPI_Type_size");
     GET_TYPE("MPI_Type_size", datatype, t);
     CHK_NULL("MPI_Type_size", size, "size");
     *size = t->size > INT_MAX ? MPI_UNDEFINED : (int)t->size;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Type_size, PMPI_Type_size)
 
 static int size_count(const char *fname, MPI_Datatype datatype, MPI_Count *size)
 {
     wh_dtype_t *t;
-    WH_CHECK_INIT(fname);
     GET_TYPE(fname, datatype, t);
     CHK_NULL(fname, size, "size");
     *size = (MPI_Count)t->size;
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+static int body_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
     return size_count("MPI_Type_size_x", datatype, size);
 }
-WH_ALIAS(MPI_Type_size_x, PMPI_Type_size_x)
 
-WH_API int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
+static int body_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 {
     return size_count("MPI_Type_size_c", datatype, size);
 }
-WH_ALIAS(MPI_Type_size_c, PMPI_Type_size_c)
 
 /* which: 0 = extent, 1 = true extent (MPI_Aint and MPI_Count are both long) */
 static int extent_of(const char *fname, MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent, int which)
 {
     wh_dtype_t *t;
-    WH_CHECK_INIT(fname);
     GET_TYPE(fname, datatype, t);
     CHK_NULL(fname, lb, which ? "true_lb" : "lb");
     CHK_NULL(fname, extent, which ? "true_extent" : "extent");
@@ -71,78 +65,67 @@ static int extent_of(const char *fname, MPI_Datatype datatype, MPI_Aint *lb, MPI
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+static int body_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
     return extent_of("MPI_Type_get_extent", datatype, lb, extent, 0);
 }
-WH_ALIAS(MPI_Type_get_extent, PMPI_Type_get_extent)
 
-WH_API int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+static int body_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
     return extent_of("MPI_Type_get_extent_x", datatype, lb, extent, 0);
 }
-WH_ALIAS(MPI_Type_get_extent_x, PMPI_Type_get_extent_x)
 
-WH_API int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+static int body_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
     return extent_of("MPI_Type_get_extent_c", datatype, lb, extent, 0);
 }
-WH_ALIAS(MPI_Type_get_extent_c, PMPI_Type_get_extent_c)
 
-WH_API int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
+static int body_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
     return extent_of("MPI_Type_get_true_extent", datatype, true_lb, true_extent, 1);
 }
-WH_ALIAS(MPI_Type_get_true_extent, PMPI_Type_get_true_extent)
 
-WH_API int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+static int body_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
     return extent_of("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, 1);
 }
-WH_ALIAS(MPI_Type_get_true_extent_x, PMPI_Type_get_true_extent_x)
 
-WH_API int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+static int body_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
     return extent_of("MPI_Type_get_true_extent_c", datatype, true_lb, true_extent, 1);
 }
-WH_ALIAS(MPI_Type_get_true_extent_c, PMPI_Type_get_true_extent_c)
 
 /* deprecated MPI-1 queries; which: 0 extent, 1 lb, 2 ub */
 static int mpi1_bound(const char *fname, MPI_Datatype datatype, MPI_Aint *out, int which)
 {
     wh_dtype_t *t;
-    WH_CHECK_INIT(fname);
     GET_TYPE(fname, datatype, t);
     CHK_NULL(fname, out, which ? "displacement" : "extent");
     *out = which == 0 ? t->extent : which == 1 ? t->lb : t->lb + t->extent;
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
+static int body_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
 {
     return mpi1_bound("MPI_Type_extent", datatype, extent, 0);
 }
-WH_ALIAS(MPI_Type_extent, PMPI_Type_extent)
 
-WH_API int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
+static int body_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
 {
     return mpi1_bound("MPI_Type_lb", datatype, displacement, 1);
 }
-WH_ALIAS(MPI_Type_lb, PMPI_Type_lb)
 
-WH_API int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
+static int body_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 {
     return mpi1_bound("MPI_Type_ub", datatype, displacement, 2);
 }
-WH_ALIAS(MPI_Type_ub, PMPI_Type_ub)
 
 /* ---------- names ---------- */
 
-WH_API int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
+static int body_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
     static const char fname[] = "MPI_Type_get_name";
     wh_dtype_t *t;
-    WH_CHECK_INIT(fname);
     CHK_NULL(fname, type_name, "type_name");
     CHK_NULL(fname, resultlen, "resultlen");
     /* the null handle has a name too (MPICH returns it rather than an error) */
@@ -157,13 +140,11 @@ WH_API int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resul
     *resultlen = (int)n;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Type_get_name, PMPI_Type_get_name)
 
-WH_API int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
+static int body_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
     static const char fname[] = "MPI_Type_set_name";
     wh_dtype_t *t;
-    WH_CHECK_INIT(fname);
     GET_TYPE(fname, datatype, t);
     CHK_NULL(fname, type_name, "type_name");
     size_t n = strnlen(type_name, MPI_MAX_OBJECT_NAME - 1); /* longer names are truncated */
@@ -171,7 +152,6 @@ WH_API int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
     t->name[n] = '\0';
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Type_set_name, PMPI_Type_set_name)
 
 /* ---------- envelope and contents ---------- */
 
@@ -179,7 +159,6 @@ static int envelope(const char *fname, MPI_Datatype datatype, MPI_Count *ni, MPI
                     MPI_Count *nd, int *combiner, int large)
 {
     wh_dtype_t *t;
-    WH_CHECK_INIT(fname);
     GET_TYPE(fname, datatype, t);
     const wh_dtype_contents_t *c = wh_dtype_contents(t);
     if (!c) {
@@ -198,7 +177,7 @@ static int envelope(const char *fname, MPI_Datatype datatype, MPI_Count *ni, MPI
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes,
+static int body_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes,
                                   int *combiner)
 {
     static const char fname[] = "MPI_Type_get_envelope";
@@ -206,7 +185,7 @@ WH_API int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int 
     CHK_NULL(fname, num_addresses, "num_addresses");
     CHK_NULL(fname, num_datatypes, "num_datatypes");
     CHK_NULL(fname, combiner, "combiner");
-    MPI_Count ni, na, nc, nd;
+    MPI_Count ni = 0, na = 0, nc = 0, nd = 0;
     int rc = envelope(fname, datatype, &ni, &na, &nc, &nd, combiner, 0);
     if (rc)
         return rc;
@@ -215,9 +194,8 @@ WH_API int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int 
     *num_datatypes = (int)nd;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Type_get_envelope, PMPI_Type_get_envelope)
 
-WH_API int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
+static int body_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
                                     MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner)
 {
     static const char fname[] = "MPI_Type_get_envelope_c";
@@ -228,13 +206,11 @@ WH_API int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_intege
     CHK_NULL(fname, combiner, "combiner");
     return envelope(fname, datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner, 1);
 }
-WH_ALIAS(MPI_Type_get_envelope_c, PMPI_Type_get_envelope_c)
 
 static int contents(const char *fname, MPI_Datatype datatype, MPI_Count mi, MPI_Count ma, MPI_Count mc,
                     MPI_Count md, int *ints, MPI_Aint *aints, MPI_Count *counts, MPI_Datatype *types, int large)
 {
     wh_dtype_t *t;
-    WH_CHECK_INIT(fname);
     GET_TYPE(fname, datatype, t);
     const wh_dtype_contents_t *c = wh_dtype_contents(t);
     if (!c)
@@ -264,16 +240,15 @@ static int contents(const char *fname, MPI_Datatype datatype, MPI_Count mi, MPI_
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+static int body_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
                                   int array_of_integers[], MPI_Aint array_of_addresses[],
                                   MPI_Datatype array_of_datatypes[])
 {
     return contents("MPI_Type_get_contents", datatype, max_integers, max_addresses, 0, max_datatypes,
                     array_of_integers, array_of_addresses, NULL, array_of_datatypes, 0);
 }
-WH_ALIAS(MPI_Type_get_contents, PMPI_Type_get_contents)
 
-WH_API int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+static int body_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
                                     MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[],
                                     MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
                                     MPI_Datatype array_of_datatypes[])
@@ -281,25 +256,22 @@ WH_API int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integer
     return contents("MPI_Type_get_contents_c", datatype, max_integers, max_addresses, max_large_counts, max_datatypes,
                     array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes, 1);
 }
-WH_ALIAS(MPI_Type_get_contents_c, PMPI_Type_get_contents_c)
 
 /* ---------- addresses ---------- */
 
-WH_API int PMPI_Get_address(const void *location, MPI_Aint *address)
+static int body_Get_address(const void *location, MPI_Aint *address)
 {
     CHK_NULL("MPI_Get_address", address, "address");
     *address = (MPI_Aint)(uintptr_t)location;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Get_address, PMPI_Get_address)
 
-WH_API int PMPI_Address(void *location, MPI_Aint *address)
+static int body_Address(void *location, MPI_Aint *address)
 {
     CHK_NULL("MPI_Address", address, "address");
     *address = (MPI_Aint)(uintptr_t)location;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Address, PMPI_Address)
 
 /* ---------- pack / unpack ---------- */
 
@@ -412,11 +384,10 @@ static int chk_pack_comm(const char *fname, MPI_Comm comm)
                  (unsigned)comm);
 }
 
-WH_API int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
+static int body_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
                      MPI_Comm comm)
 {
     static const char fname[] = "MPI_Pack";
-    WH_CHECK_INIT(fname);
     int rc;
     if ((rc = chk_pack_comm(fname, comm)))
         return rc;
@@ -427,25 +398,21 @@ WH_API int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void
     *position = (int)pos; /* <= outsize, an int */
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Pack, PMPI_Pack)
 
-WH_API int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+static int body_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
                        MPI_Count *position, MPI_Comm comm)
 {
     static const char fname[] = "MPI_Pack_c";
-    WH_CHECK_INIT(fname);
     int rc;
     if ((rc = chk_pack_comm(fname, comm)))
         return rc;
     return pack_common(fname, inbuf, incount, datatype, outbuf, outsize, position, PK_NATIVE);
 }
-WH_ALIAS(MPI_Pack_c, PMPI_Pack_c)
 
-WH_API int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+static int body_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                        MPI_Datatype datatype, MPI_Comm comm)
 {
     static const char fname[] = "MPI_Unpack";
-    WH_CHECK_INIT(fname);
     int rc;
     if ((rc = chk_pack_comm(fname, comm)))
         return rc;
@@ -456,19 +423,16 @@ WH_API int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbu
     *position = (int)pos;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Unpack, PMPI_Unpack)
 
-WH_API int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount,
+static int body_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount,
                          MPI_Datatype datatype, MPI_Comm comm)
 {
     static const char fname[] = "MPI_Unpack_c";
-    WH_CHECK_INIT(fname);
     int rc;
     if ((rc = chk_pack_comm(fname, comm)))
         return rc;
     return unpack_common(fname, inbuf, insize, position, outbuf, outcount, datatype, PK_NATIVE);
 }
-WH_ALIAS(MPI_Unpack_c, PMPI_Unpack_c)
 
 static int pack_size(const char *fname, MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size,
                      int rep)
@@ -476,7 +440,6 @@ static int pack_size(const char *fname, MPI_Count incount, MPI_Datatype datatype
     wh_dtype_t *t;
     size_t n;
     int rc;
-    WH_CHECK_INIT(fname);
     if (rep == PK_NATIVE && (rc = chk_pack_comm(fname, comm)))
         return rc;
     if (incount < 0)
@@ -490,7 +453,7 @@ static int pack_size(const char *fname, MPI_Count incount, MPI_Datatype datatype
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+static int body_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
     MPI_Count n;
     CHK_NULL("MPI_Pack_size", size, "size");
@@ -503,71 +466,57 @@ WH_API int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int
     *size = (int)n;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Pack_size, PMPI_Pack_size)
 
-WH_API int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
+static int body_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
     return pack_size("MPI_Pack_size_c", incount, datatype, comm, size, PK_NATIVE);
 }
-WH_ALIAS(MPI_Pack_size_c, PMPI_Pack_size_c)
 
-WH_API int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype,
+static int body_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype,
                               void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
     static const char fname[] = "MPI_Pack_external";
-    WH_CHECK_INIT(fname);
     int rc = chk_datarep(fname, datarep);
     return rc ? rc : pack_common(fname, inbuf, incount, datatype, outbuf, outsize, position, PK_EXTERNAL);
 }
-WH_ALIAS(MPI_Pack_external, PMPI_Pack_external)
 
-WH_API int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
+static int body_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
                                 void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
     static const char fname[] = "MPI_Pack_external_c";
-    WH_CHECK_INIT(fname);
     int rc = chk_datarep(fname, datarep);
     return rc ? rc : pack_common(fname, inbuf, incount, datatype, outbuf, outsize, position, PK_EXTERNAL);
 }
-WH_ALIAS(MPI_Pack_external_c, PMPI_Pack_external_c)
 
-WH_API int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
+static int body_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
                                 void *outbuf, int outcount, MPI_Datatype datatype)
 {
     static const char fname[] = "MPI_Unpack_external";
-    WH_CHECK_INIT(fname);
     int rc = chk_datarep(fname, datarep);
     return rc ? rc : unpack_common(fname, inbuf, insize, position, outbuf, outcount, datatype, PK_EXTERNAL);
 }
-WH_ALIAS(MPI_Unpack_external, PMPI_Unpack_external)
 
-WH_API int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position,
+static int body_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position,
                                   void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
 {
     static const char fname[] = "MPI_Unpack_external_c";
-    WH_CHECK_INIT(fname);
     int rc = chk_datarep(fname, datarep);
     return rc ? rc : unpack_common(fname, inbuf, insize, position, outbuf, outcount, datatype, PK_EXTERNAL);
 }
-WH_ALIAS(MPI_Unpack_external_c, PMPI_Unpack_external_c)
 
-WH_API int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size)
+static int body_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size)
 {
     static const char fname[] = "MPI_Pack_external_size";
-    WH_CHECK_INIT(fname);
     int rc = chk_datarep(fname, datarep);
     return rc ? rc : pack_size(fname, incount, datatype, MPI_COMM_NULL, size, PK_EXTERNAL);
 }
-WH_ALIAS(MPI_Pack_external_size, PMPI_Pack_external_size)
 
-WH_API int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
+static int body_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
 {
     static const char fname[] = "MPI_Pack_external_size_c";
-    WH_CHECK_INIT(fname);
     int rc = chk_datarep(fname, datarep);
     return rc ? rc : pack_size(fname, incount, datatype, MPI_COMM_NULL, size, PK_EXTERNAL);
 }
-WH_ALIAS(MPI_Pack_external_size_c, PMPI_Pack_external_size_c)
 
 /* ---------- status counts ---------- */
 
@@ -581,7 +530,6 @@ static int status_count(const char *fname, const MPI_Status *status, MPI_Datatyp
                         int elements)
 {
     wh_dtype_t *t;
-    WH_CHECK_INIT(fname);
     if (!status || status == MPI_STATUS_IGNORE)
         return RAISE(fname, MPI_ERR_ARG, "status is %s", status ? "MPI_STATUS_IGNORE" : "NULL");
     GET_TYPE(fname, datatype, t);
@@ -611,45 +559,39 @@ static int status_count_int(const char *fname, const MPI_Status *status, MPI_Dat
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+static int body_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
     return status_count_int("MPI_Get_count", status, datatype, count, 0);
 }
-WH_ALIAS(MPI_Get_count, PMPI_Get_count)
 
-WH_API int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+static int body_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
     CHK_NULL("MPI_Get_count_c", count, "count");
     return status_count("MPI_Get_count_c", status, datatype, count, 0);
 }
-WH_ALIAS(MPI_Get_count_c, PMPI_Get_count_c)
 
-WH_API int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+static int body_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
     return status_count_int("MPI_Get_elements", status, datatype, count, 1);
 }
-WH_ALIAS(MPI_Get_elements, PMPI_Get_elements)
 
-WH_API int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+static int body_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
     CHK_NULL("MPI_Get_elements_c", count, "count");
     return status_count("MPI_Get_elements_c", status, datatype, count, 1);
 }
-WH_ALIAS(MPI_Get_elements_c, PMPI_Get_elements_c)
 
-WH_API int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+static int body_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
     CHK_NULL("MPI_Get_elements_x", count, "count");
     return status_count("MPI_Get_elements_x", status, datatype, count, 1);
 }
-WH_ALIAS(MPI_Get_elements_x, PMPI_Get_elements_x)
 
 /* ---------- matching predefined types ---------- */
 
-WH_API int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
+static int body_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
     static const char fname[] = "MPI_Type_match_size";
-    WH_CHECK_INIT(fname);
     CHK_NULL(fname, datatype, "datatype");
     static const struct {
         int cls, size;
@@ -672,12 +614,10 @@ WH_API int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
                  typeclass == MPI_TYPECLASS_REAL ? "real" : typeclass == MPI_TYPECLASS_INTEGER ? "integer" : "complex",
                  size);
 }
-WH_ALIAS(MPI_Type_match_size, PMPI_Type_match_size)
 
-WH_API int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type)
+static int body_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type)
 {
     static const char fname[] = "MPI_Type_get_value_index";
-    WH_CHECK_INIT(fname);
     wh_dtype_t *v, *x;
     int rc;
     if ((rc = wh_dtype_arg(fname, value_type, "value_type", &v)) ||
@@ -703,4 +643,5 @@ WH_API int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index
             *pair_type = pairs[i].pair;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Type_get_value_index, PMPI_Type_get_value_index)
+
+#include "entry/datatype2.h"

@@ -38,7 +38,6 @@ static const char *target_name(int t)
 
 static int create_errh(const char *fname, int target, MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
-    WH_CHECK_INIT(fname);
     CHK_PTR(NULL, fname, fn, "the error handler function");
     CHK_PTR(NULL, fname, errhandler, "errhandler");
     wh_errh_t *e = wh_errh_new(WH_ERRH_USER, target, fn);
@@ -50,15 +49,13 @@ static int create_errh(const char *fname, int target, MPI_Comm_errhandler_functi
 
 /* ---------- communicators ---------- */
 
-WH_API int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler)
+static int body_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler)
 {
     return create_errh("MPI_Comm_create_errhandler", WH_H_COMM, comm_errhandler_fn, errhandler);
 }
-WH_ALIAS(MPI_Comm_create_errhandler, PMPI_Comm_create_errhandler)
 
 static int comm_set_errh(const char *fname, MPI_Comm comm, MPI_Errhandler errhandler)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     wh_errh_t *e;
     int rc;
@@ -73,7 +70,6 @@ static int comm_set_errh(const char *fname, MPI_Comm comm, MPI_Errhandler errhan
 
 static int comm_get_errh(const char *fname, MPI_Comm comm, MPI_Errhandler *errhandler)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     int rc = chk_comm(fname, comm, &c);
     if (rc)
@@ -86,19 +82,17 @@ static int comm_get_errh(const char *fname, MPI_Comm comm, MPI_Errhandler *errha
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+static int body_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     return comm_set_errh("MPI_Comm_set_errhandler", comm, errhandler);
 }
-WH_ALIAS(MPI_Comm_set_errhandler, PMPI_Comm_set_errhandler)
 
-WH_API int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+static int body_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     return comm_get_errh("MPI_Comm_get_errhandler", comm, errhandler);
 }
-WH_ALIAS(MPI_Comm_get_errhandler, PMPI_Comm_get_errhandler)
 
-WH_API int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
+static int body_Errhandler_free(MPI_Errhandler *errhandler)
 {
     /* callable before MPI_Init and after MPI_Finalize (MPI-4) */
     CHK_PTR(NULL, "MPI_Errhandler_free", errhandler, "errhandler");
@@ -110,11 +104,9 @@ WH_API int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
     *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Errhandler_free, PMPI_Errhandler_free)
 
-WH_API int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+static int body_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
-    WH_CHECK_INIT("MPI_Comm_call_errhandler");
     wh_comm_t *c;
     int rc = chk_comm("MPI_Comm_call_errhandler", comm, &c);
     if (rc)
@@ -126,26 +118,22 @@ WH_API int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
     wh_raise_comm(c, "MPI_Comm_call_errhandler", errorcode);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_call_errhandler, PMPI_Comm_call_errhandler)
 
 /* MPI-1 names, removed in MPI-3.0 and still exported by MPICH */
-WH_API int PMPI_Errhandler_create(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler)
+static int body_Errhandler_create(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler)
 {
     return create_errh("MPI_Errhandler_create", WH_H_COMM, comm_errhandler_fn, errhandler);
 }
-WH_ALIAS(MPI_Errhandler_create, PMPI_Errhandler_create)
 
-WH_API int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
+static int body_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     return comm_set_errh("MPI_Errhandler_set", comm, errhandler);
 }
-WH_ALIAS(MPI_Errhandler_set, PMPI_Errhandler_set)
 
-WH_API int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
+static int body_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     return comm_get_errh("MPI_Errhandler_get", comm, errhandler);
 }
-WH_ALIAS(MPI_Errhandler_get, PMPI_Errhandler_get)
 
 /* ---------- windows and files ----------
  * Window handlers can be created now (MPI_Win is an int, so the function type
@@ -153,17 +141,15 @@ WH_ALIAS(MPI_Errhandler_get, PMPI_Errhandler_get)
  * files only the default handler (on MPI_FILE_NULL) exists until MPI-IO does;
  * the file code replaces the non-NULL branches below. */
 
-WH_API int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler)
+static int body_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler)
 {
     return create_errh("MPI_Win_create_errhandler", WH_H_WIN, win_errhandler_fn, errhandler);
 }
-WH_ALIAS(MPI_Win_create_errhandler, PMPI_Win_create_errhandler)
 
 static MPI_Errhandler file_default_errh = MPI_ERRORS_RETURN;
 
-WH_API int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
+static int body_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
-    WH_CHECK_INIT("MPI_File_set_errhandler");
     if (file != MPI_FILE_NULL)
         return wh_err_unimplemented("MPI_File_set_errhandler");
     wh_errh_t *e;
@@ -180,11 +166,9 @@ WH_API int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
     file_default_errh = errhandler;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_File_set_errhandler, PMPI_File_set_errhandler)
 
-WH_API int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
+static int body_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 {
-    WH_CHECK_INIT("MPI_File_get_errhandler");
     if (file != MPI_FILE_NULL)
         return wh_err_unimplemented("MPI_File_get_errhandler");
     CHK_PTR(NULL, "MPI_File_get_errhandler", errhandler, "errhandler");
@@ -194,7 +178,6 @@ WH_API int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
     *errhandler = file_default_errh;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_File_get_errhandler, PMPI_File_get_errhandler)
 
 /* ---------- error codes and classes ---------- */
 
@@ -203,7 +186,7 @@ static int bad_code(const char *fname, int errorcode)
     return wh_raise_comm(NULL, fname, wh_error(MPI_ERR_ARG, "%d is not a valid error code or class", errorcode));
 }
 
-WH_API int PMPI_Error_class(int errorcode, int *errorclass)
+static int body_Error_class(int errorcode, int *errorclass)
 {
     CHK_PTR(NULL, "MPI_Error_class", errorclass, "errorclass");
     if (!wh_err_valid(errorcode))
@@ -211,9 +194,8 @@ WH_API int PMPI_Error_class(int errorcode, int *errorclass)
     *errorclass = wh_error_class(errorcode);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Error_class, PMPI_Error_class)
 
-WH_API int PMPI_Error_string(int errorcode, char *string, int *resultlen)
+static int body_Error_string(int errorcode, char *string, int *resultlen)
 {
     CHK_PTR(NULL, "MPI_Error_string", string, "string");
     CHK_PTR(NULL, "MPI_Error_string", resultlen, "resultlen");
@@ -223,56 +205,51 @@ WH_API int PMPI_Error_string(int errorcode, char *string, int *resultlen)
     *resultlen = (int)strlen(string);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Error_string, PMPI_Error_string)
 
-WH_API int PMPI_Add_error_class(int *errorclass)
+static int body_Add_error_class(int *errorclass)
 {
     WH_CHECK_INIT("MPI_Add_error_class");
     CHK_PTR(NULL, "MPI_Add_error_class", errorclass, "errorclass");
     int rc = wh_err_add_class(errorclass);
     return rc == MPI_SUCCESS ? rc : wh_raise_comm(NULL, "MPI_Add_error_class", rc);
 }
-WH_ALIAS(MPI_Add_error_class, PMPI_Add_error_class)
 
-WH_API int PMPI_Add_error_code(int errorclass, int *errorcode)
+static int body_Add_error_code(int errorclass, int *errorcode)
 {
     WH_CHECK_INIT("MPI_Add_error_code");
     CHK_PTR(NULL, "MPI_Add_error_code", errorcode, "errorcode");
     int rc = wh_err_add_code(errorclass, errorcode);
     return rc == MPI_SUCCESS ? rc : wh_raise_comm(NULL, "MPI_Add_error_code", rc);
 }
-WH_ALIAS(MPI_Add_error_code, PMPI_Add_error_code)
 
-WH_API int PMPI_Add_error_string(int errorcode, const char *string)
+static int body_Add_error_string(int errorcode, const char *string)
 {
     WH_CHECK_INIT("MPI_Add_error_string");
     CHK_PTR(NULL, "MPI_Add_error_string", string, "string");
     int rc = wh_err_add_string(errorcode, string);
     return rc == MPI_SUCCESS ? rc : wh_raise_comm(NULL, "MPI_Add_error_string", rc);
 }
-WH_ALIAS(MPI_Add_error_string, PMPI_Add_error_string)
 
 static int remove_common(const char *fname, int v, int what)
 {
-    WH_CHECK_INIT(fname);
+    WH_CHECK_INIT(fname); /* MPI-4.1 allows it before MPI_Init; wharf does not yet (as MPI_Add_error_*) */
     int rc = wh_err_remove(v, what);
     return rc == MPI_SUCCESS ? rc : wh_raise_comm(NULL, fname, rc);
 }
 
-WH_API int PMPI_Remove_error_class(int errorclass)
+static int body_Remove_error_class(int errorclass)
 {
     return remove_common("MPI_Remove_error_class", errorclass, WH_ERR_RM_CLASS);
 }
-WH_ALIAS(MPI_Remove_error_class, PMPI_Remove_error_class)
 
-WH_API int PMPI_Remove_error_code(int errorcode)
+static int body_Remove_error_code(int errorcode)
 {
     return remove_common("MPI_Remove_error_code", errorcode, WH_ERR_RM_CODE);
 }
-WH_ALIAS(MPI_Remove_error_code, PMPI_Remove_error_code)
 
-WH_API int PMPI_Remove_error_string(int errorcode)
+static int body_Remove_error_string(int errorcode)
 {
     return remove_common("MPI_Remove_error_string", errorcode, WH_ERR_RM_STRING);
 }
-WH_ALIAS(MPI_Remove_error_string, PMPI_Remove_error_string)
+
+#include "entry/errhandler.h"

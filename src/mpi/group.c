@@ -47,9 +47,8 @@ static int give(const char *fname, int n, const int *wranks, MPI_Group *out)
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Group_size(MPI_Group group, int *size)
+static int body_Group_size(MPI_Group group, int *size)
 {
-    WH_CHECK_INIT("MPI_Group_size");
     wh_group_t *g;
     int rc = chk_group("MPI_Group_size", group, "group", &g);
     if (rc)
@@ -58,11 +57,9 @@ WH_API int PMPI_Group_size(MPI_Group group, int *size)
     *size = g->size;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Group_size, PMPI_Group_size)
 
-WH_API int PMPI_Group_rank(MPI_Group group, int *rank)
+static int body_Group_rank(MPI_Group group, int *rank)
 {
-    WH_CHECK_INIT("MPI_Group_rank");
     wh_group_t *g;
     int rc = chk_group("MPI_Group_rank", group, "group", &g);
     if (rc)
@@ -71,11 +68,9 @@ WH_API int PMPI_Group_rank(MPI_Group group, int *rank)
     *rank = g->rank;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Group_rank, PMPI_Group_rank)
 
-WH_API int PMPI_Group_free(MPI_Group *group)
+static int body_Group_free(MPI_Group *group)
 {
-    WH_CHECK_INIT("MPI_Group_free");
     CHK_PTR("MPI_Group_free", group, "group");
     wh_group_t *g;
     int rc = chk_group("MPI_Group_free", *group, "group", &g);
@@ -85,12 +80,10 @@ WH_API int PMPI_Group_free(MPI_Group *group)
     *group = MPI_GROUP_NULL;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Group_free, PMPI_Group_free)
 
-WH_API int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[])
+static int body_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[])
 {
     static const char fname[] = "MPI_Group_translate_ranks";
-    WH_CHECK_INIT(fname);
     wh_group_t *a, *b;
     int rc;
     if ((rc = chk_group(fname, group1, "group1", &a)) || (rc = chk_group(fname, group2, "group2", &b)))
@@ -119,11 +112,9 @@ WH_API int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[
     free(m);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Group_translate_ranks, PMPI_Group_translate_ranks)
 
-WH_API int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
+static int body_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
-    WH_CHECK_INIT("MPI_Group_compare");
     wh_group_t *a, *b;
     int rc;
     if ((rc = chk_group("MPI_Group_compare", group1, "group1", &a)) ||
@@ -148,7 +139,6 @@ WH_API int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
     *result = same ? MPI_SIMILAR : MPI_UNEQUAL;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Group_compare, PMPI_Group_compare)
 
 /* ---------- set operations ---------- */
 
@@ -156,7 +146,6 @@ enum { OP_UNION, OP_INTERSECTION, OP_DIFFERENCE };
 
 static int set_op(const char *fname, int op, MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
-    WH_CHECK_INIT(fname);
     wh_group_t *a, *b;
     int rc;
     if ((rc = chk_group(fname, group1, "group1", &a)) || (rc = chk_group(fname, group2, "group2", &b)))
@@ -190,23 +179,20 @@ static int set_op(const char *fname, int op, MPI_Group group1, MPI_Group group2,
     return rc;
 }
 
-WH_API int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+static int body_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     return set_op("MPI_Group_union", OP_UNION, group1, group2, newgroup);
 }
-WH_ALIAS(MPI_Group_union, PMPI_Group_union)
 
-WH_API int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+static int body_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     return set_op("MPI_Group_intersection", OP_INTERSECTION, group1, group2, newgroup);
 }
-WH_ALIAS(MPI_Group_intersection, PMPI_Group_intersection)
 
-WH_API int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
+static int body_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
     return set_op("MPI_Group_difference", OP_DIFFERENCE, group1, group2, newgroup);
 }
-WH_ALIAS(MPI_Group_difference, PMPI_Group_difference)
 
 /* ---------- subsets by rank ---------- */
 
@@ -227,7 +213,6 @@ static int select_ranks(const char *fname, const wh_group_t *g, int n, const int
 
 static int incl_excl(const char *fname, int excl, MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
-    WH_CHECK_INIT(fname);
     wh_group_t *g;
     int rc = chk_group(fname, group, "group", &g);
     if (rc)
@@ -262,17 +247,15 @@ static int incl_excl(const char *fname, int excl, MPI_Group group, int n, const 
     return rc;
 }
 
-WH_API int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+static int body_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
     return incl_excl("MPI_Group_incl", 0, group, n, ranks, newgroup);
 }
-WH_ALIAS(MPI_Group_incl, PMPI_Group_incl)
 
-WH_API int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
+static int body_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
     return incl_excl("MPI_Group_excl", 1, group, n, ranks, newgroup);
 }
-WH_ALIAS(MPI_Group_excl, PMPI_Group_excl)
 
 /* Expand n (first, last, stride) triplets into a rank list (at most the group
  * size entries, since the ranks must be distinct). */
@@ -301,7 +284,6 @@ static int expand_ranges(const char *fname, const wh_group_t *g, int n, int rang
 
 static int range_incl_excl(const char *fname, int excl, MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
-    WH_CHECK_INIT(fname);
     wh_group_t *g;
     int rc = chk_group(fname, group, "group", &g);
     if (rc)
@@ -337,14 +319,14 @@ done:
     return rc;
 }
 
-WH_API int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+static int body_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
     return range_incl_excl("MPI_Group_range_incl", 0, group, n, ranges, newgroup);
 }
-WH_ALIAS(MPI_Group_range_incl, PMPI_Group_range_incl)
 
-WH_API int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
+static int body_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
     return range_incl_excl("MPI_Group_range_excl", 1, group, n, ranges, newgroup);
 }
-WH_ALIAS(MPI_Group_range_excl, PMPI_Group_range_excl)
+
+#include "entry/group.h"

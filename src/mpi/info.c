@@ -242,15 +242,14 @@ static int chk_key(const char *fname, const char *key)
 
 /* ---------- entry points ---------- */
 
-WH_API int PMPI_Info_create(MPI_Info *info)
+static int body_Info_create(MPI_Info *info)
 {
     CHK_PTR("MPI_Info_create", info, "info");
     int rc = wh_info_new(info);
     return rc == MPI_SUCCESS ? rc : graise("MPI_Info_create", rc);
 }
-WH_ALIAS(MPI_Info_create, PMPI_Info_create)
 
-WH_API int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+static int body_Info_create_env(int argc, char *argv[], MPI_Info *info)
 {
     CHK_PTR("MPI_Info_create_env", info, "info");
     wh_info_t *inf = info_alloc();
@@ -260,9 +259,8 @@ WH_API int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
     *info = inf->obj.handle;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Info_create_env, PMPI_Info_create_env)
 
-WH_API int PMPI_Info_free(MPI_Info *info)
+static int body_Info_free(MPI_Info *info)
 {
     CHK_PTR("MPI_Info_free", info, "info");
     wh_info_t *inf;
@@ -275,9 +273,8 @@ WH_API int PMPI_Info_free(MPI_Info *info)
     *info = MPI_INFO_NULL;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Info_free, PMPI_Info_free)
 
-WH_API int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
+static int body_Info_set(MPI_Info info, const char *key, const char *value)
 {
     static const char fname[] = "MPI_Info_set";
     wh_info_t *inf;
@@ -293,9 +290,8 @@ WH_API int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
         return graise(fname, rc);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Info_set, PMPI_Info_set)
 
-WH_API int PMPI_Info_delete(MPI_Info info, const char *key)
+static int body_Info_delete(MPI_Info info, const char *key)
 {
     static const char fname[] = "MPI_Info_delete";
     wh_info_t *inf;
@@ -311,9 +307,8 @@ WH_API int PMPI_Info_delete(MPI_Info info, const char *key)
     inf->n--;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Info_delete, PMPI_Info_delete)
 
-WH_API int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
+static int body_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
     static const char fname[] = "MPI_Info_get";
     wh_info_t *inf;
@@ -335,9 +330,8 @@ WH_API int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *val
     }
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Info_get, PMPI_Info_get)
 
-WH_API int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
+static int body_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
     static const char fname[] = "MPI_Info_get_valuelen";
     wh_info_t *inf;
@@ -352,9 +346,8 @@ WH_API int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen,
         *valuelen = (int)strlen(inf->e[i].val);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Info_get_valuelen, PMPI_Info_get_valuelen)
 
-WH_API int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
+static int body_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
 {
     static const char fname[] = "MPI_Info_get_string";
     wh_info_t *inf;
@@ -379,9 +372,8 @@ WH_API int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, cha
     *buflen = (int)n + 1;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Info_get_string, PMPI_Info_get_string)
 
-WH_API int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
+static int body_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
     wh_info_t *inf;
     int rc = chk_info("MPI_Info_get_nkeys", info, &inf);
@@ -391,9 +383,8 @@ WH_API int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
     *nkeys = inf->n;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Info_get_nkeys, PMPI_Info_get_nkeys)
 
-WH_API int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
+static int body_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
     static const char fname[] = "MPI_Info_get_nthkey";
     wh_info_t *inf;
@@ -406,9 +397,8 @@ WH_API int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
     snprintf(key, MPI_MAX_INFO_KEY, "%s", inf->e[n].key);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Info_get_nthkey, PMPI_Info_get_nthkey)
 
-WH_API int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
+static int body_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
     wh_info_t *inf;
     int rc = chk_info("MPI_Info_dup", info, &inf);
@@ -427,4 +417,5 @@ WH_API int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
     *newinfo = n->obj.handle;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Info_dup, PMPI_Info_dup)
+
+#include "entry/info.h"

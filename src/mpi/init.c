@@ -186,15 +186,14 @@ static int do_init(int required, int *provided)
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Init(int *argc, char ***argv)
+static int body_Init(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
     return do_init(MPI_THREAD_SINGLE, NULL);
 }
-WH_ALIAS(MPI_Init, PMPI_Init)
 
-WH_API int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+static int body_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     (void)argc;
     (void)argv;
@@ -204,11 +203,9 @@ WH_API int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided
     }
     return do_init(required, provided);
 }
-WH_ALIAS(MPI_Init_thread, PMPI_Init_thread)
 
-WH_API int PMPI_Finalize(void)
+static int body_Finalize(void)
 {
-    WH_CHECK_INIT("MPI_Finalize");
     wh_comm_finalize_attrs();
     wh_bsend_finalize(); /* buffered sends still in flight go out first */
     wh_rma_finalize();
@@ -231,9 +228,8 @@ WH_API int PMPI_Finalize(void)
     wh_job.finalized = 1;
     return rc;
 }
-WH_ALIAS(MPI_Finalize, PMPI_Finalize)
 
-WH_API int PMPI_Abort(MPI_Comm comm, int errorcode)
+static int body_Abort(MPI_Comm comm, int errorcode)
 {
     char msg[256];
     snprintf(msg, sizeof msg, "MPI_Abort(comm 0x%x, errorcode %d) called by rank %d", (unsigned)comm, errorcode,
@@ -241,34 +237,29 @@ WH_API int PMPI_Abort(MPI_Comm comm, int errorcode)
     fprintf(stderr, "wharf: rank %d: %s\n", wh_job.rank, msg);
     wh_job_abort(errorcode, msg);
 }
-WH_ALIAS(MPI_Abort, PMPI_Abort)
 
-WH_API int PMPI_Initialized(int *flag)
+static int body_Initialized(int *flag)
 {
     *flag = wh_job.initialized;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Initialized, PMPI_Initialized)
 
-WH_API int PMPI_Finalized(int *flag)
+static int body_Finalized(int *flag)
 {
     *flag = wh_job.finalized;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Finalized, PMPI_Finalized)
 
-WH_API double PMPI_Wtime(void) { return now() - wh_job.t0; }
-WH_ALIAS(MPI_Wtime, PMPI_Wtime)
+static double body_Wtime(void) { return now() - wh_job.t0; }
 
-WH_API double PMPI_Wtick(void)
+static double body_Wtick(void)
 {
     struct timespec ts;
     clock_getres(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
-WH_ALIAS(MPI_Wtick, PMPI_Wtick)
 
-WH_API int PMPI_Get_processor_name(char *name, int *resultlen)
+static int body_Get_processor_name(char *name, int *resultlen)
 {
     if (!name || !resultlen)
         return wh_raise_comm(NULL, "MPI_Get_processor_name", wh_error(MPI_ERR_ARG, "name or resultlen is NULL"));
@@ -278,17 +269,15 @@ WH_API int PMPI_Get_processor_name(char *name, int *resultlen)
     *resultlen = (int)strlen(name);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Get_processor_name, PMPI_Get_processor_name)
 
-WH_API int PMPI_Get_version(int *version, int *subversion)
+static int body_Get_version(int *version, int *subversion)
 {
     *version = MPI_VERSION;
     *subversion = MPI_SUBVERSION;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Get_version, PMPI_Get_version)
 
-WH_API int PMPI_Get_library_version(char *version, int *resultlen)
+static int body_Get_library_version(char *version, int *resultlen)
 {
     snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
              "wharf %s (MPI %d.%d; channels: self, shm with CMA, net over libfabric %u.%u)", WHARF_VERSION,
@@ -296,28 +285,22 @@ WH_API int PMPI_Get_library_version(char *version, int *resultlen)
     *resultlen = (int)strlen(version);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Get_library_version, PMPI_Get_library_version)
 
-WH_API int PMPI_Query_thread(int *provided)
+static int body_Query_thread(int *provided)
 {
-    WH_CHECK_INIT("MPI_Query_thread");
     *provided = wh_job.thread_level;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Query_thread, PMPI_Query_thread)
 
-WH_API int PMPI_Is_thread_main(int *flag)
+static int body_Is_thread_main(int *flag)
 {
-    WH_CHECK_INIT("MPI_Is_thread_main");
     *flag = pthread_equal(pthread_self(), main_thread) != 0;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Is_thread_main, PMPI_Is_thread_main)
 
-WH_API int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+static int body_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
     (void)info;
-    WH_CHECK_INIT("MPI_Alloc_mem");
     if (size < 0)
         return wh_raise_comm(NULL, "MPI_Alloc_mem", wh_error(MPI_ERR_SIZE, "negative size %ld", (long)size));
     void *p = NULL;
@@ -326,12 +309,11 @@ WH_API int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     *(void **)baseptr = p;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Alloc_mem, PMPI_Alloc_mem)
 
-WH_API int PMPI_Free_mem(void *base)
+static int body_Free_mem(void *base)
 {
-    WH_CHECK_INIT("MPI_Free_mem");
     free(base);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Free_mem, PMPI_Free_mem)
+
+#include "entry/init.h"

@@ -25,23 +25,18 @@ static int op_create(const char *fname, MPI_User_function *fn, MPI_User_function
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+static int body_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
-    WH_CHECK_INIT("MPI_Op_create");
     return op_create("MPI_Op_create", user_fn, NULL, commute, op);
 }
-WH_ALIAS(MPI_Op_create, PMPI_Op_create)
 
-WH_API int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
+static int body_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 {
-    WH_CHECK_INIT("MPI_Op_create_c");
     return op_create("MPI_Op_create_c", NULL, user_fn, commute, op);
 }
-WH_ALIAS(MPI_Op_create_c, PMPI_Op_create_c)
 
-WH_API int PMPI_Op_free(MPI_Op *op)
+static int body_Op_free(MPI_Op *op)
 {
-    WH_CHECK_INIT("MPI_Op_free");
     if (!op)
         return wh_raise_comm(NULL, "MPI_Op_free", wh_error(MPI_ERR_ARG, "op is NULL"));
     wh_op_t *o = wh_op_get(*op);
@@ -54,11 +49,9 @@ WH_API int PMPI_Op_free(MPI_Op *op)
     *op = MPI_OP_NULL;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Op_free, PMPI_Op_free)
 
-WH_API int PMPI_Op_commutative(MPI_Op op, int *commute)
+static int body_Op_commutative(MPI_Op op, int *commute)
 {
-    WH_CHECK_INIT("MPI_Op_commutative");
     wh_op_t *o = wh_op_get(op);
     if (!o)
         return bad_op("MPI_Op_commutative", op);
@@ -67,7 +60,6 @@ WH_API int PMPI_Op_commutative(MPI_Op op, int *commute)
     *commute = o->commute;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Op_commutative, PMPI_Op_commutative)
 
 static int reduce_local(const char *fname, const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype dth,
                         MPI_Op oph)
@@ -98,16 +90,10 @@ static int reduce_local(const char *fname, const void *inbuf, void *inoutbuf, MP
     return rc == MPI_SUCCESS ? rc : wh_raise_comm(NULL, fname, rc);
 }
 
-WH_API int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
+static int body_Reduce_local(const char *fname, const void *inbuf, void *inoutbuf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Op op)
 {
-    WH_CHECK_INIT("MPI_Reduce_local");
-    return reduce_local("MPI_Reduce_local", inbuf, inoutbuf, count, datatype, op);
+    return reduce_local(fname, inbuf, inoutbuf, count, datatype, op);
 }
-WH_ALIAS(MPI_Reduce_local, PMPI_Reduce_local)
 
-WH_API int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
-{
-    WH_CHECK_INIT("MPI_Reduce_local_c");
-    return reduce_local("MPI_Reduce_local_c", inbuf, inoutbuf, count, datatype, op);
-}
-WH_ALIAS(MPI_Reduce_local_c, PMPI_Reduce_local_c)
+#include "entry/op.h"

@@ -10,7 +10,6 @@
 WH_INLINE int send_init(const char *fname, const void *buf, MPI_Count count, MPI_Datatype dth, int dest, int tag,
                         MPI_Comm comm, int mode, MPI_Request *request)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     wh_dtype_t *dt;
     int rc;
@@ -25,30 +24,34 @@ WH_INLINE int send_init(const char *fname, const void *buf, MPI_Count count, MPI
     return MPI_SUCCESS;
 }
 
-#define WH_SEND_INIT_PAIR(NAME, MODE)                                                             \
-    WH_API int PMPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,  \
-                           MPI_Comm comm, MPI_Request *request)                                   \
-    {                                                                                             \
-        return send_init("MPI_" #NAME, buf, count, datatype, dest, tag, comm, MODE, request);     \
-    }                                                                                             \
-    WH_ALIAS(MPI_##NAME, PMPI_##NAME)                                                             \
-    WH_API int PMPI_##NAME##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, \
-                               int tag, MPI_Comm comm, MPI_Request *request)                      \
-    {                                                                                             \
-        return send_init("MPI_" #NAME "_c", buf, count, datatype, dest, tag, comm, MODE,          \
-                         request);                                                                \
-    }                                                                                             \
-    WH_ALIAS(MPI_##NAME##_c, PMPI_##NAME##_c)
+/* Bodies of MPI_{Send,Ssend,Rsend,Bsend}_init, each serving MPI_X and MPI_X_c. */
+static int body_Send_init(const char *fname, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                          int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return send_init(fname, buf, count, datatype, dest, tag, comm, WH_MODE_STD, request);
+}
 
-WH_SEND_INIT_PAIR(Send_init, WH_MODE_STD)
-WH_SEND_INIT_PAIR(Ssend_init, WH_MODE_SYNC)
-WH_SEND_INIT_PAIR(Rsend_init, WH_MODE_READY)
-WH_SEND_INIT_PAIR(Bsend_init, WH_MODE_BUFFERED)
+static int body_Ssend_init(const char *fname, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                           int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return send_init(fname, buf, count, datatype, dest, tag, comm, WH_MODE_SYNC, request);
+}
+
+static int body_Rsend_init(const char *fname, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                           int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return send_init(fname, buf, count, datatype, dest, tag, comm, WH_MODE_READY, request);
+}
+
+static int body_Bsend_init(const char *fname, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                           int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return send_init(fname, buf, count, datatype, dest, tag, comm, WH_MODE_BUFFERED, request);
+}
 
 WH_INLINE int recv_init(const char *fname, void *buf, MPI_Count count, MPI_Datatype dth, int src, int tag,
                         MPI_Comm comm, MPI_Request *request)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     wh_dtype_t *dt;
     int rc;
@@ -63,19 +66,11 @@ WH_INLINE int recv_init(const char *fname, void *buf, MPI_Count count, MPI_Datat
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                          MPI_Request *request)
+static int body_Recv_init(const char *fname, void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                          MPI_Comm comm, MPI_Request *request)
 {
-    return recv_init("MPI_Recv_init", buf, count, datatype, source, tag, comm, request);
+    return recv_init(fname, buf, count, datatype, source, tag, comm, request);
 }
-WH_ALIAS(MPI_Recv_init, PMPI_Recv_init)
-
-WH_API int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                            MPI_Request *request)
-{
-    return recv_init("MPI_Recv_init_c", buf, count, datatype, source, tag, comm, request);
-}
-WH_ALIAS(MPI_Recv_init_c, PMPI_Recv_init_c)
 
 /* Validate one handle for MPI_Start(all): a persistent, inactive request. */
 static int start_check(const char *fname, MPI_Request h, int idx, wh_req_t **rp)
@@ -116,9 +111,8 @@ static int start_one(const char *fname, wh_req_t *r)
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Start(MPI_Request *request)
+static int body_Start(MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Start");
     WH_CHK_PTR("MPI_Start", NULL, request, "request");
     wh_req_t *r;
     int rc = start_check("MPI_Start", *request, -1, &r);
@@ -126,11 +120,9 @@ WH_API int PMPI_Start(MPI_Request *request)
         return rc;
     return start_one("MPI_Start", r);
 }
-WH_ALIAS(MPI_Start, PMPI_Start)
 
-WH_API int PMPI_Startall(int count, MPI_Request array_of_requests[])
+static int body_Startall(int count, MPI_Request array_of_requests[])
 {
-    WH_CHECK_INIT("MPI_Startall");
     if (count < 0)
         return wh_p2p_bad("MPI_Startall", NULL, WH_BAD_COUNT, count, "count");
     if (count > 0)
@@ -151,4 +143,5 @@ WH_API int PMPI_Startall(int count, MPI_Request array_of_requests[])
     }
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Startall, PMPI_Startall)
+
+#include "entry/p2p_persist.h"

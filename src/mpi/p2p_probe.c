@@ -20,7 +20,6 @@ static int probe_checks(const char *fname, int source, int tag, MPI_Comm comm, w
 static int probe_common(const char *fname, int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                         MPI_Status *status, int block, int matched)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     int rc = probe_checks(fname, source, tag, comm, &c);
     if (rc != MPI_SUCCESS)
@@ -53,29 +52,25 @@ static int probe_common(const char *fname, int source, int tag, MPI_Comm comm, i
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+static int body_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     return probe_common("MPI_Probe", source, tag, comm, NULL, NULL, status, 1, 0);
 }
-WH_ALIAS(MPI_Probe, PMPI_Probe)
 
-WH_API int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+static int body_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
     return probe_common("MPI_Iprobe", source, tag, comm, flag, NULL, status, 0, 0);
 }
-WH_ALIAS(MPI_Iprobe, PMPI_Iprobe)
 
-WH_API int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+static int body_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
     return probe_common("MPI_Mprobe", source, tag, comm, NULL, message, status, 1, 1);
 }
-WH_ALIAS(MPI_Mprobe, PMPI_Mprobe)
 
-WH_API int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+static int body_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
     return probe_common("MPI_Improbe", source, tag, comm, flag, message, status, 0, 1);
 }
-WH_ALIAS(MPI_Improbe, PMPI_Improbe)
 
 /* Start the receive of a matched message.  *rp = the receive request, or
  * NULL for MPI_MESSAGE_NO_PROC; *cp = its communicator (NULL for NO_PROC). */
@@ -116,7 +111,6 @@ static int mrecv_start(const char *fname, void *buf, MPI_Count count, MPI_Dataty
 static int mrecv_blocking(const char *fname, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
                           MPI_Status *status)
 {
-    WH_CHECK_INIT(fname);
     WH_CHK_PTR(fname, NULL, status, "status");
     wh_req_t *r;
     wh_comm_t *c;
@@ -145,7 +139,6 @@ static int mrecv_blocking(const char *fname, void *buf, MPI_Count count, MPI_Dat
 static int mrecv_nonblocking(const char *fname, void *buf, MPI_Count count, MPI_Datatype datatype,
                              MPI_Message *message, MPI_Request *request)
 {
-    WH_CHECK_INIT(fname);
     WH_CHK_PTR(fname, NULL, request, "request");
     wh_req_t *r;
     wh_comm_t *c;
@@ -158,27 +151,16 @@ static int mrecv_nonblocking(const char *fname, void *buf, MPI_Count count, MPI_
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+static int body_Mrecv(const char *fname, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                      MPI_Status *status)
 {
-    return mrecv_blocking("MPI_Mrecv", buf, count, datatype, message, status);
+    return mrecv_blocking(fname, buf, count, datatype, message, status);
 }
-WH_ALIAS(MPI_Mrecv, PMPI_Mrecv)
 
-WH_API int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+static int body_Imrecv(const char *fname, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                       MPI_Request *request)
 {
-    return mrecv_blocking("MPI_Mrecv_c", buf, count, datatype, message, status);
+    return mrecv_nonblocking(fname, buf, count, datatype, message, request);
 }
-WH_ALIAS(MPI_Mrecv_c, PMPI_Mrecv_c)
 
-WH_API int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
-{
-    return mrecv_nonblocking("MPI_Imrecv", buf, count, datatype, message, request);
-}
-WH_ALIAS(MPI_Imrecv, PMPI_Imrecv)
-
-WH_API int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
-                         MPI_Request *request)
-{
-    return mrecv_nonblocking("MPI_Imrecv_c", buf, count, datatype, message, request);
-}
-WH_ALIAS(MPI_Imrecv_c, PMPI_Imrecv_c)
+#include "entry/p2p_probe.h"

@@ -184,7 +184,6 @@ WH_INLINE int sendrecv_common(const char *fname, const void *sbuf, MPI_Count sco
                               int stag, void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int src, int rtag,
                               MPI_Comm comm, MPI_Status *status, MPI_Request *request)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     wh_dtype_t *sdt, *rdt;
     int rc = pair_checks(fname, sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag, comm, &c, &sdt, &rdt);
@@ -202,48 +201,27 @@ WH_INLINE int sendrecv_common(const char *fname, const void *sbuf, MPI_Count sco
     return request ? pair_request(fname, c, sr, rr, tmp, request) : pair_wait(fname, c, sr, rr, tmp, status);
 }
 
-WH_API int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                         void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                         MPI_Status *status)
+static int body_Sendrecv(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                         int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source,
+                         int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    return sendrecv_common("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+    return sendrecv_common(fname, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
                            source, recvtag, comm, status, NULL);
 }
-WH_ALIAS(MPI_Sendrecv, PMPI_Sendrecv)
 
-WH_API int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                           void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                           MPI_Comm comm, MPI_Status *status)
+static int body_Isendrecv(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                          int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source,
+                          int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    return sendrecv_common("MPI_Sendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
-                           recvtype, source, recvtag, comm, status, NULL);
-}
-WH_ALIAS(MPI_Sendrecv_c, PMPI_Sendrecv_c)
-
-WH_API int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                          void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                          MPI_Request *request)
-{
-    return sendrecv_common("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+    return sendrecv_common(fname, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                            recvtype, source, recvtag, comm, MPI_STATUS_IGNORE, request);
 }
-WH_ALIAS(MPI_Isendrecv, PMPI_Isendrecv)
-
-WH_API int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                            void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                            MPI_Comm comm, MPI_Request *request)
-{
-    return sendrecv_common("MPI_Isendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
-                           recvtype, source, recvtag, comm, MPI_STATUS_IGNORE, request);
-}
-WH_ALIAS(MPI_Isendrecv_c, PMPI_Isendrecv_c)
 
 /* ---------- MPI_Sendrecv_replace / MPI_Isendrecv_replace ---------- */
 
 static int replace_common(const char *fname, void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int stag,
                           int src, int rtag, MPI_Comm comm, MPI_Status *status, MPI_Request *request)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     wh_dtype_t *dt;
     int rc;
@@ -262,34 +240,18 @@ static int replace_common(const char *fname, void *buf, MPI_Count count, MPI_Dat
     return request ? pair_request(fname, c, sr, rr, tmp, request) : pair_wait(fname, c, sr, rr, tmp, status);
 }
 
-WH_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                                 int recvtag, MPI_Comm comm, MPI_Status *status)
+static int body_Sendrecv_replace(const char *fname, void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                 int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    return replace_common("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag, comm, status,
+    return replace_common(fname, buf, count, datatype, dest, sendtag, source, recvtag, comm, status,
                           NULL);
 }
-WH_ALIAS(MPI_Sendrecv_replace, PMPI_Sendrecv_replace)
 
-WH_API int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
-                                   int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+static int body_Isendrecv_replace(const char *fname, void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                  int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    return replace_common("MPI_Sendrecv_replace_c", buf, count, datatype, dest, sendtag, source, recvtag, comm,
-                          status, NULL);
-}
-WH_ALIAS(MPI_Sendrecv_replace_c, PMPI_Sendrecv_replace_c)
-
-WH_API int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                                  int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    return replace_common("MPI_Isendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag, comm,
+    return replace_common(fname, buf, count, datatype, dest, sendtag, source, recvtag, comm,
                           MPI_STATUS_IGNORE, request);
 }
-WH_ALIAS(MPI_Isendrecv_replace, PMPI_Isendrecv_replace)
 
-WH_API int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
-                                    int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    return replace_common("MPI_Isendrecv_replace_c", buf, count, datatype, dest, sendtag, source, recvtag, comm,
-                          MPI_STATUS_IGNORE, request);
-}
-WH_ALIAS(MPI_Isendrecv_replace_c, PMPI_Isendrecv_replace_c)
+#include "entry/p2p_sendrecv.h"

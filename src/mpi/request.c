@@ -120,9 +120,8 @@ static inline int finish_one(const char *fname, wh_req_t *r, MPI_Request *h, MPI
 
 /* ---------- single request ---------- */
 
-WH_API int PMPI_Wait(MPI_Request *request, MPI_Status *status)
+static int body_Wait(MPI_Request *request, MPI_Status *status)
 {
-    WH_CHECK_INIT("MPI_Wait");
     WH_CHK_PTR("MPI_Wait", NULL, request, "request");
     WH_CHK_PTR("MPI_Wait", NULL, status, "status");
     MPI_Request h = *request;
@@ -140,11 +139,9 @@ WH_API int PMPI_Wait(MPI_Request *request, MPI_Status *status)
     wh_req_wait_done(r);
     return finish_one("MPI_Wait", r, request, status);
 }
-WH_ALIAS(MPI_Wait, PMPI_Wait)
 
-WH_API int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+static int body_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    WH_CHECK_INIT("MPI_Test");
     WH_CHK_PTR("MPI_Test", NULL, request, "request");
     WH_CHK_PTR("MPI_Test", NULL, flag, "flag");
     WH_CHK_PTR("MPI_Test", NULL, status, "status");
@@ -173,11 +170,9 @@ WH_API int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     *flag = 1;
     return finish_one("MPI_Test", r, request, status);
 }
-WH_ALIAS(MPI_Test, PMPI_Test)
 
-WH_API int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+static int body_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
-    WH_CHECK_INIT("MPI_Request_get_status");
     WH_CHK_PTR("MPI_Request_get_status", NULL, flag, "flag");
     WH_CHK_PTR("MPI_Request_get_status", NULL, status, "status");
     if (request == MPI_REQUEST_NULL) {
@@ -205,11 +200,9 @@ WH_API int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *s
         return wh_p2p_raise(r->comm, "MPI_Request_get_status", r->err);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Request_get_status, PMPI_Request_get_status)
 
-WH_API int PMPI_Request_free(MPI_Request *request)
+static int body_Request_free(MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Request_free");
     WH_CHK_PTR("MPI_Request_free", NULL, request, "request");
     wh_req_t *r = wh_req_user(*request);
     if (!r)
@@ -245,11 +238,9 @@ WH_API int PMPI_Request_free(MPI_Request *request)
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Request_free, PMPI_Request_free)
 
-WH_API int PMPI_Cancel(MPI_Request *request)
+static int body_Cancel(MPI_Request *request)
 {
-    WH_CHECK_INIT("MPI_Cancel");
     WH_CHK_PTR("MPI_Cancel", NULL, request, "request");
     wh_req_t *r = wh_req_user(*request);
     if (!r)
@@ -270,7 +261,6 @@ WH_API int PMPI_Cancel(MPI_Request *request)
     }
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Cancel, PMPI_Cancel)
 
 /* ---------- arrays of requests ---------- */
 
@@ -384,9 +374,8 @@ static int all_done(const char *fname, int count, MPI_Request reqs[], MPI_Status
     return report_done(fname, reqs, count, NULL, 0, statuses, keep);
 }
 
-WH_API int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
+static int body_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
 {
-    WH_CHECK_INIT("MPI_Waitall");
     int nact, rc = check_array("MPI_Waitall", count, array_of_requests, array_of_statuses, &nact);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -397,7 +386,6 @@ WH_API int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *
     }
     return all_done("MPI_Waitall", count, array_of_requests, array_of_statuses, 0);
 }
-WH_ALIAS(MPI_Waitall, PMPI_Waitall)
 
 /* One pass: poll incomplete active requests; returns 1 if all are complete. */
 static int all_complete(int count, const MPI_Request reqs[])
@@ -418,9 +406,8 @@ static int all_complete(int count, const MPI_Request reqs[])
     return 1;
 }
 
-WH_API int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status *array_of_statuses)
+static int body_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status *array_of_statuses)
 {
-    WH_CHECK_INIT("MPI_Testall");
     WH_CHK_PTR("MPI_Testall", NULL, flag, "flag");
     int nact, rc = check_array("MPI_Testall", count, array_of_requests, array_of_statuses, &nact);
     if (rc != MPI_SUCCESS)
@@ -429,12 +416,10 @@ WH_API int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, M
         return MPI_SUCCESS;
     return all_done("MPI_Testall", count, array_of_requests, array_of_statuses, 0);
 }
-WH_ALIAS(MPI_Testall, PMPI_Testall)
 
-WH_API int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
+static int body_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
                                        MPI_Status *array_of_statuses)
 {
-    WH_CHECK_INIT("MPI_Request_get_status_all");
     WH_CHK_PTR("MPI_Request_get_status_all", NULL, flag, "flag");
     int nact, rc = check_array("MPI_Request_get_status_all", count, array_of_requests, array_of_statuses, &nact);
     if (rc != MPI_SUCCESS)
@@ -444,7 +429,6 @@ WH_API int PMPI_Request_get_status_all(int count, const MPI_Request array_of_req
     /* keep = 1: nothing is written through the (const) handle array */
     return all_done("MPI_Request_get_status_all", count, (MPI_Request *)array_of_requests, array_of_statuses, 1);
 }
-WH_ALIAS(MPI_Request_get_status_all, PMPI_Request_get_status_all)
 
 /* First complete active request (polling each incomplete one once), or -1. */
 static int find_done(int count, const MPI_Request reqs[])
@@ -502,30 +486,24 @@ static int any_common(const char *fname, int count, MPI_Request reqs[], int *ind
     return finish_raise(fname, r, &reqs[i], status);
 }
 
-WH_API int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
+static int body_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
 {
-    WH_CHECK_INIT("MPI_Waitany");
     return any_common("MPI_Waitany", count, array_of_requests, indx, NULL, status, 1, 0);
 }
-WH_ALIAS(MPI_Waitany, PMPI_Waitany)
 
-WH_API int PMPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status)
+static int body_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status)
 {
-    WH_CHECK_INIT("MPI_Testany");
     WH_CHK_PTR("MPI_Testany", NULL, flag, "flag");
     return any_common("MPI_Testany", count, array_of_requests, indx, flag, status, 0, 0);
 }
-WH_ALIAS(MPI_Testany, PMPI_Testany)
 
-WH_API int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *indx, int *flag,
+static int body_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *indx, int *flag,
                                        MPI_Status *status)
 {
-    WH_CHECK_INIT("MPI_Request_get_status_any");
     WH_CHK_PTR("MPI_Request_get_status_any", NULL, flag, "flag");
     return any_common("MPI_Request_get_status_any", count, (MPI_Request *)array_of_requests, indx, flag, status, 0,
                       1);
 }
-WH_ALIAS(MPI_Request_get_status_any, PMPI_Request_get_status_any)
 
 /* Waitsome/Testsome/Request_get_status_some. */
 static int some_common(const char *fname, int incount, MPI_Request reqs[], int *outcount, int indices[],
@@ -562,29 +540,25 @@ static int some_common(const char *fname, int incount, MPI_Request reqs[], int *
     return report_done(fname, reqs, incount, indices, n, statuses, keep);
 }
 
-WH_API int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+static int body_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                          MPI_Status *array_of_statuses)
 {
-    WH_CHECK_INIT("MPI_Waitsome");
     return some_common("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 1,
                        0);
 }
-WH_ALIAS(MPI_Waitsome, PMPI_Waitsome)
 
-WH_API int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+static int body_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                          MPI_Status *array_of_statuses)
 {
-    WH_CHECK_INIT("MPI_Testsome");
     return some_common("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 0,
                        0);
 }
-WH_ALIAS(MPI_Testsome, PMPI_Testsome)
 
-WH_API int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
+static int body_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
                                         int array_of_indices[], MPI_Status *array_of_statuses)
 {
-    WH_CHECK_INIT("MPI_Request_get_status_some");
     return some_common("MPI_Request_get_status_some", incount, (MPI_Request *)array_of_requests, outcount,
                        array_of_indices, array_of_statuses, 0, 1);
 }
-WH_ALIAS(MPI_Request_get_status_some, PMPI_Request_get_status_some)
+
+#include "entry/request.h"

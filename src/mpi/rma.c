@@ -39,7 +39,6 @@ static int chk_op(wh_win_t *w, const char *fname, MPI_Op oph, wh_op_t **op)
 static int issue(const char *fname, MPI_Win win, wh_rma_args_t *a, MPI_Datatype oh, MPI_Datatype rh, MPI_Datatype th,
                  MPI_Op oph, MPI_Request *request)
 {
-    WH_CHECK_INIT(fname);
     wh_win_t *w;
     int rc = wh_win_arg(fname, win, &w);
     if (rc)
@@ -85,77 +84,39 @@ static int get(const char *fname, void *oa, MPI_Count oc, MPI_Datatype odt, int 
     return issue(fname, win, &a, NO_DT, odt, tdt, MPI_OP_NULL, req);
 }
 
-WH_API int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+static int body_Put(const char *fname, const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+                    MPI_Win win)
 {
-    return put("MPI_Put", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+    return put(fname, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                target_datatype, win, NULL);
 }
-WH_ALIAS(MPI_Put, PMPI_Put)
 
-WH_API int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-                      MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+static int body_Rput(const char *fname, const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                     int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+                     MPI_Win win, MPI_Request *request)
 {
-    return put("MPI_Put_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+    CHK_REQ(fname, win, request);
+    return put(fname, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+               target_datatype, win, request);
+}
+
+static int body_Get(const char *fname, void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+                    MPI_Win win)
+{
+    return get(fname, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                target_datatype, win, NULL);
 }
-WH_ALIAS(MPI_Put_c, PMPI_Put_c)
 
-WH_API int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-                     MPI_Request *request)
+static int body_Rget(const char *fname, void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                     int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+                     MPI_Win win, MPI_Request *request)
 {
-    CHK_REQ("MPI_Rput", win, request);
-    return put("MPI_Rput", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+    CHK_REQ(fname, win, request);
+    return get(fname, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                target_datatype, win, request);
 }
-WH_ALIAS(MPI_Rput, PMPI_Rput)
-
-WH_API int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-                       MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
-                       MPI_Request *request)
-{
-    CHK_REQ("MPI_Rput_c", win, request);
-    return put("MPI_Rput_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-               target_datatype, win, request);
-}
-WH_ALIAS(MPI_Rput_c, PMPI_Rput_c)
-
-WH_API int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
-{
-    return get("MPI_Get", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-               target_datatype, win, NULL);
-}
-WH_ALIAS(MPI_Get, PMPI_Get)
-
-WH_API int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-                      MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
-{
-    return get("MPI_Get_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-               target_datatype, win, NULL);
-}
-WH_ALIAS(MPI_Get_c, PMPI_Get_c)
-
-WH_API int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-                     MPI_Request *request)
-{
-    CHK_REQ("MPI_Rget", win, request);
-    return get("MPI_Rget", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-               target_datatype, win, request);
-}
-WH_ALIAS(MPI_Rget, PMPI_Rget)
-
-WH_API int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
-                       MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
-                       MPI_Request *request)
-{
-    CHK_REQ("MPI_Rget_c", win, request);
-    return get("MPI_Rget_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-               target_datatype, win, request);
-}
-WH_ALIAS(MPI_Rget_c, PMPI_Rget_c)
 
 /* ---------- accumulates ---------- */
 
@@ -177,107 +138,62 @@ static int gacc(const char *fname, const void *oa, MPI_Count oc, MPI_Datatype od
     return issue(fname, win, &a, op == MPI_NO_OP ? NO_DT : odt, rdt, tdt, op, req);
 }
 
-WH_API int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                           MPI_Win win)
+static int body_Accumulate(const char *fname, const void *origin_addr, MPI_Count origin_count,
+                           MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                           MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    return acc("MPI_Accumulate", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+    return acc(fname, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                target_datatype, op, win, NULL);
 }
-WH_ALIAS(MPI_Accumulate, PMPI_Accumulate)
 
-WH_API int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                             int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                             MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+static int body_Raccumulate(const char *fname, const void *origin_addr, MPI_Count origin_count,
+                            MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                            MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                            MPI_Request *request)
 {
-    return acc("MPI_Accumulate_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-               target_datatype, op, win, NULL);
-}
-WH_ALIAS(MPI_Accumulate_c, PMPI_Accumulate_c)
-
-WH_API int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                            MPI_Win win, MPI_Request *request)
-{
-    CHK_REQ("MPI_Raccumulate", win, request);
-    return acc("MPI_Raccumulate", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+    CHK_REQ(fname, win, request);
+    return acc(fname, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                target_datatype, op, win, request);
 }
-WH_ALIAS(MPI_Raccumulate, PMPI_Raccumulate)
 
-WH_API int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                              int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                              MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+static int body_Get_accumulate(const char *fname, const void *origin_addr, MPI_Count origin_count,
+                               MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                               MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                               MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    CHK_REQ("MPI_Raccumulate_c", win, request);
-    return acc("MPI_Raccumulate_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-               target_count, target_datatype, op, win, request);
-}
-WH_ALIAS(MPI_Raccumulate_c, PMPI_Raccumulate_c)
-
-WH_API int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                               void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
-                               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                               MPI_Win win)
-{
-    return gacc("MPI_Get_accumulate", origin_addr, origin_count, origin_datatype, result_addr, result_count,
+    return gacc(fname, origin_addr, origin_count, origin_datatype, result_addr, result_count,
                 result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, NULL);
 }
-WH_ALIAS(MPI_Get_accumulate, PMPI_Get_accumulate)
 
-WH_API int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                                 void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
-                                 int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+static int body_Rget_accumulate(const char *fname, const void *origin_addr, MPI_Count origin_count,
+                                MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                                MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                                MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                                MPI_Request *request)
 {
-    return gacc("MPI_Get_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, NULL);
-}
-WH_ALIAS(MPI_Get_accumulate_c, PMPI_Get_accumulate_c)
-
-WH_API int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                                void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
-                                MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
-                                MPI_Win win, MPI_Request *request)
-{
-    CHK_REQ("MPI_Rget_accumulate", win, request);
-    return gacc("MPI_Rget_accumulate", origin_addr, origin_count, origin_datatype, result_addr, result_count,
+    CHK_REQ(fname, win, request);
+    return gacc(fname, origin_addr, origin_count, origin_datatype, result_addr, result_count,
                 result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 }
-WH_ALIAS(MPI_Rget_accumulate, PMPI_Rget_accumulate)
 
-WH_API int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
-                                  void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype,
-                                  int target_rank, MPI_Aint target_disp, MPI_Count target_count,
-                                  MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
-{
-    CHK_REQ("MPI_Rget_accumulate_c", win, request);
-    return gacc("MPI_Rget_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-}
-WH_ALIAS(MPI_Rget_accumulate_c, PMPI_Rget_accumulate_c)
-
-WH_API int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+static int body_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
                              MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
     return gacc("MPI_Fetch_and_op", origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1,
                 datatype, op, win, NULL);
 }
-WH_ALIAS(MPI_Fetch_and_op, PMPI_Fetch_and_op)
 
-WH_API int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+static int body_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
                                  MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
     wh_rma_args_t a = {.kind = WH_RMA_CAS, .obuf = origin_addr, .ocount = 1, .cbuf = compare_addr,
                        .rbuf = result_addr, .rcount = 1, .target = target_rank, .disp = target_disp, .tcount = 1};
     return issue("MPI_Compare_and_swap", win, &a, datatype, NO_DT, datatype, MPI_OP_NULL, NULL);
 }
-WH_ALIAS(MPI_Compare_and_swap, PMPI_Compare_and_swap)
 
 /* ---------- synchronization ---------- */
 
 #define WIN_ENTRY(fname, win, w)                                                                  \
-    WH_CHECK_INIT(fname);                                                                         \
     wh_win_t *w;                                                                                  \
     do {                                                                                          \
         int rc_ = wh_win_arg((fname), (win), &w);                                                 \
@@ -290,14 +206,13 @@ static int done(wh_win_t *w, const char *fname, int rc)
     return rc ? wh_raise_win(w, fname, rc) : MPI_SUCCESS;
 }
 
-WH_API int PMPI_Win_fence(int assert, MPI_Win win)
+static int body_Win_fence(int assert, MPI_Win win)
 {
     WIN_ENTRY("MPI_Win_fence", win, w);
     return done(w, "MPI_Win_fence", wh_win_fence(w, assert));
 }
-WH_ALIAS(MPI_Win_fence, PMPI_Win_fence)
 
-WH_API int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+static int body_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
     WIN_ENTRY("MPI_Win_lock", win, w);
     if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
@@ -308,9 +223,8 @@ WH_API int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     int rc = chk_target(w, "MPI_Win_lock", rank);
     return rc ? rc : done(w, "MPI_Win_lock", wh_win_lock(w, lock_type, rank, assert));
 }
-WH_ALIAS(MPI_Win_lock, PMPI_Win_lock)
 
-WH_API int PMPI_Win_unlock(int rank, MPI_Win win)
+static int body_Win_unlock(int rank, MPI_Win win)
 {
     WIN_ENTRY("MPI_Win_unlock", win, w);
     if (rank == MPI_PROC_NULL)
@@ -318,21 +232,18 @@ WH_API int PMPI_Win_unlock(int rank, MPI_Win win)
     int rc = chk_target(w, "MPI_Win_unlock", rank);
     return rc ? rc : done(w, "MPI_Win_unlock", wh_win_unlock(w, rank));
 }
-WH_ALIAS(MPI_Win_unlock, PMPI_Win_unlock)
 
-WH_API int PMPI_Win_lock_all(int assert, MPI_Win win)
+static int body_Win_lock_all(int assert, MPI_Win win)
 {
     WIN_ENTRY("MPI_Win_lock_all", win, w);
     return done(w, "MPI_Win_lock_all", wh_win_lock_all(w, assert));
 }
-WH_ALIAS(MPI_Win_lock_all, PMPI_Win_lock_all)
 
-WH_API int PMPI_Win_unlock_all(MPI_Win win)
+static int body_Win_unlock_all(MPI_Win win)
 {
     WIN_ENTRY("MPI_Win_unlock_all", win, w);
     return done(w, "MPI_Win_unlock_all", wh_win_unlock_all(w));
 }
-WH_ALIAS(MPI_Win_unlock_all, PMPI_Win_unlock_all)
 
 #define ALL_TARGETS (-1000) /* not MPI_PROC_NULL */
 
@@ -353,29 +264,25 @@ static int flush(const char *fname, MPI_Win win, int rank, int local)
     return done(w, fname, wh_win_flush(w, rank < 0 ? -1 : rank, local));
 }
 
-WH_API int PMPI_Win_flush(int rank, MPI_Win win)
+static int body_Win_flush(int rank, MPI_Win win)
 {
     return flush("MPI_Win_flush", win, rank, 0);
 }
-WH_ALIAS(MPI_Win_flush, PMPI_Win_flush)
 
-WH_API int PMPI_Win_flush_all(MPI_Win win)
+static int body_Win_flush_all(MPI_Win win)
 {
     return flush("MPI_Win_flush_all", win, ALL_TARGETS, 0);
 }
-WH_ALIAS(MPI_Win_flush_all, PMPI_Win_flush_all)
 
-WH_API int PMPI_Win_flush_local(int rank, MPI_Win win)
+static int body_Win_flush_local(int rank, MPI_Win win)
 {
     return flush("MPI_Win_flush_local", win, rank, 1);
 }
-WH_ALIAS(MPI_Win_flush_local, PMPI_Win_flush_local)
 
-WH_API int PMPI_Win_flush_local_all(MPI_Win win)
+static int body_Win_flush_local_all(MPI_Win win)
 {
     return flush("MPI_Win_flush_local_all", win, ALL_TARGETS, 1);
 }
-WH_ALIAS(MPI_Win_flush_local_all, PMPI_Win_flush_local_all)
 
 static int group_arg(wh_win_t *w, const char *fname, MPI_Group h, wh_group_t **g)
 {
@@ -384,48 +291,43 @@ static int group_arg(wh_win_t *w, const char *fname, MPI_Group h, wh_group_t **g
     return wh_raise_win(w, fname, wh_error(MPI_ERR_GROUP, "group 0x%x is not a valid group", (unsigned)h));
 }
 
-WH_API int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+static int body_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
     WIN_ENTRY("MPI_Win_post", win, w);
     wh_group_t *g;
     int rc = group_arg(w, "MPI_Win_post", group, &g);
     return rc ? rc : done(w, "MPI_Win_post", wh_win_post(w, g, assert));
 }
-WH_ALIAS(MPI_Win_post, PMPI_Win_post)
 
-WH_API int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+static int body_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
     WIN_ENTRY("MPI_Win_start", win, w);
     wh_group_t *g;
     int rc = group_arg(w, "MPI_Win_start", group, &g);
     return rc ? rc : done(w, "MPI_Win_start", wh_win_start(w, g, assert));
 }
-WH_ALIAS(MPI_Win_start, PMPI_Win_start)
 
-WH_API int PMPI_Win_complete(MPI_Win win)
+static int body_Win_complete(MPI_Win win)
 {
     WIN_ENTRY("MPI_Win_complete", win, w);
     return done(w, "MPI_Win_complete", wh_win_complete(w));
 }
-WH_ALIAS(MPI_Win_complete, PMPI_Win_complete)
 
-WH_API int PMPI_Win_wait(MPI_Win win)
+static int body_Win_wait(MPI_Win win)
 {
     WIN_ENTRY("MPI_Win_wait", win, w);
     return done(w, "MPI_Win_wait", wh_win_wait(w, 0, NULL));
 }
-WH_ALIAS(MPI_Win_wait, PMPI_Win_wait)
 
-WH_API int PMPI_Win_test(MPI_Win win, int *flag)
+static int body_Win_test(MPI_Win win, int *flag)
 {
     WIN_ENTRY("MPI_Win_test", win, w);
     if (!flag)
         return done(w, "MPI_Win_test", wh_error(MPI_ERR_ARG, "flag is NULL"));
     return done(w, "MPI_Win_test", wh_win_wait(w, 1, flag));
 }
-WH_ALIAS(MPI_Win_test, PMPI_Win_test)
 
-WH_API int PMPI_Win_sync(MPI_Win win)
+static int body_Win_sync(MPI_Win win)
 {
     WIN_ENTRY("MPI_Win_sync", win, w);
     (void)w;
@@ -433,4 +335,5 @@ WH_API int PMPI_Win_sync(MPI_Win win)
     wh_progress();
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Win_sync, PMPI_Win_sync)
+
+#include "entry/rma.h"

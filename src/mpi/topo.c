@@ -38,9 +38,8 @@ static int chk_topo(const char *fname, MPI_Comm comm, int kind, wh_comm_t **c, c
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Topo_test(MPI_Comm comm, int *status)
+static int body_Topo_test(MPI_Comm comm, int *status)
 {
-    WH_CHECK_INIT("MPI_Topo_test");
     wh_comm_t *c;
     int rc = wh_chk_comm("MPI_Topo_test", comm, &c);
     if (rc)
@@ -49,7 +48,6 @@ WH_API int PMPI_Topo_test(MPI_Comm comm, int *status)
     *status = c->topo ? wh_topo_of(c)->kind : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Topo_test, PMPI_Topo_test)
 
 /* ---------- MPI_Dims_create ---------- */
 
@@ -82,10 +80,9 @@ static void dims_search(int n, int k, int maxd, int *cur, int depth, int *best, 
     }
 }
 
-WH_API int PMPI_Dims_create(int nnodes, int ndims, int dims[])
+static int body_Dims_create(int nnodes, int ndims, int dims[])
 {
     static const char fname[] = "MPI_Dims_create";
-    WH_CHECK_INIT(fname);
     if (nnodes <= 0)
         return fail(NULL, fname, wh_error(MPI_ERR_ARG, "nnodes is %d (must be positive)", nnodes));
     if (ndims < 0)
@@ -120,7 +117,6 @@ WH_API int PMPI_Dims_create(int nnodes, int ndims, int dims[])
     free(cur);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Dims_create, PMPI_Dims_create)
 
 /* ---------- cartesian ---------- */
 
@@ -144,11 +140,10 @@ static int chk_dims(const char *fname, wh_comm_t *c, int ndims, const int dims[]
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+static int body_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
                             MPI_Comm *comm_cart)
 {
     static const char fname[] = "MPI_Cart_create";
-    WH_CHECK_INIT(fname);
     (void)reorder;
     wh_comm_t *c, *n;
     long long p;
@@ -161,12 +156,10 @@ WH_API int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], cons
     *comm_cart = n ? n->obj.handle : MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Cart_create, PMPI_Cart_create)
 
-WH_API int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
+static int body_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
     static const char fname[] = "MPI_Cart_map";
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     long long p;
     int rc = chk_intra(fname, comm, &c);
@@ -176,13 +169,11 @@ WH_API int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int p
     *newrank = c->rank < p ? c->rank : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Cart_map, PMPI_Cart_map)
 
-WH_API int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
+static int body_Cartdim_get(MPI_Comm comm, int *ndims)
 {
     wh_comm_t *c;
     const wh_topo_t *t;
-    WH_CHECK_INIT("MPI_Cartdim_get");
     int rc = chk_topo("MPI_Cartdim_get", comm, MPI_CART, &c, &t);
     if (rc)
         return rc;
@@ -190,14 +181,12 @@ WH_API int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
     *ndims = t->ndims;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Cartdim_get, PMPI_Cartdim_get)
 
-WH_API int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
+static int body_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
     static const char fname[] = "MPI_Cart_get";
     wh_comm_t *c;
     const wh_topo_t *t;
-    WH_CHECK_INIT(fname);
     int rc = chk_topo(fname, comm, MPI_CART, &c, &t);
     if (rc)
         return rc;
@@ -216,14 +205,12 @@ WH_API int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], 
     }
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Cart_get, PMPI_Cart_get)
 
-WH_API int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
+static int body_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
     static const char fname[] = "MPI_Cart_rank";
     wh_comm_t *c;
     const wh_topo_t *t;
-    WH_CHECK_INIT(fname);
     int rc = chk_topo(fname, comm, MPI_CART, &c, &t);
     if (rc)
         return rc;
@@ -243,14 +230,12 @@ WH_API int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
     *rank = wh_cart_rank_of(t, co);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Cart_rank, PMPI_Cart_rank)
 
-WH_API int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
+static int body_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
     static const char fname[] = "MPI_Cart_coords";
     wh_comm_t *c;
     const wh_topo_t *t;
-    WH_CHECK_INIT(fname);
     int rc = chk_topo(fname, comm, MPI_CART, &c, &t);
     if (rc)
         return rc;
@@ -263,14 +248,12 @@ WH_API int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
     wh_cart_coords_of(t, rank, coords);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Cart_coords, PMPI_Cart_coords)
 
-WH_API int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
+static int body_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
     static const char fname[] = "MPI_Cart_shift";
     wh_comm_t *c;
     const wh_topo_t *t;
-    WH_CHECK_INIT(fname);
     int rc = chk_topo(fname, comm, MPI_CART, &c, &t);
     if (rc)
         return rc;
@@ -294,14 +277,12 @@ WH_API int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_sou
     }
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Cart_shift, PMPI_Cart_shift)
 
-WH_API int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
+static int body_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
     static const char fname[] = "MPI_Cart_sub";
     wh_comm_t *c, *n;
     const wh_topo_t *t;
-    WH_CHECK_INIT(fname);
     int rc = chk_topo(fname, comm, MPI_CART, &c, &t);
     if (rc)
         return rc;
@@ -313,7 +294,6 @@ WH_API int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newco
     *newcomm = n->obj.handle;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Cart_sub, PMPI_Cart_sub)
 
 /* ---------- graph ---------- */
 
@@ -335,11 +315,10 @@ static int chk_graph(const char *fname, wh_comm_t *c, int nnodes, const int inde
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+static int body_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
                              MPI_Comm *comm_graph)
 {
     static const char fname[] = "MPI_Graph_create";
-    WH_CHECK_INIT(fname);
     (void)reorder;
     wh_comm_t *c, *n;
     int rc = chk_intra(fname, comm_old, &c);
@@ -351,12 +330,10 @@ WH_API int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], c
     *comm_graph = n ? n->obj.handle : MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Graph_create, PMPI_Graph_create)
 
-WH_API int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
+static int body_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
 {
     static const char fname[] = "MPI_Graph_map";
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     int rc = chk_intra(fname, comm, &c);
     if (rc || (rc = chk_graph(fname, c, nnodes, index, edges)))
@@ -365,13 +342,11 @@ WH_API int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const in
     *newrank = c->rank < nnodes ? c->rank : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Graph_map, PMPI_Graph_map)
 
-WH_API int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
+static int body_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
     wh_comm_t *c;
     const wh_topo_t *t;
-    WH_CHECK_INIT("MPI_Graphdims_get");
     int rc = chk_topo("MPI_Graphdims_get", comm, MPI_GRAPH, &c, &t);
     if (rc)
         return rc;
@@ -381,14 +356,12 @@ WH_API int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
     *nedges = t->nedges;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Graphdims_get, PMPI_Graphdims_get)
 
-WH_API int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
+static int body_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
 {
     static const char fname[] = "MPI_Graph_get";
     wh_comm_t *c;
     const wh_topo_t *t;
-    WH_CHECK_INIT(fname);
     int rc = chk_topo(fname, comm, MPI_GRAPH, &c, &t);
     if (rc)
         return rc;
@@ -405,7 +378,6 @@ WH_API int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[]
         memcpy(edges, WH_TOPO_ARR(t, o_edges), (size_t)ne * sizeof(int));
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Graph_get, PMPI_Graph_get)
 
 static int graph_node(const char *fname, MPI_Comm comm, int rank, wh_comm_t **c, const wh_topo_t **t, int *first,
                       int *count)
@@ -421,12 +393,11 @@ static int graph_node(const char *fname, MPI_Comm comm, int rank, wh_comm_t **c,
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
+static int body_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
     wh_comm_t *c;
     const wh_topo_t *t;
     int first, count;
-    WH_CHECK_INIT("MPI_Graph_neighbors_count");
     int rc = graph_node("MPI_Graph_neighbors_count", comm, rank, &c, &t, &first, &count);
     if (rc)
         return rc;
@@ -434,15 +405,13 @@ WH_API int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
     *nneighbors = count;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Graph_neighbors_count, PMPI_Graph_neighbors_count)
 
-WH_API int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
+static int body_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
     static const char fname[] = "MPI_Graph_neighbors";
     wh_comm_t *c;
     const wh_topo_t *t;
     int first, count;
-    WH_CHECK_INIT(fname);
     int rc = graph_node(fname, comm, rank, &c, &t, &first, &count);
     if (rc)
         return rc;
@@ -455,4 +424,5 @@ WH_API int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int n
         memcpy(neighbors, WH_TOPO_ARR(t, o_edges) + first, (size_t)n * sizeof(int));
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Graph_neighbors, PMPI_Graph_neighbors)
+
+#include "entry/topo.h"

@@ -58,12 +58,11 @@ static int chk_comm(const char *fname, MPI_Comm comm, MPI_Info info, wh_comm_t *
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
+static int body_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
                                            int outdegree, const int destinations[], const int destweights[], MPI_Info info,
                                            int reorder, MPI_Comm *comm_dist_graph)
 {
     static const char fname[] = "MPI_Dist_graph_create_adjacent";
-    WH_CHECK_INIT(fname);
     (void)reorder;
     wh_comm_t *c, *n;
     const int *sw, *dw;
@@ -85,14 +84,12 @@ WH_API int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, cons
     *comm_dist_graph = n->obj.handle;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Dist_graph_create_adjacent, PMPI_Dist_graph_create_adjacent)
 
-WH_API int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+static int body_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
                                   const int destinations[], const int weights[], MPI_Info info, int reorder,
                                   MPI_Comm *comm_dist_graph)
 {
     static const char fname[] = "MPI_Dist_graph_create";
-    WH_CHECK_INIT(fname);
     (void)reorder;
     wh_comm_t *c, *nc;
     const int *w;
@@ -122,7 +119,6 @@ WH_API int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
     *comm_dist_graph = nc->obj.handle;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Dist_graph_create, PMPI_Dist_graph_create)
 
 static int chk_dist(const char *fname, MPI_Comm comm, wh_comm_t **c, const wh_topo_t **t)
 {
@@ -135,10 +131,9 @@ static int chk_dist(const char *fname, MPI_Comm comm, wh_comm_t **c, const wh_to
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
+static int body_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
     static const char fname[] = "MPI_Dist_graph_neighbors_count";
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     const wh_topo_t *t;
     int rc = chk_dist(fname, comm, &c, &t);
@@ -152,7 +147,6 @@ WH_API int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *ou
     *weighted = t->weighted;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Dist_graph_neighbors_count, PMPI_Dist_graph_neighbors_count)
 
 static void copy_out(int *dst, const int *src, int n)
 {
@@ -160,11 +154,10 @@ static void copy_out(int *dst, const int *src, int n)
         memcpy(dst, src, (size_t)n * sizeof(int));
 }
 
-WH_API int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+static int body_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
                                      int maxoutdegree, int destinations[], int destweights[])
 {
     static const char fname[] = "MPI_Dist_graph_neighbors";
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     const wh_topo_t *t;
     int rc = chk_dist(fname, comm, &c, &t);
@@ -186,4 +179,5 @@ WH_API int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources
     }
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Dist_graph_neighbors, PMPI_Dist_graph_neighbors)
+
+#include "entry/topo_dist.h"

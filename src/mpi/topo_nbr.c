@@ -63,7 +63,6 @@ static int side_blocks(const char *fname, wh_comm_t *c, const nbr_side_t *s, int
 static int nbr_run(const char *fname, const wh_nbc_t *nbc, MPI_Comm comm, const nbr_side_t *snd,
                    const nbr_side_t *rcv)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     int rc = wh_collchk_comm(fname, comm, &c);
     if (rc)
@@ -194,91 +193,62 @@ int wh_mn_nbr_alltoallvw_i(const char *fname, const wh_nbc_t *nb, const void *sb
 
 /* ---------- blocking entry points ---------- */
 
-WH_API int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                                   MPI_Datatype recvtype, MPI_Comm comm)
+static int body_Neighbor_allgather(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return wh_mn_nbr_allgather("MPI_Neighbor_allgather", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+    return wh_mn_nbr_allgather(fname, NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                recvtype, comm);
 }
-WH_ALIAS(MPI_Neighbor_allgather, PMPI_Neighbor_allgather)
 
-WH_API int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+static int body_Neighbor_allgatherv(const char *fname, int large, const void *sendbuf, MPI_Count sendcount,
+                                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                    const MPI_Count recvcounts_c[], const int displs[], const MPI_Aint displs_c[],
+                                    MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return wh_mn_nbr_allgather("MPI_Neighbor_allgather_c", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                               recvtype, comm);
+    return large ? wh_mn_nbr_allgatherv_c(fname, NULL, sendbuf, sendcount, sendtype, recvbuf, recvcounts_c, displs_c,
+                                          recvtype, comm)
+           : wh_mn_nbr_allgatherv_i(fname, NULL, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                                    comm);
 }
-WH_ALIAS(MPI_Neighbor_allgather_c, PMPI_Neighbor_allgather_c)
 
-WH_API int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+static int body_Neighbor_alltoall(const char *fname, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Neighbor_allgatherv");
-    return wh_mn_nbr_allgatherv_i("MPI_Neighbor_allgatherv", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                                  displs, recvtype, comm);
-}
-WH_ALIAS(MPI_Neighbor_allgatherv, PMPI_Neighbor_allgatherv)
-
-WH_API int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                      const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                                      MPI_Comm comm)
-{
-    return wh_mn_nbr_allgatherv_c("MPI_Neighbor_allgatherv_c", NULL, sendbuf, sendcount, sendtype, recvbuf,
-                                  recvcounts, displs, recvtype, comm);
-}
-WH_ALIAS(MPI_Neighbor_allgatherv_c, PMPI_Neighbor_allgatherv_c)
-
-WH_API int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                                  MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return wh_mn_nbr_alltoall("MPI_Neighbor_alltoall", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+    return wh_mn_nbr_alltoall(fname, NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                               recvtype, comm);
 }
-WH_ALIAS(MPI_Neighbor_alltoall, PMPI_Neighbor_alltoall)
 
-WH_API int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return wh_mn_nbr_alltoall("MPI_Neighbor_alltoall_c", NULL, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                              recvtype, comm);
-}
-WH_ALIAS(MPI_Neighbor_alltoall_c, PMPI_Neighbor_alltoall_c)
-
-WH_API int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+static int body_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                                    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                                    MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Neighbor_alltoallv");
     return wh_mn_nbr_alltoallvw_i("MPI_Neighbor_alltoallv", NULL, sendbuf, sendcounts, sdispls, NULL, sendtype, NULL,
                                   recvbuf, recvcounts, rdispls, NULL, recvtype, NULL, comm);
 }
-WH_ALIAS(MPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallv)
 
-WH_API int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+static int body_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     return wh_mn_nbr_alltoallvw_c("MPI_Neighbor_alltoallv_c", NULL, sendbuf, sendcounts, sdispls, sendtype, NULL,
                                   recvbuf, recvcounts, rdispls, recvtype, NULL, comm);
 }
-WH_ALIAS(MPI_Neighbor_alltoallv_c, PMPI_Neighbor_alltoallv_c)
 
-WH_API int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+static int body_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    WH_CHECK_INIT("MPI_Neighbor_alltoallw");
     return wh_mn_nbr_alltoallvw_i("MPI_Neighbor_alltoallw", NULL, sendbuf, sendcounts, NULL, sdispls,
                                   MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, NULL, rdispls, MPI_DATATYPE_NULL,
                                   recvtypes, comm);
 }
-WH_ALIAS(MPI_Neighbor_alltoallw, PMPI_Neighbor_alltoallw)
 
-WH_API int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+static int body_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     return wh_mn_nbr_alltoallvw_c("MPI_Neighbor_alltoallw_c", NULL, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL,
                                   sendtypes, recvbuf, recvcounts, rdispls, MPI_DATATYPE_NULL, recvtypes, comm);
 }
-WH_ALIAS(MPI_Neighbor_alltoallw_c, PMPI_Neighbor_alltoallw_c)
+
+#include "entry/topo_nbr.h"

@@ -43,7 +43,6 @@ static int comm_arg(const char *fname, MPI_Comm h, wh_comm_t **c)
 static int make(const char *fname, int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
                 MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    WH_CHECK_INIT(fname);
     wh_comm_t *c;
     int rc = comm_arg(fname, comm, &c);
     if (rc)
@@ -70,55 +69,32 @@ static int make(const char *fname, int flavor, void *base, MPI_Aint size, MPI_Ai
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+static int body_Win_create(const char *fname, void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                           MPI_Comm comm, MPI_Win *win)
 {
-    return make("MPI_Win_create", MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, comm, NULL, win);
+    return make(fname, MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, comm, NULL, win);
 }
-WH_ALIAS(MPI_Win_create, PMPI_Win_create)
 
-WH_API int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+static int body_Win_allocate(const char *fname, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                             void *baseptr, MPI_Win *win)
 {
-    return make("MPI_Win_create_c", MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, comm, NULL, win);
+    return make(fname, MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, info, comm, baseptr, win);
 }
-WH_ALIAS(MPI_Win_create_c, PMPI_Win_create_c)
 
-WH_API int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+static int body_Win_allocate_shared(const char *fname, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                                    void *baseptr, MPI_Win *win)
 {
-    return make("MPI_Win_allocate", MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, info, comm, baseptr, win);
+    return make(fname, MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit, info, comm, baseptr, win);
 }
-WH_ALIAS(MPI_Win_allocate, PMPI_Win_allocate)
 
-WH_API int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                               MPI_Win *win)
-{
-    return make("MPI_Win_allocate_c", MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, info, comm, baseptr, win);
-}
-WH_ALIAS(MPI_Win_allocate_c, PMPI_Win_allocate_c)
-
-WH_API int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                                    MPI_Win *win)
-{
-    return make("MPI_Win_allocate_shared", MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit, info, comm, baseptr, win);
-}
-WH_ALIAS(MPI_Win_allocate_shared, PMPI_Win_allocate_shared)
-
-WH_API int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                                      MPI_Win *win)
-{
-    return make("MPI_Win_allocate_shared_c", MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit, info, comm, baseptr, win);
-}
-WH_ALIAS(MPI_Win_allocate_shared_c, PMPI_Win_allocate_shared_c)
-
-WH_API int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+static int body_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     return make("MPI_Win_create_dynamic", MPI_WIN_FLAVOR_DYNAMIC, NULL, 0, 1, info, comm, NULL, win);
 }
-WH_ALIAS(MPI_Win_create_dynamic, PMPI_Win_create_dynamic)
 
-WH_API int PMPI_Win_free(MPI_Win *win)
+static int body_Win_free(MPI_Win *win)
 {
     static const char fname[] = "MPI_Win_free";
-    WH_CHECK_INIT(fname);
     CHK_PTR_C(NULL, fname, win, "win");
     wh_win_t *w;
     int rc = wh_win_arg(fname, *win, &w);
@@ -129,11 +105,9 @@ WH_API int PMPI_Win_free(MPI_Win *win)
     *win = MPI_WIN_NULL;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Win_free, PMPI_Win_free)
 
-WH_API int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+static int body_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
-    WH_CHECK_INIT("MPI_Win_attach");
     wh_win_t *w;
     int rc = wh_win_arg("MPI_Win_attach", win, &w);
     if (rc)
@@ -141,11 +115,9 @@ WH_API int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
     rc = wh_win_attach(w, base, size);
     return rc ? wh_raise_win(w, "MPI_Win_attach", rc) : MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Win_attach, PMPI_Win_attach)
 
-WH_API int PMPI_Win_detach(MPI_Win win, const void *base)
+static int body_Win_detach(MPI_Win win, const void *base)
 {
-    WH_CHECK_INIT("MPI_Win_detach");
     wh_win_t *w;
     int rc = wh_win_arg("MPI_Win_detach", win, &w);
     if (rc)
@@ -153,11 +125,9 @@ WH_API int PMPI_Win_detach(MPI_Win win, const void *base)
     rc = wh_win_detach(w, base);
     return rc ? wh_raise_win(w, "MPI_Win_detach", rc) : MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Win_detach, PMPI_Win_detach)
 
 static int shared_query(const char *fname, MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
 {
-    WH_CHECK_INIT(fname);
     wh_win_t *w;
     int rc = wh_win_arg(fname, win, &w);
     if (rc)
@@ -185,7 +155,7 @@ static int shared_query(const char *fname, MPI_Win win, int rank, MPI_Aint *size
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+static int body_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
     MPI_Aint du = 0;
     int rc = shared_query("MPI_Win_shared_query", win, rank, size, disp_unit ? &du : NULL, baseptr);
@@ -193,17 +163,14 @@ WH_API int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *dis
         *disp_unit = (int)du;
     return rc;
 }
-WH_ALIAS(MPI_Win_shared_query, PMPI_Win_shared_query)
 
-WH_API int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
+static int body_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
 {
     return shared_query("MPI_Win_shared_query_c", win, rank, size, disp_unit, baseptr);
 }
-WH_ALIAS(MPI_Win_shared_query_c, PMPI_Win_shared_query_c)
 
-WH_API int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
+static int body_Win_get_group(MPI_Win win, MPI_Group *group)
 {
-    WH_CHECK_INIT("MPI_Win_get_group");
     wh_win_t *w;
     int rc = wh_win_arg("MPI_Win_get_group", win, &w);
     if (rc)
@@ -215,7 +182,6 @@ WH_API int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
     *group = g->obj.handle;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Win_get_group, PMPI_Win_get_group)
 
 /* ---------- attributes ---------- */
 
@@ -231,10 +197,9 @@ static int kv_arg(wh_win_t *w, const char *fname, int keyval, wh_keyval_t **kv)
                                            (unsigned)keyval));
 }
 
-WH_API int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
+static int body_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
     static const char fname[] = "MPI_Win_set_attr";
-    WH_CHECK_INIT(fname);
     wh_win_t *w;
     wh_keyval_t *kv;
     int rc;
@@ -245,12 +210,10 @@ WH_API int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
     w->attrs = a;
     return rc ? wh_raise_win(w, fname, rc) : MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Win_set_attr, PMPI_Win_set_attr)
 
-WH_API int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
+static int body_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
 {
     static const char fname[] = "MPI_Win_get_attr";
-    WH_CHECK_INIT(fname);
     wh_win_t *w;
     wh_keyval_t *kv;
     int rc;
@@ -289,12 +252,10 @@ WH_API int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, i
     *flag = wh_attr_get(w->attrs, kv, out);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Win_get_attr, PMPI_Win_get_attr)
 
-WH_API int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
+static int body_Win_delete_attr(MPI_Win win, int win_keyval)
 {
     static const char fname[] = "MPI_Win_delete_attr";
-    WH_CHECK_INIT(fname);
     wh_win_t *w;
     wh_keyval_t *kv;
     int rc;
@@ -305,13 +266,11 @@ WH_API int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
     w->attrs = a;
     return rc ? wh_raise_win(w, fname, rc) : MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Win_delete_attr, PMPI_Win_delete_attr)
 
 /* ---------- names and info ---------- */
 
-WH_API int PMPI_Win_set_name(MPI_Win win, const char *win_name)
+static int body_Win_set_name(MPI_Win win, const char *win_name)
 {
-    WH_CHECK_INIT("MPI_Win_set_name");
     wh_win_t *w;
     int rc = wh_win_arg("MPI_Win_set_name", win, &w);
     if (rc)
@@ -320,11 +279,9 @@ WH_API int PMPI_Win_set_name(MPI_Win win, const char *win_name)
     snprintf(w->name, sizeof w->name, "%s", win_name);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Win_set_name, PMPI_Win_set_name)
 
-WH_API int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
+static int body_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
-    WH_CHECK_INIT("MPI_Win_get_name");
     wh_win_t *w;
     int rc = wh_win_arg("MPI_Win_get_name", win, &w);
     if (rc)
@@ -335,11 +292,9 @@ WH_API int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
     *resultlen = (int)strlen(win_name);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Win_get_name, PMPI_Win_get_name)
 
-WH_API int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
+static int body_Win_set_info(MPI_Win win, MPI_Info info)
 {
-    WH_CHECK_INIT("MPI_Win_set_info");
     wh_win_t *w;
     int rc = wh_win_arg("MPI_Win_set_info", win, &w);
     if (rc)
@@ -349,11 +304,9 @@ WH_API int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
     rc = wh_win_set_hints(w, info);
     return rc ? wh_raise_win(w, "MPI_Win_set_info", rc) : MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Win_set_info, PMPI_Win_set_info)
 
-WH_API int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
+static int body_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
-    WH_CHECK_INIT("MPI_Win_get_info");
     wh_win_t *w;
     int rc = wh_win_arg("MPI_Win_get_info", win, &w);
     if (rc)
@@ -362,14 +315,12 @@ WH_API int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
     rc = PMPI_Info_dup(w->info, info_used);
     return rc ? wh_raise_win(w, "MPI_Win_get_info", rc) : MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Win_get_info, PMPI_Win_get_info)
 
 /* ---------- error handlers ---------- */
 
-WH_API int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
+static int body_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
     static const char fname[] = "MPI_Win_set_errhandler";
-    WH_CHECK_INIT(fname);
     wh_win_t *w;
     int rc = wh_win_arg(fname, win, &w);
     if (rc)
@@ -387,12 +338,10 @@ WH_API int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
     w->errh = errhandler;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Win_set_errhandler, PMPI_Win_set_errhandler)
 
-WH_API int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
+static int body_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
     static const char fname[] = "MPI_Win_get_errhandler";
-    WH_CHECK_INIT(fname);
     wh_win_t *w;
     int rc = wh_win_arg(fname, win, &w);
     if (rc)
@@ -404,11 +353,9 @@ WH_API int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
     *errhandler = w->errh;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Win_get_errhandler, PMPI_Win_get_errhandler)
 
-WH_API int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
+static int body_Win_call_errhandler(MPI_Win win, int errorcode)
 {
-    WH_CHECK_INIT("MPI_Win_call_errhandler");
     wh_win_t *w;
     int rc = wh_win_arg("MPI_Win_call_errhandler", win, &w);
     if (rc)
@@ -417,4 +364,5 @@ WH_API int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
         wh_raise_win(w, "MPI_Win_call_errhandler", errorcode);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Win_call_errhandler, PMPI_Win_call_errhandler)
+
+#include "entry/win.h"

@@ -18,10 +18,20 @@ Outputs:
                      objects and callbacks mpi.h declares (MPI_UNWEIGHTED,
                      MPIR_Dup_fn, ...), which the library may override.
 
+  --entries-out DIR --entries-src src/mpi
+                     DIR/<file>.h for every src/mpi/<file>.c: the entry points
+                     of the static bodies body_X the file defines (PMPI_X with
+                     the initialization check unless the table marks MPI_X
+                     preinit or nocheck, a call of body_X, the alias MPI_X);
+                     one body_X serves MPI_X and MPI_X_c when the file has no
+                     body_X_c (docs/DESIGN.md, "Entry points").  <file>.c
+                     ends with #include "entry/<file>.h".
+
 Usage:
   genapi.py --api tools/gen/mpi_api.txt --proto-out DIR/wharf_mpi_proto.h \
             --stubs-out DIR/wharf_stubs.c
-Either output may be omitted.  --list prints the function names and exits.
+Any output may be omitted.  --list prints the function names, --dump-kinds
+the resolved parameter kinds, and exit.
 """
 import argparse
 import os
@@ -192,13 +202,17 @@ def gen_entries(funcs, bodies):
             where[n] = base
     out = {}
     for base, names in bodies.items():
+        if not names:
+            out[base] = HEADER_NOTE + "/* src/mpi/%s.c defines no body_X. */\n" % base
+            continue
         text = [HEADER_NOTE,
                 "/* Entry points of the bodies in src/mpi/%s.c: PMPI_X checks initialization\n"
                 " * (unless the table marks MPI_X preinit or nocheck), calls body_X, and MPI_X\n"
                 " * is its alias.  A body_X with a large-count twin MPI_X_c in the table and no\n"
-                " * body_X_c serves both: body_X(fname, ...) takes the wider scalars, and a\n"
-                " * pointer whose type differs twice (p for MPI_X, p_c for MPI_X_c; the other is\n"
-                " * NULL).  Included at the end of src/mpi/%s.c. */\n" % (base, base)]
+                " * body_X_c serves both: body_X(fname, ...) takes the wider scalars; a pointer\n"
+                " * whose type differs comes twice (p for MPI_X, p_c for MPI_X_c; the other is\n"
+                " * NULL), after an int large (1 from MPI_X_c).  Included at the end of\n"
+                " * src/mpi/%s.c. */\n" % (base, base)]
         for n in names:
             name = "MPI_" + n
             fn = by.get(name)
@@ -209,10 +223,15 @@ def gen_entries(funcs, bodies):
             if large is not None and (n + "_c") not in where:
                 params = pair_params(fn, large)
                 decls = ["const char *fname"] + [d for d, _, _ in params]
+                ia, ib = ['"%s"' % name], ['"%s"' % large.name]
+                if any(x == "NULL" for _, x, _ in params):   # split pointers: say which entry
+                    decls.insert(1, "int large")
+                    ia.append("0")
+                    ib.append("1")
                 text.append("/* %s and %s */\nstatic %s %s(%s);\n"
                             % (name, large.name, fn.ret, body, ", ".join(decls)))
-                text.append(entry_def(fn, body, ['"%s"' % name] + [x for _, x, _ in params]))
-                text.append(entry_def(large, body, ['"%s"' % large.name] + [y for _, _, y in params]))
+                text.append(entry_def(fn, body, ia + [x for _, x, _ in params]))
+                text.append(entry_def(large, body, ib + [y for _, _, y in params]))
             else:
                 text.append("/* %s */\nstatic %s %s(%s);\n" % (name, fn.ret, body, fn.param_text))
                 text.append(entry_def(fn, body, [p.name for p in fn.params if p.name]))
