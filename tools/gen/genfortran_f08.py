@@ -65,7 +65,7 @@ def f08_decl(kind, p, names, for_iface, fname=""):
     if kind == "fnptr":
         if for_iface:
             return "TYPE(C_FUNPTR), VALUE :: %s" % n
-        return "EXTERNAL :: %s" % n
+        return "PROCEDURE(MPI_%s) :: %s" % (p.handle, n)
     if kind == "status":
         return "TYPE(MPI_Status)%s :: %s" % (intent, n)
     if kind == "statuses":
@@ -195,6 +195,66 @@ def wrap(line, width=130):
     return "\n".join(out)
 
 
+# The callback interfaces of MPI-4.1 (19.3.6 / Appendix A): what user procedures passed to
+# MPI_Op_create, MPI_*_create_keyval, MPI_*_create_errhandler and MPI_Grequest_start look like.
+ABSTRACT = """  ABSTRACT INTERFACE
+    SUBROUTINE MPI_User_function(invec, inoutvec, len, datatype)
+      IMPORT
+      TYPE(C_PTR), VALUE :: invec, inoutvec
+      INTEGER :: len
+      TYPE(MPI_Datatype) :: datatype
+    END SUBROUTINE
+    SUBROUTINE MPI_User_function_c(invec, inoutvec, len, datatype)
+      IMPORT
+      TYPE(C_PTR), VALUE :: invec, inoutvec
+      INTEGER(KIND=MPI_COUNT_KIND) :: len
+      TYPE(MPI_Datatype) :: datatype
+    END SUBROUTINE
+""" + "".join("""    SUBROUTINE MPI_%(O)s_copy_attr_function(old%(o)s, %(o)s_keyval, extra_state, &
+        attribute_val_in, attribute_val_out, flag, ierror)
+      IMPORT
+      TYPE(MPI_%(T)s) :: old%(o)s
+      INTEGER :: %(o)s_keyval, ierror
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out
+      LOGICAL :: flag
+    END SUBROUTINE
+    SUBROUTINE MPI_%(O)s_delete_attr_function(%(o)s, %(o)s_keyval, attribute_val, extra_state, ierror)
+      IMPORT
+      TYPE(MPI_%(T)s) :: %(o)s
+      INTEGER :: %(o)s_keyval, ierror
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: attribute_val, extra_state
+    END SUBROUTINE
+""" % {"O": o, "T": t, "o": lo} for o, t, lo in [("Comm", "Comm", "comm"), ("Type", "Datatype", "type"),
+                                                ("Win", "Win", "win")]) + "".join("""    SUBROUTINE MPI_%(O)s_errhandler_function(%(o)s, error_code)
+      IMPORT
+      TYPE(MPI_%(O)s) :: %(o)s
+      INTEGER :: error_code
+    END SUBROUTINE
+""" % {"O": o, "o": o.lower()} for o in ("Comm", "Win", "File", "Session")) + """    SUBROUTINE MPI_Handler_function(comm, error_code)
+      IMPORT
+      TYPE(MPI_Comm) :: comm
+      INTEGER :: error_code
+    END SUBROUTINE
+    SUBROUTINE MPI_Grequest_query_function(extra_state, status, ierror)
+      IMPORT
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state
+      TYPE(MPI_Status) :: status
+      INTEGER :: ierror
+    END SUBROUTINE
+    SUBROUTINE MPI_Grequest_free_function(extra_state, ierror)
+      IMPORT
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state
+      INTEGER :: ierror
+    END SUBROUTINE
+    SUBROUTINE MPI_Grequest_cancel_function(extra_state, complete, ierror)
+      IMPORT
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state
+      LOGICAL :: complete
+      INTEGER :: ierror
+    END SUBROUTINE
+  END INTERFACE
+"""
+
 HAND = """
   ! ---- hand-written: no mpif.h-level equivalent with the same arguments ----
   SUBROUTINE MPI_Init(ierror)
@@ -245,7 +305,9 @@ HAND = """
     IF (PRESENT(ierror)) ierror = ierr_
   END SUBROUTINE
   SUBROUTINE MPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request, ierror)
-    EXTERNAL :: query_fn, free_fn, cancel_fn
+    PROCEDURE(MPI_Grequest_query_function) :: query_fn
+    PROCEDURE(MPI_Grequest_free_function) :: free_fn
+    PROCEDURE(MPI_Grequest_cancel_function) :: cancel_fn
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -277,7 +339,8 @@ ATTR_T = """  SUBROUTINE MPI_%(O)s_set_attr(obj, keyval, attribute_val, ierror)
     IF (PRESENT(ierror)) ierror = ierr_
   END SUBROUTINE
   SUBROUTINE MPI_%(O)s_create_keyval(copy_fn, delete_fn, keyval, extra_state, ierror)
-    EXTERNAL :: copy_fn, delete_fn
+    PROCEDURE(MPI_%(O)s_copy_attr_function) :: copy_fn
+    PROCEDURE(MPI_%(O)s_delete_attr_function) :: delete_fn
     INTEGER, INTENT(OUT) :: keyval
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -385,6 +448,7 @@ def gen_f08(fl, consts):
             o.append("  LOGICAL, PARAMETER :: %s = %s\n" % (name, value))
         else:
             o.append("  %s, PARAMETER :: %s = %d\n" % (ftype, name, value))
+    o.append(ABSTRACT)
     o.append("""  ! the sentinels: mpif.h's common blocks, typed for mpi_f08
   INTEGER :: MPI_BOTTOM, MPI_IN_PLACE, MPI_ERRCODES_IGNORE(1), MPI_UNWEIGHTED(1), MPI_WEIGHTS_EMPTY(1)
   TYPE(MPI_Status) :: MPI_STATUS_IGNORE, MPI_STATUSES_IGNORE(1)
