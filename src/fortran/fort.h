@@ -31,28 +31,41 @@ extern struct whf_priv2 mpipriv2_ WHF_PUBLIC;
 extern struct whf_privc mpiprivc_ WHF_PUBLIC;
 extern MPI_Fint mpifcmb5_ WHF_PUBLIC; /* MPI_UNWEIGHTED */
 extern MPI_Fint mpifcmb9_ WHF_PUBLIC; /* MPI_WEIGHTS_EMPTY */
+/* the objects MPICH's mpi_f08 module binds its sentinels to (fort_mpich08.c) */
+extern MPI_Fint MPIR_F08_MPI_BOTTOM WHF_PUBLIC;
+extern MPI_Fint MPIR_F08_MPI_IN_PLACE WHF_PUBLIC;
+extern MPI_Fint MPIR_F08_MPI_STATUS_IGNORE_OBJ[] WHF_PUBLIC;
+extern MPI_Fint MPIR_F08_MPI_STATUSES_IGNORE_OBJ[] WHF_PUBLIC;
+extern MPI_Fint __mpi_f08_link_constants_MOD_mpi_errcodes_ignore WHF_PUBLIC;
+extern MPI_Fint __mpi_f08_link_constants_MOD_mpi_unweighted WHF_PUBLIC;
+extern MPI_Fint __mpi_f08_link_constants_MOD_mpi_weights_empty WHF_PUBLIC;
 
 static inline void *whf_buf(const void *p)
 {
-    if (p == (const void *)&mpipriv1_.bottom)
+    if (p == (const void *)&mpipriv1_.bottom || p == (const void *)&MPIR_F08_MPI_BOTTOM)
         return MPI_BOTTOM;
-    if (p == (const void *)&mpipriv1_.in_place)
+    if (p == (const void *)&mpipriv1_.in_place || p == (const void *)&MPIR_F08_MPI_IN_PLACE)
         return MPI_IN_PLACE;
     return (void *)p;
 }
 #define WHF_BUF(p) whf_buf(p)
 #define WHF_STATUS(s) \
-    ((const void *)(s) == (const void *)mpipriv1_.status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)(s))
+    ((const void *)(s) == (const void *)mpipriv1_.status_ignore ||                    \
+     (const void *)(s) == (const void *)MPIR_F08_MPI_STATUS_IGNORE_OBJ                 \
+         ? MPI_STATUS_IGNORE : (MPI_Status *)(s))
 #define WHF_STATUSES(s) \
-    ((const void *)(s) == (const void *)mpipriv2_.statuses_ignore ? MPI_STATUSES_IGNORE \
-                                                                   : (MPI_Status *)(s))
+    ((const void *)(s) == (const void *)mpipriv2_.statuses_ignore ||                  \
+     (const void *)(s) == (const void *)MPIR_F08_MPI_STATUSES_IGNORE_OBJ               \
+         ? MPI_STATUSES_IGNORE : (MPI_Status *)(s))
 #define WHF_ERRCODES(e) \
-    ((const void *)(e) == (const void *)mpipriv2_.errcodes_ignore ? MPI_ERRCODES_IGNORE : (int *)(e))
+    ((const void *)(e) == (const void *)mpipriv2_.errcodes_ignore ||                  \
+     (const void *)(e) == (const void *)&__mpi_f08_link_constants_MOD_mpi_errcodes_ignore \
+         ? MPI_ERRCODES_IGNORE : (int *)(e))
 static inline int *whf_weights(MPI_Fint *w)
 {
-    if (w == &mpifcmb5_)
+    if (w == &mpifcmb5_ || w == &__mpi_f08_link_constants_MOD_mpi_unweighted)
         return MPI_UNWEIGHTED;
-    if (w == &mpifcmb9_)
+    if (w == &mpifcmb9_ || w == &__mpi_f08_link_constants_MOD_mpi_weights_empty)
         return MPI_WEIGHTS_EMPTY;
     return w;
 }

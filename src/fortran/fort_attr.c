@@ -273,3 +273,19 @@ WHF_PUBLIC void mpi_conversion_fn_null_(void *userbuf, MPI_Fint *datatype, MPI_F
     *ierr = MPI_SUCCESS;
 }
 WHF_ALL_NAMES(mpi_conversion_fn_null, "MPI_CONVERSION_FN_NULL")
+
+/* The same subroutines under the names of MPICH's mpi_f08_callbacks module (programs built
+ * with MPICH's mpi_f08 pass these; the f08 interfaces also take every argument by reference). */
+#define WHF_F08_CB(name)                                                                       \
+    extern __typeof__(name##_) __mpi_f08_callbacks_MOD_##name                                  \
+        __attribute__((alias(#name "_"), visibility("default")));
+WHF_F08_CB(mpi_comm_dup_fn)
+WHF_F08_CB(mpi_comm_null_copy_fn)
+WHF_F08_CB(mpi_comm_null_delete_fn)
+WHF_F08_CB(mpi_type_dup_fn)
+WHF_F08_CB(mpi_type_null_copy_fn)
+WHF_F08_CB(mpi_type_null_delete_fn)
+WHF_F08_CB(mpi_win_dup_fn)
+WHF_F08_CB(mpi_win_null_copy_fn)
+WHF_F08_CB(mpi_win_null_delete_fn)
+WHF_F08_CB(mpi_conversion_fn_null)

@@ -84,3 +84,9 @@ WHF_PUBLIC void wharf_f08_free_type(MPI_Fint *t)
     MPI_Datatype dt = *t;
     MPI_Type_free(&dt);
 }
+
+/* MPI_F_sync_reg(buf) of mpi_f08: an opaque call (see mpi_f_sync_reg_). */
+WHF_PUBLIC void wharf_f08_sync_reg(CFI_cdesc_t *d)
+{
+    __asm__ __volatile__("" : : "r"(d->base_addr) : "memory");
+}

@@ -28,21 +28,23 @@ if(WH_FORTRAN)
   file(MAKE_DIRECTORY ${WH_FGEN})
   add_custom_command(
     OUTPUT ${WH_INC}/mpif.h ${WH_FGEN}/wharf_fort.c ${WH_FGEN}/mpi_mod.f90 ${WH_FGEN}/mpi_f08.f90
+           ${WH_FGEN}/mpi_f08_mpich.f90 ${WH_FGEN}/mpi_f08_consts.c
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tools/gen/genfortran.py
             --api ${CMAKE_SOURCE_DIR}/tools/gen/mpi_api.txt --include ${WH_INC} --cc ${CMAKE_C_COMPILER}
             --mpif-out ${WH_INC}/mpif.h --wrappers-out ${WH_FGEN}/wharf_fort.c
             --module-out ${WH_FGEN}/mpi_mod.f90 --f08-out ${WH_FGEN}/mpi_f08.f90
+            --f08-mpich-out ${WH_FGEN}/mpi_f08_mpich.f90 --f08-consts-out ${WH_FGEN}/mpi_f08_consts.c
     DEPENDS ${CMAKE_SOURCE_DIR}/tools/gen/genfortran.py ${CMAKE_SOURCE_DIR}/tools/gen/genfortran_mod.py
             ${CMAKE_SOURCE_DIR}/tools/gen/genfortran_f08.py ${CMAKE_SOURCE_DIR}/tools/gen/apitable.py
             ${CMAKE_SOURCE_DIR}/tools/gen/genapi.py ${CMAKE_SOURCE_DIR}/tools/gen/mpi_api.txt
             ${WH_PUBLIC_COPIES} ${WH_INC}/wharf_mpi_proto.h
     COMMENT "Generating mpif.h, the mpi module and the Fortran entry points")
   add_custom_target(wh_fortran_gen DEPENDS ${WH_INC}/mpif.h ${WH_FGEN}/wharf_fort.c ${WH_FGEN}/mpi_mod.f90
-                    ${WH_FGEN}/mpi_f08.f90)
+                    ${WH_FGEN}/mpi_f08.f90 ${WH_FGEN}/mpi_f08_mpich.f90 ${WH_FGEN}/mpi_f08_consts.c)
 
   file(GLOB WH_FORT_SRC CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/fortran/*.c)
   add_library(mpifort SHARED ${WH_FORT_SRC} ${WH_FGEN}/wharf_fort.c ${WH_FGEN}/mpi_mod.f90
-              ${WH_FGEN}/mpi_f08.f90)
+              ${WH_FGEN}/mpi_f08.f90 ${WH_FGEN}/mpi_f08_mpich.f90 ${WH_FGEN}/mpi_f08_consts.c)
   add_dependencies(mpifort wh_fortran_gen wh_headers)
   target_include_directories(mpifort PRIVATE ${WH_INC} ${CMAKE_SOURCE_DIR}/src/fortran)
   target_compile_options(mpifort PRIVATE $<$<COMPILE_LANGUAGE:C>:${WH_WARN}>

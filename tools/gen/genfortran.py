@@ -386,6 +386,21 @@ def f08_constants(cc, inc):
     return out
 
 
+def gen_f08_consts_c(consts):
+    """C definitions of the module variables MPICH's mpi_f08 compile-constants module exports:
+    a program built with MPICH's module may pass their addresses (a PARAMETER of derived type
+    passed by reference), so libmpifort defines them with the same values."""
+    out = ["/* %s -- do not edit.\n * MPICH's __mpi_f08_compile_constants_MOD_* data symbols. */\n" % NOTE,
+           "#include <stdint.h>\n#define WHF_PUBLIC __attribute__((visibility(\"default\")))\n"]
+    for name, value, ftype in consts:
+        if ftype == "LOGICAL":
+            continue
+        ctype = "int64_t" if ftype == "INTEGER(KIND=8)" else "int32_t"
+        out.append("WHF_PUBLIC const %s __mpi_f08_compile_constants_MOD_%s = %d;\n"
+                   % (ctype, name.lower(), value))
+    return "".join(out)
+
+
 def fline(stmt):
     """One statement, valid fixed form (columns 7-72) and free form."""
     line = "       " + stmt
@@ -470,6 +485,8 @@ def main(argv=None):
     ap.add_argument("--wrappers-out")
     ap.add_argument("--module-out")
     ap.add_argument("--f08-out", help="the mpi_f08 module source")
+    ap.add_argument("--f08-mpich-out", help="MPICH's mpi_f08 entry points (Fortran source)")
+    ap.add_argument("--f08-consts-out", help="MPICH's mpi_f08 link/compile constants (C source)")
     ap.add_argument("--list-skipped", action="store_true")
     args = ap.parse_args(argv)
     funcs = apitable.load(args.api)
@@ -488,6 +505,12 @@ def main(argv=None):
         import genfortran_f08
         genapi.write_if_changed(args.f08_out, genfortran_f08.gen_f08(
             fl, f08_constants(args.cc, args.include)))
+    if args.f08_mpich_out:
+        import genfortran_f08
+        genapi.write_if_changed(args.f08_mpich_out, genfortran_f08.gen_mpich_f08(fl))
+    if args.f08_consts_out:
+        genapi.write_if_changed(args.f08_consts_out,
+                                gen_f08_consts_c(f08_constants(args.cc, args.include)))
     if args.list_skipped:
         for n in sorted(skipped):
             print("%s: %s" % (n, skipped[n]))

@@ -126,9 +126,9 @@ def procedure(f, ps, pairs_c=frozenset()):
     # the procedure
     body = ["  SUBROUTINE %s(%s)" % (proc_name(name, pairs_c),
                                      ", ".join([p.name for p in params] + ["ierror"]))]
-    for p in params:
-        body.append("    " + f08_decl(kinds[p.name], p, names, False, name))
-    body.append("    INTEGER, OPTIONAL, INTENT(OUT) :: ierror")
+    decls = [f08_decl(kinds[p.name], p, names, False, name) for p in params]
+    decls.append("INTEGER, OPTIONAL, INTENT(OUT) :: ierror")
+    body += ["    " + d for d in decls]
     body.append("    INTEGER :: ierr_")
     for c in choices:
         body.append("    TYPE(C_PTR) :: %s_" % c)
@@ -179,7 +179,7 @@ def procedure(f, ps, pairs_c=frozenset()):
                     "        CALL whf08_free_type(%s_t)" % (c, dt, c, c))
     body.append("    IF (PRESENT(ierror)) ierror = ierr_")
     body.append("  END SUBROUTINE")
-    return "\n".join(iface) + "\n", "\n".join(body) + "\n"
+    return "\n".join(iface) + "\n", "\n".join(body) + "\n", decls
 
 
 def wrap(line, width=130):
@@ -285,6 +285,10 @@ HAND = """
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: addr1, addr2
     MPI_Aint_diff = addr1 - addr2
   END FUNCTION
+  SUBROUTINE MPI_F_sync_reg(buf)
+    TYPE(*), DIMENSION(..) :: buf
+    CALL whf08_sync_reg(buf)
+  END SUBROUTINE
   SUBROUTINE MPI_Pcontrol(level)
     INTEGER, INTENT(IN) :: level
     CALL whf77_pcontrol(level)
@@ -381,6 +385,9 @@ HAND_IFACE = """    SUBROUTINE whf77_init(ierror) BIND(C, name="mpi_init_")
     REAL(C_DOUBLE) FUNCTION whf77_wtick() BIND(C, name="mpi_wtick_")
       IMPORT
     END FUNCTION
+    SUBROUTINE whf08_sync_reg(buf) BIND(C, name="wharf_f08_sync_reg")
+      TYPE(*), DIMENSION(..) :: buf
+    END SUBROUTINE
     SUBROUTINE whf77_pcontrol(level) BIND(C, name="mpi_pcontrol_")
       INTEGER :: level
     END SUBROUTINE
@@ -472,7 +479,7 @@ def gen_f08(fl, consts):
             continue
         if f.name.endswith("_c") and f.name[:-2] not in byname:
             continue   # a large-count form without its int form here
-        i, p = procedure(f, ps, pairs_c)
+        i, p, _ = procedure(f, ps, pairs_c)
         ifaces.append(i)
         procs.append(p)
     o.append("  INTERFACE\n")
@@ -492,4 +499,144 @@ def gen_f08(fl, consts):
     o.append(HAND % {"attr": "".join(ATTR_T % {"O": ob, "T": t, "o": lo} for ob, t, lo in OBJS)})
     o += [wrap(l) + "\n" for p in procs for l in p.splitlines()]
     o.append("END MODULE mpi_f08\n")
+    return "".join(o)
+
+
+# ---------------------------------------------------------------- MPICH's mpi_f08 ABI
+#
+# A program compiled with MPICH's mpi_f08 module calls external procedures named
+# mpi_<name>_f08_ (no choice buffer) or mpi_<name>_f08ts_ (TYPE(*), DIMENSION(..) buffers),
+# with _large before the trailing underscore for the large-count forms; the arguments are those
+# of the standard's f08 interface, exactly what our module procedures take.  Each is generated
+# here as an external subroutine forwarding to our module procedure.
+
+def mpich_name(f, kinds):
+    base = f.name[:-2] if f.name.endswith("_c") else f.name
+    ts = any(kinds[p.name] == "choice" for p in f.params)
+    return "%s_%s%s" % (base, "f08ts" if ts else "f08", "_large" if f.name.endswith("_c") else "")
+
+
+MPICH_HAND = """INTEGER(KIND=MPI_ADDRESS_KIND) FUNCTION MPI_Aint_add_f08(base, disp)
+  USE mpi_f08, ONLY: MPI_ADDRESS_KIND
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: base, disp
+  MPI_Aint_add_f08 = base + disp
+END FUNCTION
+INTEGER(KIND=MPI_ADDRESS_KIND) FUNCTION MPI_Aint_diff_f08(addr1, addr2)
+  USE mpi_f08, ONLY: MPI_ADDRESS_KIND
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: addr1, addr2
+  MPI_Aint_diff_f08 = addr1 - addr2
+END FUNCTION
+SUBROUTINE MPI_Pcontrol_f08(level)
+  USE mpi_f08, whf_impl => MPI_Pcontrol
+  INTEGER, INTENT(IN) :: level
+  CALL whf_impl(level)
+END SUBROUTINE
+SUBROUTINE MPI_Info_create_env_f08(info, ierror)
+  USE mpi_f08, whf_impl => MPI_Info_create_env
+  TYPE(MPI_Info), INTENT(OUT) :: info
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL whf_impl(info, ierror)
+END SUBROUTINE
+SUBROUTINE MPI_Grequest_start_f08(query_fn, free_fn, cancel_fn, extra_state, request, ierror)
+  USE mpi_f08, whf_impl => MPI_Grequest_start
+  PROCEDURE(MPI_Grequest_query_function) :: query_fn
+  PROCEDURE(MPI_Grequest_free_function) :: free_fn
+  PROCEDURE(MPI_Grequest_cancel_function) :: cancel_fn
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL whf_impl(query_fn, free_fn, cancel_fn, extra_state, request, ierror)
+END SUBROUTINE
+SUBROUTINE MPI_F_sync_reg_f08ts(buf)
+  USE mpi_f08, whf_impl => MPI_F_sync_reg
+  TYPE(*), DIMENSION(..) :: buf
+  CALL whf_impl(buf)
+END SUBROUTINE
+""" + "".join("""SUBROUTINE MPI_Delete_error_%(w)s_f08(%(a)s, ierror)
+  USE mpi_f08, whf_impl => MPI_Remove_error_%(w)s
+  INTEGER, INTENT(IN) :: %(a)s
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL whf_impl(%(a)s, ierror)
+END SUBROUTINE
+""" % {"w": w, "a": a} for w, a in (("class", "errorclass"), ("code", "errorcode"),
+                                     ("string", "errorcode"))) + """SUBROUTINE MPI_Init_f08(ierror)
+  USE mpi_f08, whf_impl => MPI_Init
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL whf_impl(ierror)
+END SUBROUTINE
+SUBROUTINE MPI_Init_thread_f08(required, provided, ierror)
+  USE mpi_f08, whf_impl => MPI_Init_thread
+  INTEGER, INTENT(IN) :: required
+  INTEGER, INTENT(OUT) :: provided
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL whf_impl(required, provided, ierror)
+END SUBROUTINE
+DOUBLE PRECISION FUNCTION MPI_Wtime_f08()
+  USE mpi_f08, whf_impl => MPI_Wtime
+  MPI_Wtime_f08 = whf_impl()
+END FUNCTION
+DOUBLE PRECISION FUNCTION MPI_Wtick_f08()
+  USE mpi_f08, whf_impl => MPI_Wtick
+  MPI_Wtick_f08 = whf_impl()
+END FUNCTION
+SUBROUTINE MPI_Buffer_detach_f08(buffer_addr, size, ierror)
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY: C_PTR
+  USE mpi_f08, whf_impl => MPI_Buffer_detach
+  TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+  INTEGER, INTENT(OUT) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL whf_impl(buffer_addr, size, ierror)
+END SUBROUTINE
+""" + "".join("""SUBROUTINE MPI_%(O)s_set_attr_f08(obj, keyval, attribute_val, ierror)
+  USE mpi_f08, whf_impl => MPI_%(O)s_set_attr
+  TYPE(MPI_%(T)s), INTENT(IN) :: obj
+  INTEGER, INTENT(IN) :: keyval
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: attribute_val
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL whf_impl(obj, keyval, attribute_val, ierror)
+END SUBROUTINE
+SUBROUTINE MPI_%(O)s_get_attr_f08(obj, keyval, attribute_val, flag, ierror)
+  USE mpi_f08, whf_impl => MPI_%(O)s_get_attr
+  TYPE(MPI_%(T)s), INTENT(IN) :: obj
+  INTEGER, INTENT(IN) :: keyval
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: attribute_val
+  LOGICAL, INTENT(OUT) :: flag
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL whf_impl(obj, keyval, attribute_val, flag, ierror)
+END SUBROUTINE
+SUBROUTINE MPI_%(O)s_create_keyval_f08(copy_fn, delete_fn, keyval, extra_state, ierror)
+  USE mpi_f08, whf_impl => MPI_%(O)s_create_keyval
+  PROCEDURE(MPI_%(O)s_copy_attr_function) :: copy_fn
+  PROCEDURE(MPI_%(O)s_delete_attr_function) :: delete_fn
+  INTEGER, INTENT(OUT) :: keyval
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL whf_impl(copy_fn, delete_fn, keyval, extra_state, ierror)
+END SUBROUTINE
+""" % {"O": o, "T": t} for o, t, _ in OBJS)
+
+
+def gen_mpich_f08(fl):
+    """External procedures with the names MPICH's mpi_f08 module calls."""
+    byname = {f.name: f for f, _ in fl}
+    pairs_c = {n for n in byname if n + "_c" in byname
+               and signature(byname[n]) != signature(byname[n + "_c"])}
+    o = ["! MPICH's mpi_f08 entry points over wharf's mpi_f08 module.\n",
+         "! Generated by tools/gen/genfortran.py -- do not edit.\n", MPICH_HAND]
+    for f, ps in fl:
+        if f.name in HAND_NAMES:
+            continue
+        if f.name.endswith("_c") and f.name[:-2] not in byname:
+            continue
+        kinds = {n: k for k, _, n in ps}
+        _, _, decls = procedure(f, ps, pairs_c)
+        args = [p.name for p in f.params] + ["ierror"]
+        ext = mpich_name(f, kinds)
+        o.append("SUBROUTINE %s(%s)\n" % (ext, ", ".join(args)))
+        o.append("  USE, INTRINSIC :: ISO_C_BINDING\n")
+        o.append("  USE mpi_f08, whf_impl => %s\n" % proc_name(f.name, pairs_c))
+        o.append("  IMPLICIT NONE\n")
+        o += [wrap("  " + d) + "\n" for d in decls]
+        o.append(wrap("  CALL whf_impl(%s)" % ", ".join(args)) + "\n")
+        o.append("END SUBROUTINE\n")
     return "".join(o)
