@@ -324,6 +324,8 @@ int wh_loc_members(void)
     return MPI_SUCCESS;
 }
 
+int wh_loc_region_zeroed(void) { return wh_loc.me && wh_loc.reg.prov == &wh_region_file; }
+
 size_t wh_loc_region_bytes(void) { return wh_loc.me ? wh_loc.reg.len : 0; }
 
 int wh_loc_have_region(void) { return wh_loc.me != NULL && wh_job.local_size > 1; }

@@ -52,6 +52,9 @@ int wh_loc_cma_check(int lp, int *why);
 /* Channel decisions for every world rank, recorded by the coordinator. */
 void wh_loc_set_choice(int wpeer, char code, int shm_why, int cma_why);
 const char *wh_loc_region_desc(void);
+/* 1 when the node region is a new zero-filled file (the file provider), 0
+ * when it may hold an earlier job's bytes (a fixed mapping). */
+int wh_loc_region_zeroed(void);
 /* Bytes of node region in use now (0 without one). */
 size_t wh_loc_region_bytes(void);
 #endif

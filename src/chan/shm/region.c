@@ -1,6 +1,7 @@
 /* The shm channel's part of the node region (locality/region.h), carved right
- * after the registry: nlocal x nlocal small rings (one per directed pair), then
- * one pool of large slots per rank.  Every co-resident rank carves the same
+ * after the registry: nlocal x nlocal small rings (one per directed pair,
+ * interleaved: row i holds cell i of every pair), then one pool of large
+ * slots per rank.  Every co-resident rank carves the same
  * size in the same order, so everything sits at the same offset for everyone
  * without any exchange.  Memory: n^2 x ring cells x 128 B (the ring depth
  * shrinks as n grows, keeping the rings within 16 MiB) + n x slots x slot size. */
@@ -32,9 +33,15 @@ static uint64_t slot_stride(uint64_t payload)
     return (offsetof(wh_shm_slot_t, payload) + payload + 63) & ~(uint64_t)63;
 }
 
+uint64_t wh_shm_ring_row(int n)
+{
+    uint64_t row = (uint64_t)n * (uint64_t)n * WH_SHM_CELL_BYTES;
+    return row < 4096 + 64 ? 4096 + 64 : row;
+}
+
 uint64_t wh_shm_region_bytes(int n, uint32_t ring_cells, uint32_t nslots, uint64_t slot_payload)
 {
-    uint64_t rings = (uint64_t)n * (uint64_t)n * ring_cells * WH_SHM_CELL_BYTES;
+    uint64_t rings = ring_cells * wh_shm_ring_row(n);
     return ((rings + 4095) & ~(uint64_t)4095) + (uint64_t)n * nslots * slot_stride(slot_payload);
 }
 
@@ -50,6 +57,7 @@ static int layout(int n)
     if (pay < 64 || pay > (64u << 20))
         return wh_error(MPI_ERR_OTHER, "WHARF_SHM_SLOT_SIZE=%zu must be between 64 bytes and 64 MiB", pay);
     wh_shm.ring_cells = ring;
+    wh_shm.ring_stride = wh_shm_ring_row(n);
     wh_shm.nslots = (uint32_t)slots;
     wh_shm.slot_stride = slot_stride(pay);
     wh_shm.slot_payload = (uint32_t)(wh_shm.slot_stride - offsetof(wh_shm_slot_t, payload));
@@ -77,16 +85,14 @@ static int alloc_tables(int n)
 int wh_shm_region_setup(int phase)
 {
     int n = wh_shm.nlocal;
-    size_t rb = (size_t)wh_shm.ring_cells * WH_SHM_CELL_BYTES;
     if (phase == 0) {
         wh_shm.nlocal = n = wh_job.local_size;
         wh_shm.me = wh_job.local_rank;
         WH_CHECK(layout(n));
         WH_CHECK(alloc_tables(n));
-        rb = (size_t)wh_shm.ring_cells * WH_SHM_CELL_BYTES;
         int rc;
         wh_reg_rec_t *me = wh_loc_me();
-        size_t rings = ((size_t)n * (size_t)n * rb + 4095) & ~(size_t)4095;
+        size_t rings = ((size_t)wh_shm.ring_cells * wh_shm.ring_stride + 4095) & ~(size_t)4095;
         unsigned char *base = wh_loc_carve(wh_shm_region_bytes(n, wh_shm.ring_cells, wh_shm.nslots,
                                                                wh_shm.slot_payload), &rc);
         if (!base) {
@@ -98,17 +104,20 @@ int wh_shm_region_setup(int phase)
         }
         wh_shm.rings = base;
         wh_shm.pools = base + rings;
-        /* empty the rings I consume and my pool (a fixed region may hold an
-         * earlier job's cells) */
-        for (int p = 0; p < n; p++) {
-            unsigned char *q = wh_shm.rings + ((size_t)p * n + wh_shm.me) * rb;
-            for (uint32_t i = 0; i < wh_shm.ring_cells; i++)
-                __atomic_store_n(&wh_shm_cell(q, i)->state, 0, __ATOMIC_RELAXED);
-        }
         for (int p = 0; p < n; p++)
             wh_shm.pool[p] = wh_shm.pools + (size_t)p * wh_shm.nslots * wh_shm.slot_stride;
-        for (uint32_t s = 0; s < wh_shm.nslots; s++)
-            __atomic_store_n(&wh_shm_slot(wh_shm.pool[wh_shm.me], s)->busy, 0, __ATOMIC_RELAXED);
+        /* a fixed region may hold an earlier job's cells: empty the rings I
+         * consume and my pool (a new file is zero-filled: touching every
+         * page from every rank would cost 128 ranks seconds of page faults) */
+        if (!wh_loc_region_zeroed()) {
+            for (int p = 0; p < n; p++) {
+                unsigned char *q = wh_shm.rings + ((size_t)p * n + wh_shm.me) * WH_SHM_CELL_BYTES;
+                for (uint32_t i = 0; i < wh_shm.ring_cells; i++)
+                    __atomic_store_n(&wh_shm_cell(q, i)->state, 0, __ATOMIC_RELAXED);
+            }
+            for (uint32_t s = 0; s < wh_shm.nslots; s++)
+                __atomic_store_n(&wh_shm_slot(wh_shm.pool[wh_shm.me], s)->busy, 0, __ATOMIC_RELAXED);
+        }
         __atomic_store_n(&me->shm_state, 1, __ATOMIC_RELEASE);
         return MPI_SUCCESS;
     }
@@ -116,8 +125,8 @@ int wh_shm_region_setup(int phase)
         return MPI_SUCCESS;
     wh_shm.npeers = 0;
     for (int p = 0; p < n; p++) {
-        wh_shm.txq[p] = wh_shm.rings + ((size_t)wh_shm.me * n + p) * rb;
-        wh_shm.rxq[p] = wh_shm.rings + ((size_t)p * n + wh_shm.me) * rb;
+        wh_shm.txq[p] = wh_shm.rings + ((size_t)wh_shm.me * n + p) * WH_SHM_CELL_BYTES;
+        wh_shm.rxq[p] = wh_shm.rings + ((size_t)p * n + wh_shm.me) * WH_SHM_CELL_BYTES;
         const wh_reg_rec_t *r = wh_loc_rec(p);
         if (p == wh_shm.me || !r)
             continue;

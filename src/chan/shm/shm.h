@@ -1,7 +1,11 @@
 /* Shared-memory channel internals.  Node memory grows linearly with the
  * co-resident ranks, not with their pairs:
  *  - every directed pair has a small ring of 128-byte cells (its order and its
- *    latency path: a message of up to 80 bytes travels inside the cell);
+ *    latency path: a message of up to 80 bytes travels inside the cell); the
+ *    rings are interleaved, cell i of every pair in one row, so consecutive
+ *    cells of a ring lie in different pages (cells at a fixed stride inside a
+ *    page let the receiver's prefetcher pull lines the sender is about to
+ *    write: 8 B ping-pong 0.25 us instead of 0.20 us);
  *  - every rank owns one pool of large slots in the node region; a larger
  *    payload is copied into a free slot of the SENDER's pool and the ring cell
  *    names the slot; the receiver hands the slot back by clearing its flag.
@@ -51,6 +55,7 @@ typedef struct wh_shm_state {
     int *peers;               /* local indices other than me */
     int npeers;
     uint32_t ring_cells;      /* cells per ring (power of two) */
+    uint64_t ring_stride;     /* bytes between cells i and i+1 of one ring (shm.h) */
     uint32_t nslots, slot_payload, slot_cursor;
     uint64_t slot_stride;
     /* CMA */
@@ -63,7 +68,7 @@ extern wh_shm_state_t wh_shm;
 
 static inline wh_shm_cell_t *wh_shm_cell(unsigned char *q, uint32_t idx)
 {
-    return (wh_shm_cell_t *)(q + (uint64_t)(idx & (wh_shm.ring_cells - 1)) * WH_SHM_CELL_BYTES);
+    return (wh_shm_cell_t *)(q + (uint64_t)(idx & (wh_shm.ring_cells - 1)) * wh_shm.ring_stride);
 }
 
 static inline wh_shm_slot_t *wh_shm_slot(unsigned char *pool, uint32_t s)
@@ -73,6 +78,8 @@ static inline wh_shm_slot_t *wh_shm_slot(unsigned char *pool, uint32_t s)
 
 /* Bytes of node region the channel needs for n co-resident ranks (region.c). */
 uint64_t wh_shm_region_bytes(int n, uint32_t ring_cells, uint32_t nslots, uint64_t slot_payload);
+/* Bytes of one row of ring cells (cell i of every pair), at least a page + a line. */
+uint64_t wh_shm_ring_row(int n);
 
 int wh_shm_region_setup(int phase);  /* region.c */
 void wh_shm_region_teardown(void);
