@@ -47,7 +47,7 @@ void *wh_tab_alloc(wh_tab_t *t)
     memset(o, 0, t->objsize);
     ((wh_obj_t *)o)->handle = h;
     ((wh_obj_t *)o)->refs = 1;
-    uint32_t idx = WH_HINDEX(h);
+    uint32_t idx = WH_TAB_SLOT(h);
     t->used[idx / WH_TAB_CHUNK][idx % WH_TAB_CHUNK] = 1;
     t->live++;
     return o;
@@ -56,8 +56,12 @@ void *wh_tab_alloc(wh_tab_t *t)
 void wh_tab_free(wh_tab_t *t, void *obj)
 {
     char *o = obj;
-    uint32_t idx = WH_HINDEX(((wh_obj_t *)o)->handle);
+    int h = ((wh_obj_t *)o)->handle;
+    uint32_t idx = WH_TAB_SLOT(h);
     t->used[idx / WH_TAB_CHUNK][idx % WH_TAB_CHUNK] = 0;
+    /* the next object in this slot gets the next generation */
+    uint32_t gen = ((WH_HINDEX(h) >> WH_TAB_SLOTBITS) + 1u) & ((1u << (26 - WH_TAB_SLOTBITS)) - 1u);
+    ((wh_obj_t *)o)->handle = WH_HMAKE(WH_HK_INDIRECT, t->htype, (gen << WH_TAB_SLOTBITS) | idx);
     *(void **)(o + sizeof(wh_obj_t)) = t->freelist;
     t->freelist = o;
     t->live--;

@@ -39,9 +39,15 @@ typedef struct wh_obj {
     int refs;   /* user + internal references; freed at 0 */
 } wh_obj_t;
 
-/* A growable table of fixed-size objects, chunked so pointers stay valid. */
+/* A growable table of fixed-size objects, chunked so pointers stay valid.
+ * An INDIRECT handle's 26 index bits are a 20-bit slot and a 6-bit
+ * generation that wh_tab_free advances: a freed handle stops resolving, and
+ * the next object in its slot gets a different handle (a stale handle is
+ * reported, not taken for the new object, for 63 reuses of a slot). */
 #define WH_TAB_CHUNK 1024
-#define WH_TAB_MAXCHUNKS 4096
+#define WH_TAB_MAXCHUNKS 1024
+#define WH_TAB_SLOTBITS 20
+#define WH_TAB_SLOT(h) (WH_HINDEX(h) & ((1u << WH_TAB_SLOTBITS) - 1u))
 typedef struct wh_tab {
     int htype;
     size_t objsize;
@@ -61,12 +67,13 @@ void wh_tab_destroy(wh_tab_t *t);
 /* Object for an INDIRECT handle of this table, or NULL if not a live one. */
 static inline void *wh_tab_get(const wh_tab_t *t, int h)
 {
-    uint32_t idx = WH_HINDEX(h);
+    uint32_t idx = WH_TAB_SLOT(h);
     if (WH_HKIND(h) != WH_HK_INDIRECT || WH_HTYPE(h) != t->htype || idx >= t->nslots)
         return NULL;
     uint32_t c = idx / WH_TAB_CHUNK, s = idx % WH_TAB_CHUNK;
     if (!t->used[c][s])
         return NULL;
-    return (char *)t->chunks[c] + (size_t)s * t->objsize;
+    char *o = (char *)t->chunks[c] + (size_t)s * t->objsize;
+    return ((const wh_obj_t *)o)->handle == h ? o : NULL; /* an older generation: stale */
 }
 #endif

@@ -31,7 +31,17 @@ int main(void)
     CHECK(wh_tab_get(&t, WH_HMAKE(WH_HK_INDIRECT, WH_H_REQUEST, 0x3ffffff)) == NULL); /* out of range */
     CHECK(wh_tab_get(&t, 0) == NULL && wh_tab_get(&t, -1) == NULL);
     thing_t *again = wh_tab_alloc(&t);
-    CHECK(again->obj.handle == h && again->payload == 0);       /* slot reused, zeroed */
+    /* slot reused and zeroed, under the next generation: the old handle stays stale */
+    CHECK(WH_TAB_SLOT(again->obj.handle) == WH_TAB_SLOT(h) && again->obj.handle != h && again->payload == 0);
+    CHECK(wh_tab_get(&t, h) == NULL && wh_tab_get(&t, again->obj.handle) == again);
+    /* 63 more reuses of one slot before a generation repeats */
+    int first = again->obj.handle, seen_first = 0;
+    for (int k = 0; k < 64; k++) {
+        wh_tab_free(&t, again);
+        again = wh_tab_alloc(&t);
+        seen_first |= k < 62 && again->obj.handle == first;
+    }
+    CHECK(!seen_first && WH_TAB_SLOT(again->obj.handle) == WH_TAB_SLOT(h));
     CHECK(t.live == N);
     wh_tab_destroy(&t);
     free(v);
