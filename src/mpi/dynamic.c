@@ -2,12 +2,12 @@
  * process started by a launcher (never by MPI_Comm_spawn) has no parent. */
 #include "mpi/api.h"
 
-WH_API int PMPI_Comm_get_parent(MPI_Comm *parent)
+static int body_Comm_get_parent(MPI_Comm *parent)
 {
-    WH_CHECK_INIT("MPI_Comm_get_parent");
     if (!parent)
         return wh_raise_comm(NULL, "MPI_Comm_get_parent", wh_error(MPI_ERR_ARG, "parent is NULL"));
     *parent = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Comm_get_parent, PMPI_Comm_get_parent)
+
+#include "entry/dynamic.h"

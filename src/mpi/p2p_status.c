@@ -12,30 +12,25 @@
                                  wh_error(MPI_ERR_ARG, "status is %s", (st) ? "MPI_STATUS_IGNORE" : "NULL")); \
     } while (0)
 
-WH_API int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+static int body_Test_cancelled(const MPI_Status *status, int *flag)
 {
-    WH_CHECK_INIT("MPI_Test_cancelled");
     STATUS_ARG("MPI_Test_cancelled", status);
     WH_CHK_PTR("MPI_Test_cancelled", NULL, flag, "flag");
     *flag = status->count_hi_and_cancelled & 1;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Test_cancelled, PMPI_Test_cancelled)
 
-WH_API int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
+static int body_Status_set_cancelled(MPI_Status *status, int flag)
 {
-    WH_CHECK_INIT("MPI_Status_set_cancelled");
     STATUS_ARG("MPI_Status_set_cancelled", status);
     status->count_hi_and_cancelled = (status->count_hi_and_cancelled & ~1) | (flag ? 1 : 0);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Status_set_cancelled, PMPI_Status_set_cancelled)
 
 /* Store the byte count of the first `count` basic elements of datatype's
  * stream, so that MPI_Get_elements(status, datatype) returns count. */
 static int set_elements(const char *fname, MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
-    WH_CHECK_INIT(fname);
     STATUS_ARG(fname, status);
     wh_dtype_t *dt = wh_dtype_get(datatype);
     if (!dt)
@@ -55,23 +50,20 @@ static int set_elements(const char *fname, MPI_Status *status, MPI_Datatype data
     return MPI_SUCCESS;
 }
 
-WH_API int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
+static int body_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
 {
     return set_elements("MPI_Status_set_elements", status, datatype, count);
 }
-WH_ALIAS(MPI_Status_set_elements, PMPI_Status_set_elements)
 
-WH_API int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+static int body_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
     return set_elements("MPI_Status_set_elements_x", status, datatype, count);
 }
-WH_ALIAS(MPI_Status_set_elements_x, PMPI_Status_set_elements_x)
 
-WH_API int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+static int body_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
     return set_elements("MPI_Status_set_elements_c", status, datatype, count);
 }
-WH_ALIAS(MPI_Status_set_elements_c, PMPI_Status_set_elements_c)
 
 /* MPI-4.1 field accessors (usable before MPI_Init, like the status itself) */
 #define WH_STATUS_FIELD(Get, Set, FIELD, lower)                                                   \
@@ -96,7 +88,7 @@ WH_STATUS_FIELD(get_tag, set_tag, MPI_TAG, tag)
 WH_STATUS_FIELD(get_error, set_error, MPI_ERROR, error)
 
 /* Fortran INTEGER status(MPI_STATUS_SIZE) has the C layout (5 ints). */
-WH_API int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
+static int body_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
 {
     if (!f_status || f_status == MPI_F_STATUS_IGNORE)
         return wh_p2p_raise(NULL, "MPI_Status_f2c", wh_error(MPI_ERR_ARG, "f_status is %s",
@@ -109,9 +101,8 @@ WH_API int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
     c_status->MPI_ERROR = f_status[MPI_F_ERROR];
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Status_f2c, PMPI_Status_f2c)
 
-WH_API int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
+static int body_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 {
     STATUS_ARG("MPI_Status_c2f", c_status);
     if (!f_status || f_status == MPI_F_STATUS_IGNORE)
@@ -124,4 +115,5 @@ WH_API int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
     f_status[MPI_F_ERROR] = c_status->MPI_ERROR;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Status_c2f, PMPI_Status_c2f)
+
+#include "entry/p2p_status.h"

@@ -149,7 +149,7 @@ static int parse_level(const char *v)
     return -1;
 }
 
-WH_API int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+static int body_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
     /* callable before MPI_Init and after MPI_Finalize (MPI-4.1 11.3.1) */
     static const char fname[] = "MPI_Session_init";
@@ -196,9 +196,8 @@ WH_API int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Sessi
     *session = s->obj.handle;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Session_init, PMPI_Session_init)
 
-WH_API int PMPI_Session_finalize(MPI_Session *session)
+static int body_Session_finalize(MPI_Session *session)
 {
     static const char fname[] = "MPI_Session_finalize";
     WH_CHECK_INIT(fname);
@@ -216,11 +215,10 @@ WH_API int PMPI_Session_finalize(MPI_Session *session)
     *session = MPI_SESSION_NULL;
     return wh_runtime_release();
 }
-WH_ALIAS(MPI_Session_finalize, PMPI_Session_finalize)
 
 /* ---------- process sets ---------- */
 
-WH_API int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
+static int body_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
 {
     static const char fname[] = "MPI_Session_get_num_psets";
     WH_CHECK_INIT(fname);
@@ -234,9 +232,8 @@ WH_API int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *n
     *npset_names = NPSETS;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Session_get_num_psets, PMPI_Session_get_num_psets)
 
-WH_API int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
+static int body_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
 {
     static const char fname[] = "MPI_Session_get_nth_pset";
     WH_CHECK_INIT(fname);
@@ -260,9 +257,8 @@ WH_API int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, 
     *pset_len = need;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Session_get_nth_pset, PMPI_Session_get_nth_pset)
 
-WH_API int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
+static int body_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
 {
     static const char fname[] = "MPI_Session_get_pset_info";
     WH_CHECK_INIT(fname);
@@ -279,9 +275,8 @@ WH_API int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name
     *info = inf;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Session_get_pset_info, PMPI_Session_get_pset_info)
 
-WH_API int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
+static int body_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
     static const char fname[] = "MPI_Group_from_session_pset";
     WH_CHECK_INIT(fname);
@@ -303,11 +298,10 @@ WH_API int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_na
     *newgroup = g->obj.handle;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Group_from_session_pset, PMPI_Group_from_session_pset)
 
 /* ---------- info ---------- */
 
-WH_API int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
+static int body_Session_get_info(MPI_Session session, MPI_Info *info_used)
 {
     static const char fname[] = "MPI_Session_get_info";
     WH_CHECK_INIT(fname);
@@ -326,11 +320,10 @@ WH_API int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
     *info_used = inf;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Session_get_info, PMPI_Session_get_info)
 
 /* ---------- error handlers ---------- */
 
-WH_API int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
+static int body_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
                                           MPI_Errhandler *errhandler)
 {
     /* callable before MPI_Init and after MPI_Finalize (MPI-4.1 11.3.1) */
@@ -345,9 +338,8 @@ WH_API int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *sessi
     *errhandler = e->obj.handle;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Session_create_errhandler, PMPI_Session_create_errhandler)
 
-WH_API int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
+static int body_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
 {
     static const char fname[] = "MPI_Session_set_errhandler";
     WH_CHECK_INIT(fname);
@@ -358,9 +350,8 @@ WH_API int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errha
     set_errh(s, errhandler);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Session_set_errhandler, PMPI_Session_set_errhandler)
 
-WH_API int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
+static int body_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 {
     static const char fname[] = "MPI_Session_get_errhandler";
     WH_CHECK_INIT(fname);
@@ -375,9 +366,8 @@ WH_API int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errh
     *errhandler = s->errh;
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Session_get_errhandler, PMPI_Session_get_errhandler)
 
-WH_API int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
+static int body_Session_call_errhandler(MPI_Session session, int errorcode)
 {
     static const char fname[] = "MPI_Session_call_errhandler";
     WH_CHECK_INIT(fname);
@@ -392,4 +382,5 @@ WH_API int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
     raise_s(s, fname, errorcode);
     return MPI_SUCCESS;
 }
-WH_ALIAS(MPI_Session_call_errhandler, PMPI_Session_call_errhandler)
+
+#include "entry/session.h"
