@@ -2,6 +2,7 @@
 # Every target installs the Debian packages it needs (run as root, or have them installed).
 BUILD  ?= build
 ASAN   ?= build-asan
+TSAN   ?= build-tsan
 PREFIX ?= /usr/local
 JOBS   ?= $(shell nproc)
 
@@ -18,7 +19,7 @@ define need_pkgs
 	fi
 endef
 
-.PHONY: all deps build check check-unit check-asan demo bench install clean
+.PHONY: all deps build check check-unit check-asan check-tsan demo bench install clean
 
 all: build
 
@@ -33,6 +34,7 @@ check: build
 	$(call need_pkgs,$(TEST_PKGS))
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory check-asan
+	$(MAKE) --no-print-directory check-tsan
 
 # The MPI-level and unit tests once more under AddressSanitizer + UBSan.
 check-asan: deps
@@ -40,6 +42,14 @@ check-asan: deps
 	ninja -C $(ASAN) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN) --output-on-failure -j $(JOBS) -L "unit|shm" -LE "nosan"
+
+# The threaded tests (label "thread") under ThreadSanitizer: only the library,
+# the launcher and those tests are built.
+check-tsan: deps
+	cmake -S . -B $(TSAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWHARF_TSAN=ON >/dev/null
+	ninja -C $(TSAN) -j $(JOBS) wharfrun mpit_thread_multi mpit_thread_stress
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest --test-dir $(TSAN) --output-on-failure -j $(JOBS) -L thread
 
 demo: build
 	$(call need_pkgs,$(TEST_PKGS))
@@ -54,4 +64,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(ASAN)
+	rm -rf $(BUILD) $(ASAN) $(TSAN)

@@ -38,6 +38,7 @@ enum {
     WB_COLL = 1u << 3,   /* collective: avg over ranks, -f adds min/max */
     WB_NOSIZE = 1u << 4, /* no message size (barrier): one row, size 0 */
     WB_PAIR = 1u << 5,   /* only ranks 0 and 1 measure, the others wait */
+    WB_THREADS = 1u << 6, /* asks MPI_THREAD_MULTIPLE (wb.provided says what it got) */
 };
 
 struct wb_bench {
@@ -84,6 +85,7 @@ static struct {
     int reports;     /* errors printed so far */
     int columns_out; /* column header printed */
     int skipped;     /* benchmark skipped (one-sided unavailable) */
+    int provided;    /* thread level from MPI_Init_thread (WB_THREADS) */
 } wb;
 
 /* ------------------------------------------------------------------------ */
@@ -441,7 +443,10 @@ static inline void wb_row3(size_t size, double v1, double v2, double v3)
 
 static inline void wb_init(int *argc, char ***argv, const struct wb_bench *b)
 {
-    MPI_Init(argc, argv);
+    if (b->flags & WB_THREADS)
+        MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &wb.provided);
+    else
+        MPI_Init(argc, argv);
     wb.b = b;
     MPI_Comm_rank(MPI_COMM_WORLD, &wb.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &wb.nranks);
