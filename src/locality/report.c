@@ -34,7 +34,7 @@ static int report_wanted(void) { return wh_tun.report && strstr(wh_tun.report, "
 static int put_row(void)
 {
     int n = wh_job.size, max = wh_pmi_max_vallen();
-    if (!wh_loc.code || 3 * n + 1 > max)
+    if (!report_wanted() || !wh_loc.code || 3 * n + 1 > max)
         return MPI_SUCCESS;
     char *row = malloc((size_t)(3 * n + 1));
     if (!row)
@@ -174,7 +174,7 @@ int wh_loc_finish(void)
         return rc;
     char gkey[64], gval[1024];
     int gmax = wh_pmi_max_vallen();
-    if (gmax > 0) {
+    if (gmax > 0 && report_wanted()) {
         wh_cuda_describe(gval, (size_t)gmax + 1 < sizeof gval ? (size_t)gmax + 1 : sizeof gval);
         if (!gval[0])
             snprintf(gval, sizeof gval, "none");
@@ -191,7 +191,7 @@ int wh_loc_finish(void)
         free(grp);
         return wh_error(MPI_ERR_NO_MEM, "out of memory");
     }
-    char key[64], val[160];
+    char val[160];
     int ng = 0;
     char *all = malloc((size_t)n * sizeof val);
     if (!all || wh_pmi_get_ranks("loc.grp", n, -1, all, sizeof val) != 0)
@@ -209,21 +209,23 @@ int wh_loc_finish(void)
     if (!wh_loc_launcher_mode())
         wh_job.nhosts = ng;
     if (rc == MPI_SUCCESS && report) {
-        int vl = wh_pmi_max_vallen();
-        char *v = malloc((size_t)vl + 1);
-        for (int r = 0; v && r < n && 3 * n + 1 <= vl; r++) {
-            snprintf(key, sizeof key, "loc.row.%d", r);
-            if (wh_pmi_get(key, v, (size_t)vl + 1) == 0 && strlen(v) == (size_t)(3 * n))
-                rows[r] = strdup(v);
-        }
-        free(v);
-        print_report(grp, 3 * n + 1 <= vl ? rows : NULL);
+        /* one pipelined PMI round per key family (a get per rank in turn cost
+         * seconds at 128 ranks) */
+        int vl = wh_pmi_max_vallen(), fit = vl > 0 && 3 * n + 1 <= vl;
+        size_t rstride = (size_t)3 * (size_t)n + 1;
+        char *rv = fit ? malloc((size_t)n * rstride) : NULL;
+        if (rv && wh_pmi_get_ranks("loc.row", n, -1, rv, rstride) == 0)
+            for (int r = 0; r < n; r++)
+                if (strlen(rv + (size_t)r * rstride) == rstride - 1)
+                    rows[r] = strdup(rv + (size_t)r * rstride);
+        free(rv);
+        print_report(grp, fit ? rows : NULL);
         char **gpu = vl > 0 ? calloc((size_t)n, sizeof(char *)) : NULL;
-        for (int r = 0; gpu && r < n; r++) {
-            snprintf(key, sizeof key, "loc.gpu.%d", r);
-            if (wh_pmi_get(key, gval, sizeof gval) == 0)
-                gpu[r] = strdup(gval);
-        }
+        char *gv = gpu ? malloc((size_t)n * sizeof gval) : NULL;
+        if (gv && wh_pmi_get_ranks("loc.gpu", n, -1, gv, sizeof gval) == 0)
+            for (int r = 0; r < n; r++)
+                gpu[r] = strdup(gv + (size_t)r * sizeof gval);
+        free(gv);
         if (gpu) {
             print_gpus(gpu);
             for (int r = 0; r < n; r++)
