@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "io/io.h"
 #include "mpi/api.h"
 
 static int chk_comm(const char *fname, MPI_Comm h, wh_comm_t **c)
@@ -138,45 +139,81 @@ static int body_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 /* ---------- windows and files ----------
  * Window handlers can be created now (MPI_Win is an int, so the function type
  * is the communicator one); attaching them comes with the window code.  For
- * files only the default handler (on MPI_FILE_NULL) exists until MPI-IO does;
- * the file code replaces the non-NULL branches below. */
+ * files the handler of MPI_FILE_NULL is the default of MPI_File_open and of
+ * errors without a file (MPI_ERRORS_RETURN unless changed). */
 
 static int body_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler)
 {
     return create_errh("MPI_Win_create_errhandler", WH_H_WIN, win_errhandler_fn, errhandler);
 }
 
-static MPI_Errhandler file_default_errh = MPI_ERRORS_RETURN;
+static int body_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler)
+{
+    return create_errh("MPI_File_create_errhandler", WH_H_FILE, (MPI_Comm_errhandler_function *)(void (*)(void))file_errhandler_fn,
+                       errhandler);
+}
+
+/* the handler slot of a file, or MPI_FILE_NULL's (the default for opens) */
+static MPI_Errhandler *file_errh_slot(const char *fname, MPI_File file, wh_file_t **fp, int *rc)
+{
+    *rc = MPI_SUCCESS;
+    *fp = NULL;
+    if (file == MPI_FILE_NULL)
+        return wh_file_default_errh();
+    if (!(*fp = wh_file_get(file))) {
+        *rc = wh_raise_file(NULL, fname, wh_error(MPI_ERR_FILE, "file %p is not an open file", (void *)file));
+        return NULL;
+    }
+    return &(*fp)->errh;
+}
 
 static int body_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
-    if (file != MPI_FILE_NULL)
-        return wh_err_unimplemented("MPI_File_set_errhandler");
-    wh_errh_t *e;
-    int rc = chk_errh(NULL, "MPI_File_set_errhandler", errhandler, &e);
-    if (rc)
+    static const char fname[] = "MPI_File_set_errhandler";
+    wh_file_t *f;
+    int rc;
+    MPI_Errhandler *slot = file_errh_slot(fname, file, &f, &rc);
+    if (!slot)
         return rc;
+    wh_errh_t *e = wh_errh_get(errhandler);
+    if (!e)
+        return wh_raise_file(f, fname, wh_error(MPI_ERR_ARG, "errhandler 0x%x is not a valid error handler",
+                                                (unsigned)errhandler));
     if (e->kind == WH_ERRH_USER && e->target != WH_H_FILE)
-        return wh_raise_comm(NULL, "MPI_File_set_errhandler",
-                             wh_error(MPI_ERR_ARG, "errhandler 0x%x was created for %s, not files", (unsigned)errhandler,
-                                      target_name(e->target)));
+        return wh_raise_file(f, fname, wh_error(MPI_ERR_ARG, "errhandler 0x%x was created for %s, not files",
+                                                (unsigned)errhandler, target_name(e->target)));
     if (e->kind == WH_ERRH_USER)
         e->obj.refs++;
-    wh_errh_release(wh_errh_get(file_default_errh));
-    file_default_errh = errhandler;
+    wh_errh_release(wh_errh_get(*slot));
+    *slot = errhandler;
     return MPI_SUCCESS;
 }
 
 static int body_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 {
-    if (file != MPI_FILE_NULL)
-        return wh_err_unimplemented("MPI_File_get_errhandler");
-    CHK_PTR(NULL, "MPI_File_get_errhandler", errhandler, "errhandler");
-    wh_errh_t *e = wh_errh_get(file_default_errh);
+    static const char fname[] = "MPI_File_get_errhandler";
+    wh_file_t *f;
+    int rc;
+    MPI_Errhandler *slot = file_errh_slot(fname, file, &f, &rc);
+    if (!slot)
+        return rc;
+    if (!errhandler)
+        return wh_raise_file(f, fname, wh_error(MPI_ERR_ARG, "errhandler is NULL"));
+    wh_errh_t *e = wh_errh_get(*slot);
     if (e && e->kind == WH_ERRH_USER)
         e->obj.refs++;
-    *errhandler = file_default_errh;
+    *errhandler = *slot;
     return MPI_SUCCESS;
+}
+
+static int body_File_call_errhandler(MPI_File fh, int errorcode)
+{
+    static const char fname[] = "MPI_File_call_errhandler";
+    wh_file_t *f = NULL;
+    if (fh != MPI_FILE_NULL && !(f = wh_file_get(fh)))
+        return wh_raise_file(NULL, fname, wh_error(MPI_ERR_FILE, "file %p is not an open file", (void *)fh));
+    wh_raise_file(f, fname, errorcode);
+    return MPI_SUCCESS; /* MPI-4.1 9.3.4: success unless the handler could not be called */
 }
 
 /* ---------- error codes and classes ---------- */
