@@ -8,24 +8,8 @@
 #include "coll/coll.h"
 #include "io/io.h"
 #include "mpi/api.h"
+#include "mpi/file.h"
 
-int wh_file_arg(const char *fname, MPI_File fh, wh_file_t **f)
-{
-    if ((*f = wh_file_get(fh)))
-        return MPI_SUCCESS;
-    if (fh == MPI_FILE_NULL)
-        return wh_raise_file(NULL, fname, wh_error(MPI_ERR_FILE, "fh is MPI_FILE_NULL"));
-    return wh_raise_file(NULL, fname, wh_error(MPI_ERR_FILE, "fh %p is not an open file (closed or never opened)",
-                                               (void *)fh));
-}
-
-#define FILE_ARG(fname, fh, f)                                                                    \
-    wh_file_t *f;                                                                                 \
-    do {                                                                                          \
-        int rc_ = wh_file_arg((fname), (fh), &f);                                                 \
-        if (rc_)                                                                                  \
-            return rc_;                                                                           \
-    } while (0)
 #define CHK_PTR_F(f, fname, p, name)                                                              \
     do {                                                                                          \
         if (!(p))                                                                                 \
@@ -75,35 +59,23 @@ static int body_File_delete(const char *filename, MPI_Info info)
     return wh_raise_file(NULL, fname, wh_file_delete(filename));
 }
 
-static int body_File_set_size(MPI_File fh, MPI_Offset size)
+/* MPI_File_set_size and MPI_File_preallocate: same checks, agreed, then rank 0 acts */
+static int resize(const char *fname, MPI_File fh, MPI_Offset size, int grow_only)
 {
-    static const char fname[] = "MPI_File_set_size";
     FILE_ARG(fname, fh, f);
     int rc = size < 0 ? wh_error(MPI_ERR_ARG, "negative size %lld", (long long)size)
              : (f->amode & MPI_MODE_RDONLY) ? wh_error(MPI_ERR_READ_ONLY, "the file is open MPI_MODE_RDONLY")
              : (f->amode & MPI_MODE_SEQUENTIAL)
-                 ? wh_error(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_File_set_size on a MPI_MODE_SEQUENTIAL file")
+                 ? wh_error(MPI_ERR_UNSUPPORTED_OPERATION, "%s on a MPI_MODE_SEQUENTIAL file", fname)
                  : MPI_SUCCESS;
     rc = wh_file_agree(f->comm, rc);
     if (rc == MPI_SUCCESS)
-        rc = wh_file_set_size(f, size, 0);
+        rc = wh_file_set_size(f, size, grow_only);
     return wh_raise_file(f, fname, rc);
 }
 
-static int body_File_preallocate(MPI_File fh, MPI_Offset size)
-{
-    static const char fname[] = "MPI_File_preallocate";
-    FILE_ARG(fname, fh, f);
-    int rc = size < 0 ? wh_error(MPI_ERR_ARG, "negative size %lld", (long long)size)
-             : (f->amode & MPI_MODE_RDONLY) ? wh_error(MPI_ERR_READ_ONLY, "the file is open MPI_MODE_RDONLY")
-             : (f->amode & MPI_MODE_SEQUENTIAL)
-                 ? wh_error(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_File_preallocate on a MPI_MODE_SEQUENTIAL file")
-                 : MPI_SUCCESS;
-    rc = wh_file_agree(f->comm, rc);
-    if (rc == MPI_SUCCESS)
-        rc = wh_file_set_size(f, size, 1);
-    return wh_raise_file(f, fname, rc);
-}
+static int body_File_set_size(MPI_File fh, MPI_Offset size) { return resize("MPI_File_set_size", fh, size, 0); }
+static int body_File_preallocate(MPI_File fh, MPI_Offset size) { return resize("MPI_File_preallocate", fh, size, 1); }
 
 static int body_File_get_size(MPI_File fh, MPI_Offset *size)
 {

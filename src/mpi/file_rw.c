@@ -10,8 +10,7 @@
 #include "coll/coll.h"
 #include "io/io.h"
 #include "mpi/api.h"
-
-int wh_file_arg(const char *fname, MPI_File fh, wh_file_t **f);
+#include "mpi/file.h"
 
 enum where { AT, IND, SHARED, ORDERED };
 
@@ -98,18 +97,10 @@ static int rw(const char *fname, wh_file_t *f, int write, int where, int coll, M
     return wh_raise_file(f, fname, rc);
 }
 
-#define FILE_OR_RAISE(fname, fh, f)                                                               \
-    wh_file_t *f;                                                                                 \
-    do {                                                                                          \
-        int rc_ = wh_file_arg((fname), (fh), &f);                                                 \
-        if (rc_)                                                                                  \
-            return rc_;                                                                           \
-    } while (0)
-
 static int blocking(const char *fname, MPI_File fh, int write, int where, int coll, MPI_Offset offset, const void *buf,
                     MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    FILE_OR_RAISE(fname, fh, f);
+    FILE_ARG(fname, fh, f);
     if (coll && f->split_active)
         return wh_raise_file(f, fname, wh_error(MPI_ERR_IO, "a split collective is active on the file"));
     return rw(fname, f, write, where, coll, offset, (void *)buf, count, datatype, status);
@@ -139,7 +130,7 @@ static int cancel_fn(void *extra, int complete)
 static int nonblocking(const char *fname, MPI_File fh, int write, int where, int coll, MPI_Offset offset,
                        const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-    FILE_OR_RAISE(fname, fh, f);
+    FILE_ARG(fname, fh, f);
     if (!request)
         return wh_raise_file(f, fname, wh_error(MPI_ERR_ARG, "request is NULL"));
     MPI_Status *st = calloc(1, sizeof *st);
@@ -165,7 +156,7 @@ static int nonblocking(const char *fname, MPI_File fh, int write, int where, int
 static int split_begin(const char *fname, MPI_File fh, int write, int where, MPI_Offset offset, const void *buf,
                        MPI_Count count, MPI_Datatype datatype)
 {
-    FILE_OR_RAISE(fname, fh, f);
+    FILE_ARG(fname, fh, f);
     if (f->split_active)
         return wh_raise_file(f, fname, wh_error(MPI_ERR_IO, "a split collective is already active on the file"));
     memset(&f->split_status, 0, sizeof f->split_status);
@@ -179,7 +170,7 @@ static int split_begin(const char *fname, MPI_File fh, int write, int where, MPI
 
 static int split_end(const char *fname, MPI_File fh, const void *buf, MPI_Status *status)
 {
-    FILE_OR_RAISE(fname, fh, f);
+    FILE_ARG(fname, fh, f);
     if (!f->split_active)
         return wh_raise_file(f, fname, wh_error(MPI_ERR_IO, "no split collective is active on the file"));
     if (buf != f->split_buf)

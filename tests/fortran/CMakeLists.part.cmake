@@ -60,17 +60,7 @@ wh_fortran_test(f90_mixed f90_mixed.f90 2)
 
 # The CG application in every container scenario (tests/scenarios, docs/SCENARIOS.md): one
 # rank per container (twohost: 4 ranks, two per host).  Needs root; 77 (skipped) otherwise.
-foreach(sc shared pidpriv volume isolated twohost)
-  set(np 2)
-  if(sc STREQUAL "twohost")
-    set(np 4)
-  endif()
-  add_test(NAME scenarios.${sc}.fortran_cg
-    COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/scenarios/wharfns.py run ${sc} -n ${np}
-            --wharfrun ${WHARFRUN} --timeout 150 -- ${WH_FTEST_EXE_f90_cg} 400)
-  set_tests_properties(scenarios.${sc}.fortran_cg PROPERTIES
-    SKIP_RETURN_CODE 77 LABELS "scenarios;fortran" RUN_SERIAL true TIMEOUT 240)
-endforeach()
+wh_scenario_test(fortran_cg ${WH_FTEST_EXE_f90_cg} fortran "shared;pidpriv;volume;isolated;twohost" 400)
 
 # The wrappers' -show / -compile-info / -link-info, and mpif.h valid in fixed and free form.
 add_test(NAME fortran.wrappers COMMAND sh ${WH_FTEST_DIR}/wrappers_test.sh ${CMAKE_BINARY_DIR})

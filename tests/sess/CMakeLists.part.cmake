@@ -19,18 +19,6 @@ foreach(n 2 4)
 endforeach()
 # the same in emulated containers (docs/SCENARIOS.md): one rank per container,
 # and two hosts of two ranks
-if(DEFINED WH_SCENARIOS)
-  foreach(sc shared isolated twohost)
-    set(np 2)
-    if(sc STREQUAL "twohost")
-      set(np 4)
-    endif()
-    add_test(NAME scenarios.${sc}.sess_part
-      COMMAND ${Python3_EXECUTABLE} ${WH_SCENARIOS}/wharfns.py run ${sc} -n ${np} --wharfrun ${WHARFRUN}
-              --timeout 150 -- $<TARGET_FILE:mpit_sess_part>)
-    set_tests_properties(scenarios.${sc}.sess_part PROPERTIES
-      SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 240)
-  endforeach()
-endif()
+wh_scenario_test(sess_part $<TARGET_FILE:mpit_sess_part> sess "shared;isolated;twohost")
 wh_mpi_test(part_stress_2 ${CMAKE_SOURCE_DIR}/tests/mpi/part_stress.c 2)
 wh_mpi_test(part_stress_4 ${CMAKE_SOURCE_DIR}/tests/mpi/part_stress.c 4)
