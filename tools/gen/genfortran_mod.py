@@ -89,6 +89,8 @@ def decl(kind, ctext, name, fname=""):
         return ["INTEGER :: %s(MPI_STATUS_SIZE,*)" % name]
     if kind in ("value", "index_out"):
         return ["%s :: %s" % (ftype, name)]
+    if kind in ("file_in", "file_out", "file_inout"):
+        return ["INTEGER :: %s" % name]
     if kind == "pass" and re.search(r"\[\]\[(\d+)\]$", t):
         return ["%s :: %s(%s,*)" % (ftype, name, re.search(r"\[(\d+)\]$", t).group(1))]
     if kind == "pass" and t.endswith("[]"):
