@@ -11,7 +11,7 @@ if(WH_RGPU_OK)
   target_compile_options(rgpu_kernels PRIVATE ${WH_WARN} -fvisibility=hidden)
   set_target_properties(rgpu_kernels PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${RGB})
   # test programs link no driver: they load whichever libcuda.so.1 LD_LIBRARY_PATH shows
-  foreach(t forward)
+  foreach(t forward app killsrv)
     add_executable(rgpu_${t} ${RGT}/t_${t}.c)
     target_include_directories(rgpu_${t} SYSTEM PRIVATE ${WH_CUDA_INC})
     target_compile_options(rgpu_${t} PRIVATE ${WH_WARN})
@@ -19,4 +19,32 @@ if(WH_RGPU_OK)
     set_target_properties(rgpu_${t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${RGB} SKIP_BUILD_RPATH ON)
     add_dependencies(rgpu_${t} rgpu_kernels wharf-gpud rgpu_client)
   endforeach()
+endif()
+
+if(WH_RGPU_OK)
+  set(RGH ${Python3_EXECUTABLE} ${RGT}/rgpu_harness.py --build ${CMAKE_BINARY_DIR})
+  set(RGMOD ${RGB}/rgpu_kernels.so)
+  # every forwarded call through one server (loopback), two servers, and two
+  # servers in their own network namespaces with the client in a third
+  add_test(NAME rgpu.forward.one COMMAND ${RGH} --server 0,1 run -- $<TARGET_FILE:rgpu_forward> ${RGMOD})
+  add_test(NAME rgpu.forward.two COMMAND ${RGH} --server 0,1 --server 2,3 run -- $<TARGET_FILE:rgpu_forward> ${RGMOD})
+  add_test(NAME rgpu.forward.ns COMMAND ${RGH} --ns --server 0 --server 3 run -- $<TARGET_FILE:rgpu_forward> ${RGMOD})
+  # the same test directly on the emulator (the reference)
+  add_test(NAME rgpu.forward.local COMMAND $<TARGET_FILE:rgpu_forward> ${RGMOD})
+  set_tests_properties(rgpu.forward.local PROPERTIES ENVIRONMENT "${WH_CUDAEMU_ENV}")
+  # the application: the same answer on the emulator and through two servers in namespaces
+  add_test(NAME rgpu.app.same COMMAND ${RGH} --server 0,1 --server 2,3 same -- $<TARGET_FILE:rgpu_app> ${RGMOD})
+  add_test(NAME rgpu.app.ns COMMAND ${RGH} --ns --server 1 --server 2 same -- $<TARGET_FILE:rgpu_app> ${RGMOD})
+  add_test(NAME rgpu.hostile COMMAND ${RGH} hostile)
+  add_test(NAME rgpu.hostile.ns COMMAND ${RGH} --ns hostile)
+  add_test(NAME rgpu.killserver COMMAND ${RGH} --server 0 --server 1 killserver -- $<TARGET_FILE:rgpu_killsrv>)
+  add_test(NAME rgpu.killserver.ns COMMAND ${RGH} --ns --server 0 --server 1 killserver -- $<TARGET_FILE:rgpu_killsrv>)
+  set_tests_properties(rgpu.forward.one rgpu.forward.two rgpu.forward.ns rgpu.forward.local rgpu.app.same
+    rgpu.app.ns rgpu.hostile rgpu.hostile.ns rgpu.killserver rgpu.killserver.ns PROPERTIES
+    TIMEOUT 240 LABELS "rgpu;gpu" SKIP_RETURN_CODE 77)
+  foreach(t rgpu.forward.one rgpu.forward.two rgpu.forward.ns rgpu.forward.local)
+    set_tests_properties(${t} PROPERTIES PASS_REGULAR_EXPRESSION "rgpu forward: ok" FAIL_REGULAR_EXPRESSION "check failed")
+  endforeach()
+  set_tests_properties(rgpu.forward.ns rgpu.app.ns rgpu.hostile.ns rgpu.killserver.ns PROPERTIES
+    RUN_SERIAL true LABELS "rgpu;gpu;scenarios")
 endif()
