@@ -48,3 +48,19 @@ if(WH_RGPU_OK)
   set_tests_properties(rgpu.forward.ns rgpu.app.ns rgpu.hostile.ns rgpu.killserver.ns PROPERTIES
     RUN_SERIAL true LABELS "rgpu;gpu;scenarios")
 endif()
+
+if(WH_RGPU_OK)
+  # deterministic fuzz campaign over the wire protocol's header check and request decoder
+  add_executable(fuzz_rgpu_wire ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_rgpu_wire.c)
+  target_compile_options(fuzz_rgpu_wire PRIVATE ${WH_WARN})
+  target_link_libraries(fuzz_rgpu_wire PRIVATE rgpu_wire)
+  set_target_properties(fuzz_rgpu_wire PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${RGB})
+  add_test(NAME rgpu.wire_fuzz COMMAND fuzz_rgpu_wire 200000 1)
+  set_tests_properties(rgpu.wire_fuzz PROPERTIES TIMEOUT 300 LABELS "rgpu;unit")
+  # a wharf MPI program on device buffers, its driver the rgpu client (wharf
+  # loads it through cuGetProcAddress; CUDA IPC is refused, so staged copies)
+  add_test(NAME rgpu.mpi.gpu_p2p COMMAND ${RGH} --server 0,1 run -- env WHARF_CUDA=1
+           ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_gpu_p2p>)
+  set_tests_properties(rgpu.mpi.gpu_p2p PROPERTIES TIMEOUT 240 LABELS "rgpu;gpu;mpi" PROCESSORS 2
+    PASS_REGULAR_EXPRESSION "gpu p2p: ok" FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank")
+endif()
