@@ -76,8 +76,11 @@ struct CUfunc_st {
 #define RGC_FUNC_MAGIC 0x52465543u
 
 enum { RGC_DEVICE = 1, RGC_HOST };
+/* base: the address the application sees (a PROT_NONE reservation here:
+ * the server's own address when it is free in this process, another one
+ * otherwise); rbase: the address on the server */
 typedef struct rgc_alloc {
-    uint64_t base, size, mapsz;
+    uint64_t base, size, mapsz, rbase;
     int kind;
     struct CUctx_st *ctx;
     uint64_t id;

@@ -108,6 +108,8 @@ static CUresult copy(uint64_t dst, uint64_t src, size_t n, CUstream st, int asyn
         return CUDA_ERROR_INVALID_VALUE;
     uint32_t fl = async ? RG_F_ASYNC : 0;
     uint64_t q[5];
+    /* the server's addresses */
+    uint64_t rdst = dd ? da->rbase + (dst - da->base) : dst, rsrc = sd ? sa->rbase + (src - sa->base) : src;
     CUresult rc = CUDA_SUCCESS;
     if (!dd && !sd) {
         memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
@@ -119,7 +121,7 @@ static CUresult copy(uint64_t dst, uint64_t src, size_t n, CUstream st, int asyn
         pthread_mutex_lock(&sv->mu);
         for (size_t off = 0; off < n && rc == CUDA_SUCCESS; off += RG_CHUNK) {
             size_t k = n - off < RG_CHUNK ? n - off : RG_CHUNK;
-            q[2] = dst + off;
+            q[2] = rdst + off;
             rc = callq(sv, RG_OP_HTOD, fl | (async ? RG_F_NOREPLY : 0), q, 3, (const char *)(uintptr_t)src + off, k,
                        1, NULL);
         }
@@ -132,7 +134,7 @@ static CUresult copy(uint64_t dst, uint64_t src, size_t n, CUstream st, int asyn
         pthread_mutex_lock(&sv->mu);
         for (size_t off = 0; off < n && rc == CUDA_SUCCESS; off += RG_CHUNK) {
             size_t k = n - off < RG_CHUNK ? n - off : RG_CHUNK;
-            q[2] = src + off;
+            q[2] = rsrc + off;
             q[3] = k;
             rgc_reply_t rep;
             rc = callq(sv, RG_OP_DTOH, fl, q, 4, NULL, 0, 0, &rep);
@@ -151,13 +153,13 @@ static CUresult copy(uint64_t dst, uint64_t src, size_t n, CUstream st, int asyn
     if (da->ctx->sv == sa->ctx->sv) { /* both on one server: its driver copies */
         rgc_server_t *sv = da->ctx->sv;
         pick(sv, sctx, srh, da->ctx, &q[0], &q[1]);
-        q[2] = dst, q[3] = src, q[4] = n;
+        q[2] = rdst, q[3] = rsrc, q[4] = n;
         pthread_mutex_lock(&sv->mu);
         rc = callq(sv, RG_OP_DTOD, fl | (async ? RG_F_NOREPLY : 0), q, 5, NULL, 0, 0, NULL);
         pthread_mutex_unlock(&sv->mu);
         return rc;
     }
-    return peer_copy(da, dst, sa, src, n, sctx, srh);
+    return peer_copy(da, rdst, sa, rsrc, n, sctx, srh);
 }
 
 RGC_API CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
@@ -220,7 +222,7 @@ static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t n, CUstream st,
         return CUDA_ERROR_INVALID_VALUE;
     rgc_server_t *sv = da->ctx->sv;
     pick(sv, sctx, srh, da->ctx, &q[0], &q[1]);
-    q[2] = dst, q[3] = v, q[4] = n;
+    q[2] = da->rbase + (dst - da->base), q[3] = v, q[4] = n;
     pthread_mutex_lock(&sv->mu);
     CUresult rc = callq(sv, RG_OP_MEMSET, async ? RG_F_ASYNC | RG_F_NOREPLY : 0, q, 5, NULL, 0, 0, NULL);
     pthread_mutex_unlock(&sv->mu);
@@ -578,6 +580,18 @@ RGC_API CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned 
     } else if (f->np) {
         return CUDA_ERROR_INVALID_VALUE;
     }
+    /* 8-byte parameters pointing into a device allocation whose address here
+     * differs from the server's: the server's address */
+    for (unsigned i = 0; i < f->np; i++)
+        if (f->size[i] == 8) {
+            uint64_t v;
+            memcpy(&v, buf + f->off[i], 8);
+            rgc_alloc_t *a = v ? rgc_find(v, 1) : NULL;
+            if (a && a != (rgc_alloc_t *)1 && a->kind == RGC_DEVICE && a->rbase != a->base) {
+                v = a->rbase + (v - a->base);
+                memcpy(buf + f->off[i], &v, 8);
+            }
+        }
     uint64_t q[9] = {f->rh, gx, gy, gz, bx, by, bz, shmem, srh};
     pthread_mutex_lock(&c->sv->mu);
     CUresult rc = callq(c->sv, RG_OP_LAUNCH, RG_F_NOREPLY, q, 9, buf, n, 1, NULL);

@@ -18,6 +18,7 @@ static int nservers;
 static CUresult init_rc = CUDA_ERROR_NOT_INITIALIZED;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int timeout_ms = 60000;
+static int force_remap; /* WHARF_RGPU_REMAP=1: never the server's addresses (tests the translation) */
 static pthread_rwlock_t alloc_lock = PTHREAD_RWLOCK_INITIALIZER;
 static rgc_alloc_t *allocs;
 static uint64_t next_id = 1;
@@ -177,6 +178,8 @@ static void add_server(const char *spec, const uint8_t *key, size_t keylen)
 
 static void do_init(void)
 {
+    const char *fr = getenv("WHARF_RGPU_REMAP");
+    force_remap = fr && atoi(fr) > 0;
     const char *t = getenv("WHARF_RGPU_TIMEOUT");
     if (t && atoi(t) > 0)
         timeout_ms = atoi(t) * 1000;
@@ -570,7 +573,7 @@ static void add_alloc(uint64_t base, uint64_t size, uint64_t mapsz, int kind, st
     rgc_alloc_t *a = calloc(1, sizeof *a);
     if (!a)
         return;
-    *a = (rgc_alloc_t){base, size, mapsz, kind, c, 0, NULL};
+    *a = (rgc_alloc_t){base, size, mapsz, base, kind, c, 0, NULL};
     pthread_rwlock_wrlock(&alloc_lock);
     a->id = next_id++;
     a->next = allocs;
@@ -598,9 +601,13 @@ static CUresult remote_free(struct CUctx_st *c, uint64_t p)
 }
 
 /* Device memory lives on the server; its address range is reserved here too
- * (PROT_NONE, MAP_FIXED_NOREPLACE), so no host allocation of this process
- * can ever alias it, two servers' allocations cannot overlap, and a CPU
- * access to a remote device pointer faults as on a GPU. */
+ * (PROT_NONE), so no host allocation of this process can ever alias it and
+ * a CPU access to a remote device pointer faults as on a GPU.  The reserved
+ * range is at the server's own address when that range is free here (the
+ * usual case: pointers inside kernel arguments then need no translation);
+ * otherwise anywhere, and the client translates the addresses it sends
+ * (copies, memset, and 8-byte kernel parameters that point into an
+ * allocation; pointers inside structures passed by value are not). */
 RGC_API CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
 {
     struct CUctx_st *c = rgc_ctx_current();
@@ -608,46 +615,39 @@ RGC_API CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
         return rgc_inited ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_NOT_INITIALIZED;
     if (!dptr || !bytesize)
         return CUDA_ERROR_INVALID_VALUE;
-    uint64_t clash[8];
-    int nclash = 0;
-    CUresult rc;
     long pg = sysconf(_SC_PAGESIZE);
-    for (;;) {
-        rg_buf_t a = {0};
-        rg_put_u64(&a, c->rh);
-        rg_put_u64(&a, bytesize);
-        rgc_reply_t rep;
-        uint64_t p = 0;
-        pthread_mutex_lock(&c->sv->mu);
-        rc = rgc_call(c->sv, RG_OP_MEM_ALLOC, 0, &a, NULL, 0, &rep);
-        if (rc == CUDA_SUCCESS)
-            p = rg_get_u64(&rep.r);
-        pthread_mutex_unlock(&c->sv->mu);
-        rg_buf_free(&a);
-        if (rc != CUDA_SUCCESS)
-            break;
-        uint64_t mapsz = (bytesize + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
-        void *m = p % (uint64_t)pg ? MAP_FAILED
-                                   : mmap((void *)(uintptr_t)p, mapsz, PROT_NONE,
-                                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
-        if (m != MAP_FAILED && (uint64_t)(uintptr_t)m != p) {
-            munmap(m, mapsz); /* old kernels ignore MAP_FIXED_NOREPLACE */
-            m = MAP_FAILED;
-        }
-        if (m != MAP_FAILED) {
-            add_alloc(p, bytesize, mapsz, RGC_DEVICE, c);
-            *dptr = p;
-            break;
-        }
-        clash[nclash++] = p; /* the range is taken here: keep it busy on the server, try again */
-        if (nclash == 8) {
-            rc = CUDA_ERROR_OUT_OF_MEMORY;
-            break;
-        }
+    rg_buf_t a = {0};
+    rg_put_u64(&a, c->rh);
+    rg_put_u64(&a, bytesize);
+    rgc_reply_t rep;
+    uint64_t p = 0;
+    pthread_mutex_lock(&c->sv->mu);
+    CUresult rc = rgc_call(c->sv, RG_OP_MEM_ALLOC, 0, &a, NULL, 0, &rep);
+    if (rc == CUDA_SUCCESS)
+        p = rg_get_u64(&rep.r);
+    pthread_mutex_unlock(&c->sv->mu);
+    rg_buf_free(&a);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    uint64_t mapsz = (bytesize + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
+    int fl = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+    void *m = p % (uint64_t)pg || force_remap ? MAP_FAILED : mmap((void *)(uintptr_t)p, mapsz, PROT_NONE, fl | MAP_FIXED_NOREPLACE, -1, 0);
+    if (m != MAP_FAILED && (uint64_t)(uintptr_t)m != p) {
+        munmap(m, mapsz); /* old kernels ignore MAP_FIXED_NOREPLACE */
+        m = MAP_FAILED;
     }
-    for (int i = 0; i < nclash; i++)
-        remote_free(c, clash[i]);
-    return rc;
+    if (m == MAP_FAILED)
+        m = mmap(NULL, mapsz, PROT_NONE, fl, -1, 0);
+    if (m == MAP_FAILED) {
+        remote_free(c, p);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    add_alloc((uintptr_t)m, bytesize, mapsz, RGC_DEVICE, c);
+    pthread_rwlock_wrlock(&alloc_lock);
+    allocs->rbase = p; /* (the record just added is first) */
+    pthread_rwlock_unlock(&alloc_lock);
+    *dptr = (uintptr_t)m;
+    return CUDA_SUCCESS;
 }
 
 RGC_API CUresult CUDAAPI cuMemFree(CUdeviceptr dptr)
@@ -657,7 +657,7 @@ RGC_API CUresult CUDAAPI cuMemFree(CUdeviceptr dptr)
     rgc_alloc_t *a = take_alloc(dptr, RGC_DEVICE);
     if (!a)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult rc = remote_free(a->ctx, dptr);
+    CUresult rc = remote_free(a->ctx, a->rbase);
     munmap((void *)(uintptr_t)a->base, a->mapsz);
     free(a);
     return rc;

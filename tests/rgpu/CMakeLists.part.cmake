@@ -28,6 +28,9 @@ if(WH_RGPU_OK)
   # servers in their own network namespaces with the client in a third
   add_test(NAME rgpu.forward.one COMMAND ${RGH} --server 0,1 run -- $<TARGET_FILE:rgpu_forward> ${RGMOD})
   add_test(NAME rgpu.forward.two COMMAND ${RGH} --server 0,1 --server 2,3 run -- $<TARGET_FILE:rgpu_forward> ${RGMOD})
+  # the client's addresses never the servers': every address sent is translated
+  add_test(NAME rgpu.forward.remap COMMAND ${RGH} --server 0,1 --server 2,3 run -- env WHARF_RGPU_REMAP=1
+           $<TARGET_FILE:rgpu_forward> ${RGMOD})
   add_test(NAME rgpu.forward.ns COMMAND ${RGH} --ns --server 0 --server 3 run -- $<TARGET_FILE:rgpu_forward> ${RGMOD})
   # the same test directly on the emulator (the reference)
   add_test(NAME rgpu.forward.local COMMAND $<TARGET_FILE:rgpu_forward> ${RGMOD})
@@ -39,10 +42,10 @@ if(WH_RGPU_OK)
   add_test(NAME rgpu.hostile.ns COMMAND ${RGH} --ns hostile)
   add_test(NAME rgpu.killserver COMMAND ${RGH} --server 0 --server 1 killserver -- $<TARGET_FILE:rgpu_killsrv>)
   add_test(NAME rgpu.killserver.ns COMMAND ${RGH} --ns --server 0 --server 1 killserver -- $<TARGET_FILE:rgpu_killsrv>)
-  set_tests_properties(rgpu.forward.one rgpu.forward.two rgpu.forward.ns rgpu.forward.local rgpu.app.same
+  set_tests_properties(rgpu.forward.one rgpu.forward.two rgpu.forward.remap rgpu.forward.ns rgpu.forward.local rgpu.app.same
     rgpu.app.ns rgpu.hostile rgpu.hostile.ns rgpu.killserver rgpu.killserver.ns PROPERTIES
     TIMEOUT 240 LABELS "rgpu;gpu" SKIP_RETURN_CODE 77)
-  foreach(t rgpu.forward.one rgpu.forward.two rgpu.forward.ns rgpu.forward.local)
+  foreach(t rgpu.forward.one rgpu.forward.two rgpu.forward.remap rgpu.forward.ns rgpu.forward.local)
     set_tests_properties(${t} PROPERTIES PASS_REGULAR_EXPRESSION "rgpu forward: ok" FAIL_REGULAR_EXPRESSION "check failed")
   endforeach()
   set_tests_properties(rgpu.forward.ns rgpu.app.ns rgpu.hostile.ns rgpu.killserver.ns PROPERTIES
