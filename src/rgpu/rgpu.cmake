@@ -28,3 +28,12 @@ if(WH_CUDAEMU_OK AND OpenSSL_FOUND)
 else()
   message(STATUS "remote GPUs (rgpu) skipped: needs cuda.h (cudaemu) and OpenSSL's libcrypto (libssl-dev)")
 endif()
+
+if(WH_RGPU_OK)
+  # the benchmark (bench/rgpu): a client of whichever libcuda.so.1 it is pointed at
+  add_executable(rgpu_bench ${CMAKE_SOURCE_DIR}/bench/rgpu/rgpu_bench.c)
+  target_include_directories(rgpu_bench SYSTEM PRIVATE ${WH_CUDA_INC})
+  target_compile_options(rgpu_bench PRIVATE ${WH_WARN})
+  target_link_libraries(rgpu_bench PRIVATE rgpu_wire cudaemu)
+  set_target_properties(rgpu_bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench/rgpu SKIP_BUILD_RPATH ON)
+endif()
