@@ -13,6 +13,16 @@
 #define RGC_MAX_DEV 64
 #define RGC_BATCH (16u << 10) /* asynchronous calls are sent in batches up to this size */
 
+/* a request whose answer comes later (asynchronous device-to-host copies and
+ * peer copies): where its data goes */
+typedef struct {
+    uint64_t seq;
+    unsigned op;
+    void *dst;
+    size_t n;
+} rgc_later_t;
+#define RGC_MAX_LATER 256
+
 typedef struct rgc_server {
     char host[128];
     int port;
@@ -25,6 +35,8 @@ typedef struct rgc_server {
     uint64_t seq;
     rg_buf_t batch; /* encoded asynchronous messages not yet sent */
     rg_buf_t in;
+    rgc_later_t later[RGC_MAX_LATER];
+    int nlater;
 } rgc_server_t;
 
 typedef struct {
@@ -110,6 +122,12 @@ CUresult rgc_wait(rgc_server_t *sv, unsigned op, uint64_t seq, rgc_reply_t *rep)
 /* the reply buffer stays valid until the next call on sv: callers copy out
  * while holding it, so they take sv->mu around rgc_call + reading */
 
+/* the request seq on sv (sent) is answered later; dst/n: where the data of a
+ * device-to-host copy goes.  Caller holds sv->mu. */
+CUresult rgc_later(rgc_server_t *sv, unsigned op, uint64_t seq, void *dst, size_t n);
+/* the first error of an asynchronous call answered later (0 if none), cleared;
+ * the synchronizing calls return it */
+CUresult rgc_take_deferred(void);
 CUresult rgc_need_init(void);
 struct CUctx_st *rgc_ctx_current(void);
 /* the allocation containing [p, p+n) or NULL (p unknown: host memory) */

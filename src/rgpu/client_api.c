@@ -48,7 +48,7 @@ static void pick(rgc_server_t *sv, struct CUctx_st *sctx, uint64_t srh, struct C
 static uint64_t copy_ids;
 
 static CUresult peer_copy(rgc_alloc_t *da, uint64_t dst, rgc_alloc_t *sa, uint64_t src, size_t n,
-                          struct CUctx_st *sctx, uint64_t srh)
+                          struct CUctx_st *sctx, uint64_t srh, int async)
 {
     rgc_server_t *ds = da->ctx->sv, *ss = sa->ctx->sv;
     uint64_t dc, dsr, sc, ssr;
@@ -77,7 +77,11 @@ static CUresult peer_copy(rgc_alloc_t *da, uint64_t dst, rgc_alloc_t *sa, uint64
     CUresult rd = rgc_send(ds, RG_OP_PEER_RECV, 0, &ra, NULL, 0, &dseq);
     CUresult rs = rd == CUDA_SUCCESS ? rgc_send(ss, RG_OP_PEER_SEND, 0, &sa_, NULL, 0, &sseq) : rd;
     rgc_reply_t rep;
-    if (rd == CUDA_SUCCESS) {
+    if (async && rd == CUDA_SUCCESS && rs == CUDA_SUCCESS) {
+        /* answered later: both servers run it in order with their other requests */
+        rd = rgc_later(ds, RG_OP_PEER_RECV, dseq, NULL, 0);
+        rs = rgc_later(ss, RG_OP_PEER_SEND, sseq, NULL, 0);
+    } else if (rd == CUDA_SUCCESS) {
         /* flush the receiver's request before waiting on the sender */
         if (rs == CUDA_SUCCESS)
             rs = rgc_wait(ss, RG_OP_PEER_SEND, sseq, &rep);
@@ -137,6 +141,17 @@ static CUresult copy(uint64_t dst, uint64_t src, size_t n, CUstream st, int asyn
             q[2] = rsrc + off;
             q[3] = k;
             rgc_reply_t rep;
+            if (async) { /* the data lands when the answer comes: no waiting here */
+                uint64_t seq;
+                rg_buf_t a = {0};
+                for (int i = 0; i < 4; i++)
+                    rg_put_u64(&a, q[i]);
+                rc = rgc_send(sv, RG_OP_DTOH, fl | RG_F_LATER, &a, NULL, 0, &seq);
+                rg_buf_free(&a);
+                if (rc == CUDA_SUCCESS)
+                    rc = rgc_later(sv, RG_OP_DTOH, seq, (char *)(uintptr_t)dst + off, k);
+                continue;
+            }
             rc = callq(sv, RG_OP_DTOH, fl, q, 4, NULL, 0, 0, &rep);
             if (rc == CUDA_SUCCESS) {
                 uint32_t got;
@@ -159,7 +174,7 @@ static CUresult copy(uint64_t dst, uint64_t src, size_t n, CUstream st, int asyn
         pthread_mutex_unlock(&sv->mu);
         return rc;
     }
-    return peer_copy(da, rdst, sa, rsrc, n, sctx, srh);
+    return peer_copy(da, rdst, sa, rsrc, n, sctx, srh, async);
 }
 
 RGC_API CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
@@ -279,7 +294,12 @@ static CUresult stream_op(CUstream st, unsigned op)
     struct CUctx_st *c;
     uint64_t rh;
     CK(rgc_stream_ctx(st, &c, &rh));
-    return simple(c->sv, op, 0, c->rh << 32 | rh, 0, 1, NULL);
+    CUresult rc = simple(c->sv, op, 0, c->rh << 32 | rh, 0, 1, NULL);
+    if (op == RG_OP_STREAM_SYNC) {
+        CUresult d = rgc_take_deferred();
+        rc = rc != CUDA_SUCCESS ? rc : d;
+    }
+    return rc;
 }
 
 RGC_API CUresult CUDAAPI cuStreamDestroy(CUstream st)
@@ -352,7 +372,11 @@ RGC_API CUresult CUDAAPI cuEventQuery(CUevent e)
 
 RGC_API CUresult CUDAAPI cuEventSynchronize(CUevent e)
 {
-    return ev_ok(e) ? simple(e->ctx->sv, RG_OP_EVENT_SYNC, 0, e->rh, 0, 1, NULL) : CUDA_ERROR_INVALID_HANDLE;
+    if (!ev_ok(e))
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUresult rc = simple(e->ctx->sv, RG_OP_EVENT_SYNC, 0, e->rh, 0, 1, NULL);
+    CUresult d = rgc_take_deferred();
+    return rc != CUDA_SUCCESS ? rc : d;
 }
 
 RGC_API CUresult CUDAAPI cuEventElapsedTime(float *ms, CUevent a, CUevent b)

@@ -3,6 +3,7 @@
  * ("host:port,host:port") or the file WHARF_RGPU_CONFIG (one host:port a
  * line); each server's GPUs appear as local devices, in server order. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,23 +78,93 @@ CUresult rgc_send(rgc_server_t *sv, unsigned op, uint32_t flags, const rg_buf_t 
     return CUDA_SUCCESS;
 }
 
+static _Atomic int deferred;
+
+CUresult rgc_take_deferred(void)
+{
+    return (CUresult)atomic_exchange(&deferred, 0);
+}
+
+static void defer(CUresult rc)
+{
+    int zero = 0;
+    if (rc != CUDA_SUCCESS)
+        atomic_compare_exchange_strong(&deferred, &zero, (int)rc);
+}
+
+/* an answer for one of sv's later requests: take it (1), or 0 if h is none of them */
+static int take_later(rgc_server_t *sv, const rg_hdr_t *h)
+{
+    for (int i = 0; i < sv->nlater; i++) {
+        rgc_later_t *l = &sv->later[i];
+        if (l->seq != h->seq || l->op != h->op)
+            continue;
+        rg_rd_t r = {sv->in.p, sv->in.len, 0, 0};
+        CUresult rc = (CUresult)rg_get_u32(&r);
+        if (rc == CUDA_SUCCESS && l->dst) {
+            uint32_t got;
+            const uint8_t *p = rg_get_bytes(&r, &got, RG_CHUNK);
+            if (p && got == l->n)
+                memcpy(l->dst, p, l->n);
+            else
+                rc = CUDA_ERROR_UNKNOWN;
+        }
+        defer(rc);
+        *l = sv->later[--sv->nlater];
+        return 1;
+    }
+    return 0;
+}
+
+/* receive one answer; later ones are taken on the way.  1: it is (op, seq) */
+static CUresult recv_one(rgc_server_t *sv, unsigned op, uint64_t seq, int *mine)
+{
+    rg_hdr_t h;
+    int r = rg_recv_msg(sv->fd, &h, &sv->in, timeout_ms);
+    if (r || h.len < 4) {
+        if (r == -2)
+            fprintf(stderr, "rgpu: GPU server %s:%d did not answer %s within %d s\n", sv->host, sv->port,
+                    rg_op_name(op), timeout_ms / 1000);
+        return lost(sv);
+    }
+    *mine = h.op == op && h.seq == seq;
+    if (!*mine && !take_later(sv, &h))
+        return lost(sv); /* an answer nobody asked for */
+    return CUDA_SUCCESS;
+}
+
+CUresult rgc_later(rgc_server_t *sv, unsigned op, uint64_t seq, void *dst, size_t n)
+{
+    while (sv->nlater == RGC_MAX_LATER) { /* full: take the answers that came */
+        int mine = 0;
+        if (flush(sv))
+            return lost(sv);
+        CUresult rc = recv_one(sv, 0, 0, &mine);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+    }
+    sv->later[sv->nlater++] = (rgc_later_t){seq, op, dst, n};
+    return CUDA_SUCCESS;
+}
+
 CUresult rgc_wait(rgc_server_t *sv, unsigned op, uint64_t seq, rgc_reply_t *rep)
 {
     if (sv->dead)
         return CUDA_ERROR_DEVICE_UNAVAILABLE;
     if (flush(sv))
         return lost(sv);
-    rg_hdr_t h;
-    int r = rg_recv_msg(sv->fd, &h, &sv->in, timeout_ms);
-    if (r || h.op != op || h.seq != seq || h.len < 4) {
-        if (r == -2)
-            fprintf(stderr, "rgpu: GPU server %s:%d did not answer %s within %d s\n", sv->host, sv->port,
-                    rg_op_name(op), timeout_ms / 1000);
-        return lost(sv);
+    for (int i = 0; i <= RGC_MAX_LATER; i++) { /* each round takes one later answer */
+        int mine = 0;
+        CUresult rc = recv_one(sv, op, seq, &mine);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+        if (mine) {
+            rep->r = (rg_rd_t){sv->in.p, sv->in.len, 0, 0};
+            rep->rc = (CUresult)rg_get_u32(&rep->r);
+            return rep->rc;
+        }
     }
-    rep->r = (rg_rd_t){sv->in.p, sv->in.len, 0, 0};
-    rep->rc = (CUresult)rg_get_u32(&rep->r);
-    return rep->rc;
+    return lost(sv);
 }
 
 CUresult rgc_call(rgc_server_t *sv, unsigned op, uint32_t flags, const rg_buf_t *args, const void *data, size_t dn,
@@ -549,7 +620,9 @@ RGC_API CUresult CUDAAPI cuCtxSynchronize(void)
     struct CUctx_st *c = rgc_ctx_current();
     if (!c)
         return CUDA_ERROR_INVALID_CONTEXT;
-    return ctx_q(c, RG_OP_CTX_SYNC, c->rh, NULL, NULL, NULL);
+    CUresult rc = ctx_q(c, RG_OP_CTX_SYNC, c->rh, NULL, NULL, NULL);
+    CUresult d = rgc_take_deferred();
+    return rc != CUDA_SUCCESS ? rc : d;
 }
 
 /* ---- memory ---- */

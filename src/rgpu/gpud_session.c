@@ -37,6 +37,8 @@ typedef struct pending {
     CUevent ev;
     void *buf;
     size_t n;
+    int reply;    /* a device-to-host copy answered when done: buf is the answer */
+    uint64_t seq;
 } pending_t;
 
 #define MAX_PENDING 256
@@ -50,6 +52,9 @@ typedef struct {
     int nalloc;
     size_t mem_used;
     CUresult deferred;
+    uint64_t cur_seq;  /* the request being served */
+    uint32_t cur_flags;
+    int answered;      /* its answer is sent later (RG_F_LATER) */
     pending_t pend[MAX_PENDING];
     int npend;
     size_t pend_bytes;
@@ -156,6 +161,8 @@ static void pend_reap(sess_t *s, int all)
             d_cuEventSynchronize(p->ev);
         if (all || d_cuEventQuery(p->ev) == CUDA_SUCCESS) {
             d_cuEventDestroy(p->ev);
+            if (p->reply) /* the data of a device-to-host copy: its answer now */
+                rg_send_msg(s->fd, RG_OP_DTOH, 0, p->seq, p->buf, 8 + p->n, NULL, 0);
             free(p->buf);
             s->pend_bytes -= p->n;
         } else {
@@ -389,7 +396,7 @@ static CUresult h_copy(sess_t *s, unsigned op, int async, const rg_args_t *a, rg
             d_cuEventDestroy(ev);
             return rc;
         }
-        s->pend[s->npend++] = (pending_t){ev, in->p, n};
+        s->pend[s->npend++] = (pending_t){ev, in->p, n, 0, 0};
         s->pend_bytes += n;
         *in = (rg_buf_t){0};
         return CUDA_SUCCESS;
@@ -400,6 +407,31 @@ static CUresult h_copy(sess_t *s, unsigned op, int async, const rg_args_t *a, rg
             return CUDA_ERROR_INVALID_VALUE;
         if (n && !range_ok(s, a->q[2], n))
             return CUDA_ERROR_INVALID_VALUE;
+        if (async && (s->cur_flags & RG_F_LATER) && n) {
+            /* answered when the copy is done (pend_reap), the next requests served meanwhile */
+            if (s->npend == MAX_PENDING || s->pend_bytes > (256u << 20))
+                pend_reap(s, 1);
+            uint8_t *buf = malloc(8 + n);
+            CUevent ev;
+            if (!buf)
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            CUresult rc = d_cuMemcpyDtoHAsync(buf + 8, a->q[2], n, st);
+            if (rc == CUDA_SUCCESS && (rc = d_cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING)) == CUDA_SUCCESS &&
+                (rc = d_cuEventRecord(ev, st)) != CUDA_SUCCESS) {
+                d_cuStreamSynchronize(st);
+                d_cuEventDestroy(ev);
+            }
+            if (rc != CUDA_SUCCESS) {
+                free(buf);
+                return rc;
+            }
+            memset(buf, 0, 4);
+            buf[4] = (uint8_t)n, buf[5] = (uint8_t)(n >> 8), buf[6] = (uint8_t)(n >> 16), buf[7] = (uint8_t)(n >> 24);
+            s->pend[s->npend++] = (pending_t){ev, buf, n, 1, s->cur_seq};
+            s->pend_bytes += n;
+            s->answered = 1;
+            return CUDA_SUCCESS;
+        }
         rg_put_u32(out, (uint32_t)n);
         size_t at = out->len;
         if (out->err)
@@ -850,7 +882,7 @@ int gpud_session(int fd, const gpud_cfg_t *cfg, int id)
     for (;;) {
         /* idle clients may wait forever; a message begun must complete in time */
         struct pollfd pf = {fd, POLLIN, 0};
-        int pr = poll(&pf, 1, s->npend ? 5 : -1);
+        int pr = poll(&pf, 1, s->npend ? 1 : -1);
         if (pr < 0 && errno != EINTR)
             break;
         if (s->npend)
@@ -869,7 +901,12 @@ int gpud_session(int fd, const gpud_cfg_t *cfg, int id)
             GPUD_LOG(cfg, "session %d: malformed %s message (%u bytes)\n", id, rg_op_name(h.op), h.len);
             r = CUDA_ERROR_INVALID_VALUE;
         } else {
+            s->cur_seq = h.seq;
+            s->cur_flags = h.flags;
+            s->answered = 0;
             r = dispatch(s, h.op, (h.flags & RG_F_ASYNC) != 0, &a, &in, &out);
+            if (s->answered)
+                continue;
         }
         if (h.flags & RG_F_NOREPLY) {
             if (r != CUDA_SUCCESS && s->deferred == CUDA_SUCCESS)
@@ -888,6 +925,8 @@ int gpud_session(int fd, const gpud_cfg_t *cfg, int id)
         }
         if (r != CUDA_SUCCESS)
             out.len = 4; /* no partial results */
+        if (s->npend)
+            pend_reap(s, 0); /* device-to-host data done by now goes before this answer */
         out.p[0] = (uint8_t)r, out.p[1] = (uint8_t)(r >> 8), out.p[2] = (uint8_t)(r >> 16), out.p[3] = (uint8_t)(r >> 24);
         if (rg_send_msg(fd, h.op, 0, h.seq, out.p, out.len, NULL, 0))
             break;

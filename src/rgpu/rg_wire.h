@@ -28,6 +28,8 @@
 /* header flags */
 #define RG_F_NOREPLY 1u /* asynchronous call: the server answers nothing (errors are deferred) */
 #define RG_F_ASYNC 2u   /* the stream-ordered (...Async) variant of a copy */
+#define RG_F_LATER 4u   /* (device-to-host, with RG_F_ASYNC) answer when the copy is done, without
+                         * holding up the requests after it; the answer may come after later answers */
 
 enum rg_op {
     RG_OP_HELLO = 1,
