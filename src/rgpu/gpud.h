@@ -27,4 +27,5 @@ int gpud_session(int fd, const gpud_cfg_t *cfg, int id);
 void rg_peer_plan(uint64_t n, size_t *chunk, int *nbuf);
 #define RG_PEER_MAXBUF 8
 #define RG_PEER_MAXCHUNK (4u << 20)
+#define RG_PEER_MAXIN 8 /* peer connections a session keeps */
 #endif

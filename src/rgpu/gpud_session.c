@@ -65,6 +65,11 @@ typedef struct {
     int pbuf_ctx;
     CUstream pstream;
     CUevent porder;
+    /* peer connections kept between copies: the one this session sends on
+     * (to pout_host:pout_port), and the ones it accepted */
+    int pout_fd, pout_port;
+    char pout_host[RG_MAX_NAME + 1];
+    int pin_fd[RG_PEER_MAXIN], npin;
     CUevent pev[RG_PEER_MAXBUF];
 } sess_t;
 
@@ -682,6 +687,47 @@ static void set_timeouts(int fd, int ms)
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
+/* The connection of the source server of copy `id`: a kept one or a new one
+ * (accepted), whose hello shows this session's token and the copy's id, size
+ * and chunk; -1 after the timeout.  Connections with a wrong hello or closed
+ * are dropped. */
+static int accept_peer(sess_t *s, uint64_t id, uint64_t n, uint64_t chunk)
+{
+    for (int round = 0; round < 64; round++) {
+        struct pollfd pf[1 + RG_PEER_MAXIN];
+        pf[0] = (struct pollfd){s->peer_lfd, POLLIN, 0};
+        for (int i = 0; i < s->npin; i++)
+            pf[1 + i] = (struct pollfd){s->pin_fd[i], POLLIN, 0};
+        if (poll(pf, (nfds_t)(1 + s->npin), s->cfg->timeout_ms) <= 0)
+            return -1;
+        int fd = -1, k;
+        for (k = 0; k < s->npin && fd < 0; k++)
+            if (pf[1 + k].revents) {
+                fd = s->pin_fd[k];
+                s->pin_fd[k] = s->pin_fd[--s->npin]; /* taken out; put back after the copy */
+            }
+        if (fd < 0 && pf[0].revents) {
+            fd = accept4(s->peer_lfd, NULL, NULL, SOCK_CLOEXEC);
+            if (fd < 0)
+                continue;
+            rg_tcp_tune(fd);
+            set_timeouts(fd, s->cfg->timeout_ms);
+        }
+        if (fd < 0)
+            continue;
+        uint8_t raw[RG_TOKEN_LEN + 24];
+        if (rg_recv_all(fd, raw, sizeof raw, s->cfg->timeout_ms) == 0) {
+            rg_rd_t r = {raw + RG_TOKEN_LEN, 24, 0, 0};
+            uint64_t cid = rg_get_u64(&r), cn = rg_get_u64(&r), cc = rg_get_u64(&r);
+            if (rg_ct_equal(raw, s->token, RG_TOKEN_LEN) && cid == id && cn == n && cc == chunk)
+                return fd;
+            GPUD_LOG(s->cfg, "session %d: peer connection refused (bad token or copy)\n", s->id);
+        }
+        close(fd);
+    }
+    return -1;
+}
+
 /* q: ctx, stream, dst, n, copy id.  Accepts the source server's connection
  * (which must show this session's token), receives the chunks into the
  * pinned buffers and copies each to the GPU while the next one arrives. */
@@ -702,34 +748,9 @@ static CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
     CK(peer_bufs(s, ctx, chunk, nbuf));
     CK(d_cuEventRecord(s->porder, st)); /* after the work queued before it on the client's stream */
     CK(d_cuStreamWaitEvent(s->pstream, s->porder, 0));
-    int pfd = -1;
-    for (int tries = 0; tries < 8 && pfd < 0; tries++) {
-        struct pollfd pf = {s->peer_lfd, POLLIN, 0};
-        if (poll(&pf, 1, s->cfg->timeout_ms) != 1)
-            return CUDA_ERROR_DEVICE_UNAVAILABLE;
-        pfd = accept4(s->peer_lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (pfd < 0)
-            continue;
-        peer_hello_t ph;
-        uint8_t raw[RG_TOKEN_LEN + 24];
-        if (rg_recv_all(pfd, raw, sizeof raw, s->cfg->timeout_ms) == 0) {
-            memcpy(ph.token, raw, RG_TOKEN_LEN);
-            rg_rd_t r = {raw + RG_TOKEN_LEN, 24, 0, 0};
-            ph.copyid = rg_get_u64(&r);
-            ph.n = rg_get_u64(&r);
-            ph.chunk = rg_get_u64(&r);
-            if (rg_ct_equal(ph.token, s->token, RG_TOKEN_LEN) && ph.copyid == a->q[4] && ph.n == n &&
-                ph.chunk == chunk)
-                break;
-        }
-        GPUD_LOG(s->cfg, "session %d: peer connection refused (bad token or copy)\n", s->id);
-        close(pfd);
-        pfd = -1;
-    }
+    int pfd = accept_peer(s, a->q[4], n, chunk);
     if (pfd < 0)
         return CUDA_ERROR_DEVICE_UNAVAILABLE;
-    rg_tcp_tune(pfd);
-    set_timeouts(pfd, s->cfg->timeout_ms);
     CUresult rc = CUDA_SUCCESS;
     uint64_t nchunks = (n + chunk - 1) / chunk;
     for (uint64_t c = 0; c < nchunks && rc == CUDA_SUCCESS; c++) {
@@ -745,11 +766,11 @@ static CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
             rc = d_cuEventRecord(s->pev[b], s->pstream);
     }
     CUresult r2 = d_cuStreamSynchronize(s->pstream);
-    if (rc == CUDA_SUCCESS && r2 == CUDA_SUCCESS) {
-        uint8_t ack = 1;
-        rg_send_all(pfd, &ack, 1);
-    }
-    close(pfd);
+    uint8_t ack = 1;
+    if (rc != CUDA_SUCCESS || r2 != CUDA_SUCCESS || rg_send_all(pfd, &ack, 1) || s->npin == RG_PEER_MAXIN)
+        close(pfd); /* (the sender sees the connection close: no ack) */
+    else
+        s->pin_fd[s->npin++] = pfd; /* kept for the next copy from the same server */
     return rc != CUDA_SUCCESS ? rc : r2;
 }
 
@@ -773,10 +794,19 @@ static CUresult h_peer_send(sess_t *s, const rg_args_t *a)
     CK(peer_bufs(s, ctx, chunk, nbuf));
     CK(d_cuEventRecord(s->porder, st));
     CK(d_cuStreamWaitEvent(s->pstream, s->porder, 0));
-    int pfd = rg_connect(a->name, (int)a->q[4], s->cfg->timeout_ms);
-    if (pfd < 0)
-        return CUDA_ERROR_DEVICE_UNAVAILABLE;
-    set_timeouts(pfd, s->cfg->timeout_ms);
+    int pfd = -1;
+    if (s->pout_fd >= 0 && s->pout_port == (int)a->q[4] && !strcmp(s->pout_host, a->name)) {
+        pfd = s->pout_fd; /* the connection of the last copy to that server */
+        s->pout_fd = -1;
+    } else {
+        if (s->pout_fd >= 0)
+            close(s->pout_fd);
+        s->pout_fd = -1;
+        pfd = rg_connect(a->name, (int)a->q[4], s->cfg->timeout_ms);
+        if (pfd < 0)
+            return CUDA_ERROR_DEVICE_UNAVAILABLE;
+        set_timeouts(pfd, s->cfg->timeout_ms);
+    }
     rg_buf_t hb = {0};
     rg_put_raw(&hb, a->b[0], RG_TOKEN_LEN);
     rg_put_u64(&hb, a->q[5]);
@@ -809,7 +839,13 @@ static CUresult h_peer_send(sess_t *s, const rg_args_t *a)
     if (rc == CUDA_SUCCESS && (rg_recv_all(pfd, &ack, 1, s->cfg->timeout_ms) || ack != 1))
         rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
     d_cuStreamSynchronize(s->pstream);
-    close(pfd);
+    if (rc == CUDA_SUCCESS) { /* kept for the next copy to the same server */
+        s->pout_fd = pfd;
+        s->pout_port = (int)a->q[4];
+        snprintf(s->pout_host, sizeof s->pout_host, "%s", a->name);
+    } else {
+        close(pfd);
+    }
     return rc;
 }
 
@@ -871,6 +907,7 @@ int gpud_session(int fd, const gpud_cfg_t *cfg, int id)
     char host[128] = "";
     if (!getsockname(fd, (struct sockaddr *)&ss, &sl))
         getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, NULL, 0, NI_NUMERICHOST);
+    s->pout_fd = -1;
     s->peer_lfd = rg_listen(host, 0, &s->peer_port);
     rg_random(s->token, sizeof s->token);
     GPUD_LOG(cfg, "session %d: authenticated, %d GPUs, peer port %d\n", id, s->ndev, s->peer_port);
