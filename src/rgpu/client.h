@@ -73,6 +73,8 @@ struct CUmod_st {
     uint32_t magic;
     struct CUctx_st *ctx;
     uint64_t rh;
+    struct CUfunc_st *funcs; /* freed with the module */
+    pthread_mutex_t mu;
 };
 struct CUfunc_st {
     uint32_t magic;
@@ -80,6 +82,7 @@ struct CUfunc_st {
     uint64_t rh;
     unsigned np;
     size_t off[64], size[64], total;
+    struct CUfunc_st *next;
 };
 #define RGC_CTX_MAGIC 0x52435458u
 #define RGC_STREAM_MAGIC 0x52535452u

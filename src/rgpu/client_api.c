@@ -425,16 +425,18 @@ static size_t image_size(const void *image)
 {
     const unsigned char *b = image;
     if (!memcmp(b, ELFMAG, SELFMAG) && b[EI_CLASS] == ELFCLASS64) {
-        const Elf64_Ehdr *e = image;
-        size_t end = (size_t)e->e_shoff + (size_t)e->e_shnum * e->e_shentsize;
-        size_t ph = (size_t)e->e_phoff + (size_t)e->e_phnum * e->e_phentsize;
+        Elf64_Ehdr e; /* copied: images need not be aligned */
+        memcpy(&e, b, sizeof e);
+        size_t end = (size_t)e.e_shoff + (size_t)e.e_shnum * e.e_shentsize;
+        size_t ph = (size_t)e.e_phoff + (size_t)e.e_phnum * e.e_phentsize;
         if (ph > end)
             end = ph;
-        if (e->e_phentsize == sizeof(Elf64_Phdr) && e->e_phnum < 256)
-            for (unsigned i = 0; i < e->e_phnum; i++) {
-                const Elf64_Phdr *p = (const Elf64_Phdr *)(b + e->e_phoff + i * sizeof(Elf64_Phdr));
-                if ((size_t)p->p_offset + p->p_filesz > end)
-                    end = (size_t)p->p_offset + p->p_filesz;
+        if (e.e_phentsize == sizeof(Elf64_Phdr) && e.e_phnum < 256 && e.e_phoff < RG_MAX_IMAGE)
+            for (unsigned i = 0; i < e.e_phnum; i++) {
+                Elf64_Phdr p;
+                memcpy(&p, b + e.e_phoff + i * sizeof(Elf64_Phdr), sizeof p);
+                if ((size_t)p.p_offset + p.p_filesz > end)
+                    end = (size_t)p.p_offset + p.p_filesz;
             }
         return end;
     }
@@ -471,7 +473,7 @@ RGC_API CUresult CUDAAPI cuModuleLoadData(CUmodule *pm, const void *image)
     struct CUmod_st *m = calloc(1, sizeof *m);
     if (!m)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    *m = (struct CUmod_st){RGC_MOD_MAGIC, c, rh};
+    *m = (struct CUmod_st){RGC_MOD_MAGIC, c, rh, NULL, PTHREAD_MUTEX_INITIALIZER};
     *pm = m;
     return CUDA_SUCCESS;
 }
@@ -508,6 +510,11 @@ RGC_API CUresult CUDAAPI cuModuleUnload(CUmodule m)
         return CUDA_ERROR_INVALID_HANDLE;
     CUresult rc = simple(m->ctx->sv, RG_OP_MOD_UNLOAD, 0, m->rh, 0, 1, NULL);
     m->magic = 0;
+    for (struct CUfunc_st *f = m->funcs, *nx; f; f = nx) {
+        nx = f->next;
+        f->magic = 0;
+        free(f);
+    }
     free(m);
     return rc;
 }
@@ -551,7 +558,11 @@ RGC_API CUresult CUDAAPI cuModuleGetFunction(CUfunction *pf, CUmodule m, const c
     }
     f->magic = RGC_FUNC_MAGIC;
     f->ctx = m->ctx;
-    *pf = f; /* freed with the process (functions live as long as their module) */
+    pthread_mutex_lock(&m->mu);
+    f->next = m->funcs;
+    m->funcs = f;
+    pthread_mutex_unlock(&m->mu);
+    *pf = f; /* (functions live as long as their module) */
     return CUDA_SUCCESS;
 }
 

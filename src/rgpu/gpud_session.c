@@ -572,7 +572,15 @@ static CUresult h_module(sess_t *s, unsigned op, const rg_args_t *a, rg_buf_t *o
         if (a->blen[0] < 64)
             return CUDA_ERROR_INVALID_IMAGE;
         CUmodule m;
-        CK(d_cuModuleLoadData(&m, a->b[0]));
+        void *img = malloc(a->blen[0] + 1); /* aligned, and NUL-terminated for PTX text */
+        if (!img)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        memcpy(img, a->b[0], a->blen[0]);
+        ((char *)img)[a->blen[0]] = 0;
+        CUresult lrc = d_cuModuleLoadData(&m, img);
+        free(img);
+        if (lrc != CUDA_SUCCESS)
+            return lrc;
         int i = slot_new(s, T_MOD, m, ctx);
         if (i < 0) {
             d_cuModuleUnload(m);

@@ -39,18 +39,20 @@ static pthread_mutex_t fn_lock = PTHREAD_MUTEX_INITIALIZER;
  * written by the usual linkers; program segments are checked as well) */
 static size_t elf_size(const unsigned char *img)
 {
-    const Elf64_Ehdr *e = (const Elf64_Ehdr *)img;
-    if (memcmp(e->e_ident, ELFMAG, SELFMAG) || e->e_ident[EI_CLASS] != ELFCLASS64 || e->e_type != ET_DYN)
+    Elf64_Ehdr e; /* copied: images need not be aligned */
+    memcpy(&e, img, sizeof e);
+    if (memcmp(e.e_ident, ELFMAG, SELFMAG) || e.e_ident[EI_CLASS] != ELFCLASS64 || e.e_type != ET_DYN)
         return 0;
-    size_t end = (size_t)e->e_shoff + (size_t)e->e_shnum * e->e_shentsize;
-    size_t ph = (size_t)e->e_phoff + (size_t)e->e_phnum * e->e_phentsize;
+    size_t end = (size_t)e.e_shoff + (size_t)e.e_shnum * e.e_shentsize;
+    size_t ph = (size_t)e.e_phoff + (size_t)e.e_phnum * e.e_phentsize;
     if (ph > end)
         end = ph;
-    if (e->e_phentsize == sizeof(Elf64_Phdr) && e->e_phnum < 256)
-        for (unsigned i = 0; i < e->e_phnum; i++) {
-            const Elf64_Phdr *p = (const Elf64_Phdr *)(img + e->e_phoff + i * sizeof(Elf64_Phdr));
-            if ((size_t)p->p_offset + p->p_filesz > end)
-                end = (size_t)p->p_offset + p->p_filesz;
+    if (e.e_phentsize == sizeof(Elf64_Phdr) && e.e_phnum < 256 && e.e_phoff < EMU_MAX_IMAGE)
+        for (unsigned i = 0; i < e.e_phnum; i++) {
+            Elf64_Phdr p;
+            memcpy(&p, img + e.e_phoff + i * sizeof(Elf64_Phdr), sizeof p);
+            if ((size_t)p.p_offset + p.p_filesz > end)
+                end = (size_t)p.p_offset + p.p_filesz;
         }
     return end <= EMU_MAX_IMAGE ? end : 0;
 }

@@ -142,6 +142,18 @@ class Lab:
         return subprocess.run(self.wrap(cmd, "c"), env=env or self.client_env(), capture_output=True, text=True,
                               timeout=timeout)
 
+    def close_servers(self):
+        for p in self.procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except OSError:
+                    pass
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+
     def close(self):
         for p in self.procs:
             if p.poll() is None:
@@ -496,6 +508,14 @@ def main():
         return 1
     finally:
         signal.alarm(0)
+        lab.close_servers()
+        # a session that crashed (sanitizer report, signal) fails the test even if the client coped
+        for i in range(1, len(lab.addrs) + 1):
+            lg = lab.server_log(i)
+            if "runtime error" in lg or "Sanitizer" in lg or "ended (signal" in lg and args.mode != "killserver":
+                sys.stderr.write(f"rgpu_harness: FAILED: server {i} had a crashed session:\n{lg}")
+                lab.close()
+                return 1
         lab.close()
 
 

@@ -68,6 +68,8 @@ int main(int argc, char **argv)
         want += a[i] + b[i];
     CHECK(total == want);
     printf("result n=%u total=%.17g part=%.17g\n", n, total, part);
+    free(a);
+    free(b);
     for (int g = 0; g < 2; g++) {
         CU(cuCtxSetCurrent(ctx[g]));
         CU(cuModuleUnload(mod[g]));

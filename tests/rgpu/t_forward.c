@@ -237,6 +237,15 @@ int main(int argc, char **argv)
     CHECK(hc[10] == (ha[10] + hbv[10]) * 2.0 + 1.0);
     CU(cuModuleUnload(mod2));
     CU(cuModuleUnload(mod));
+    CU(cuMemFree(da));
+    CU(cuMemFree(db));
+    CU(cuMemFree(dc));
+    CU(cuMemFree(dsum));
+    free(ha);
+    free(hbv);
+    free(hc);
+    free(hp);
+    free(hb);
 
     /* copies of every direction and size, between the first and last GPU */
     copies(c1, c2, s1);
