@@ -26,7 +26,7 @@ if(WH_RGPU_OK)
   set(RGMOD ${RGB}/rgpu_kernels.so)
   # every forwarded call through one server (loopback), two servers, and two
   # servers in their own network namespaces with the client in a third
-  add_test(NAME rgpu.forward.one COMMAND ${RGH} --server 0,1 run -- $<TARGET_FILE:rgpu_forward> ${RGMOD})
+  add_test(NAME rgpu.forward.one COMMAND ${RGH} --config --server 0,1 run -- $<TARGET_FILE:rgpu_forward> ${RGMOD})
   add_test(NAME rgpu.forward.two COMMAND ${RGH} --server 0,1 --server 2,3 run -- $<TARGET_FILE:rgpu_forward> ${RGMOD})
   # the client's addresses never the servers': every address sent is translated
   add_test(NAME rgpu.forward.remap COMMAND ${RGH} --server 0,1 --server 2,3 run -- env WHARF_RGPU_REMAP=1

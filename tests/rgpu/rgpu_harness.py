@@ -136,6 +136,11 @@ class Lab:
                    WHARF_RGPU_SECRET_FILE=self.secret, WHARF_RGPU_TIMEOUT="20")
         for k in ("CUDAEMU_TOPOLOGY", "CUDAEMU_VISIBLE", "WHARF_RGPU_SECRET"):
             env.pop(k, None)
+        if self.args.config:
+            cf = os.path.join(self.tmp, "servers.conf")
+            with open(cf, "w") as f:
+                f.write("# rgpu servers\n" + "".join(f"{a}   # server\n" for a in env.pop("WHARF_RGPU_SERVERS").split(",")))
+            env["WHARF_RGPU_CONFIG"] = cf
         return env
 
     def run_client(self, cmd, timeout, env=None):
@@ -435,6 +440,7 @@ def main():
     ap.add_argument("--server", action="append", dest="servers", metavar="GPUS",
                     help="one server with these emulated GPUs (repeat for more; default 0,1 and 2,3)")
     ap.add_argument("--deadline", type=int, default=200)
+    ap.add_argument("--config", action="store_true", help="servers from a WHARF_RGPU_CONFIG file, not the environment")
     ap.add_argument("mode", choices=["run", "same", "hostile", "killserver"])
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     args = ap.parse_args()
