@@ -24,6 +24,14 @@ static pthread_rwlock_t alloc_lock = PTHREAD_RWLOCK_INITIALIZER;
 static rgc_alloc_t *allocs;
 static uint64_t next_id = 1;
 static pthread_mutex_t prim_lock = PTHREAD_MUTEX_INITIALIZER;
+/* WHARF_RGPU_STATS=1: at exit, how many requests were sent and how many the
+ * caller waited for (round trips) */
+static _Atomic long n_sent, n_waited;
+
+static void print_stats(void)
+{
+    fprintf(stderr, "rgpu: %ld requests, %ld waited for\n", atomic_load(&n_sent), atomic_load(&n_waited));
+}
 
 /* ---- messages ---- */
 static CUresult lost(rgc_server_t *sv)
@@ -58,6 +66,7 @@ CUresult rgc_send(rgc_server_t *sv, unsigned op, uint32_t flags, const rg_buf_t 
     uint64_t seq = ++sv->seq;
     if (pseq)
         *pseq = seq;
+    atomic_fetch_add(&n_sent, 1);
     if ((flags & RG_F_NOREPLY) && an + dn + RG_HDR_SIZE + sv->batch.len <= RGC_BATCH) {
         uint8_t h[RG_HDR_SIZE];
         rg_hdr_t hd = {RG_MAGIC, RG_VERSION, (uint16_t)op, flags, (uint32_t)(an + dn), seq};
@@ -79,6 +88,7 @@ CUresult rgc_send(rgc_server_t *sv, unsigned op, uint32_t flags, const rg_buf_t 
 }
 
 static _Atomic int deferred;
+
 
 CUresult rgc_take_deferred(void)
 {
@@ -153,6 +163,7 @@ CUresult rgc_wait(rgc_server_t *sv, unsigned op, uint64_t seq, rgc_reply_t *rep)
         return CUDA_ERROR_DEVICE_UNAVAILABLE;
     if (flush(sv))
         return lost(sv);
+    atomic_fetch_add(&n_waited, 1);
     for (int i = 0; i <= RGC_MAX_LATER; i++) { /* each round takes one later answer */
         int mine = 0;
         CUresult rc = recv_one(sv, op, seq, &mine);
@@ -249,6 +260,9 @@ static void add_server(const char *spec, const uint8_t *key, size_t keylen)
 
 static void do_init(void)
 {
+    const char *st = getenv("WHARF_RGPU_STATS");
+    if (st && atoi(st) > 0)
+        atexit(print_stats);
     const char *fr = getenv("WHARF_RGPU_REMAP");
     force_remap = fr && atoi(fr) > 0;
     const char *t = getenv("WHARF_RGPU_TIMEOUT");

@@ -11,7 +11,7 @@ if(WH_RGPU_OK)
   target_compile_options(rgpu_kernels PRIVATE ${WH_WARN} -fvisibility=hidden)
   set_target_properties(rgpu_kernels PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${RGB})
   # test programs link no driver: they load whichever libcuda.so.1 LD_LIBRARY_PATH shows
-  foreach(t forward app killsrv)
+  foreach(t forward app killsrv pipeline)
     add_executable(rgpu_${t} ${RGT}/t_${t}.c)
     target_include_directories(rgpu_${t} SYSTEM PRIVATE ${WH_CUDA_INC})
     target_compile_options(rgpu_${t} PRIVATE ${WH_WARN})
@@ -66,4 +66,14 @@ if(WH_RGPU_OK)
            ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_gpu_p2p>)
   set_tests_properties(rgpu.mpi.gpu_p2p PROPERTIES TIMEOUT 240 LABELS "rgpu;gpu;mpi" PROCESSORS 2
     PASS_REGULAR_EXPRESSION "gpu p2p: ok" FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank")
+endif()
+
+if(WH_RGPU_OK)
+  # asynchronous calls pipelined: ~400 requests, only the setup's (11) and the
+  # final synchronization's answers waited for (at most 19 accepted)
+  add_test(NAME rgpu.pipeline COMMAND ${RGH} --server 0 run -- env WHARF_RGPU_STATS=1
+           $<TARGET_FILE:rgpu_pipeline> ${RGMOD})
+  set_tests_properties(rgpu.pipeline PROPERTIES TIMEOUT 240 LABELS "rgpu;gpu"
+    PASS_REGULAR_EXPRESSION "rgpu pipeline: ok[^\n]*\n(.*\n)*rgpu: [4-9][0-9][0-9] requests, 1?[0-9] waited for"
+    FAIL_REGULAR_EXPRESSION "check failed")
 endif()
