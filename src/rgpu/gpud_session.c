@@ -15,86 +15,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "rgpu/gpud.h"
-#include "rgpu/rg_drv.h"
-#include "rgpu/rg_wire.h"
-
-enum { T_CTX, T_STREAM, T_EVENT, T_MOD, T_FUNC, T_NTAB };
-
-typedef struct {
-    void *h;   /* driver handle (NULL: free slot) */
-    int ctx;   /* index of its context (T_CTX: the device) */
-    int primary; /* T_CTX: a retained primary context */
-} slot_t;
-
-typedef struct {
-    CUdeviceptr base;
-    size_t size;
-    int ctx;
-} alloc_t;
-
-typedef struct pending {
-    CUevent ev;
-    void *buf;
-    size_t n;
-    int reply;    /* a device-to-host copy answered when done: buf is the answer */
-    uint64_t seq;
-} pending_t;
-
-#define MAX_PENDING 256
-
-typedef struct {
-    const gpud_cfg_t *cfg;
-    int fd, id;
-    int ndev;
-    slot_t *tab[T_NTAB];
-    alloc_t *allocs;
-    int nalloc;
-    size_t mem_used;
-    CUresult deferred;
-    uint64_t cur_seq;  /* the request being served */
-    uint32_t cur_flags;
-    int answered;      /* its answer is sent later (RG_F_LATER) */
-    pending_t pend[MAX_PENDING];
-    int npend;
-    size_t pend_bytes;
-    int peer_lfd, peer_port;
-    uint8_t token[RG_TOKEN_LEN];
-    void *pbuf[RG_PEER_MAXBUF]; /* pinned intermediate buffers of peer copies */
-    size_t pbuf_size;
-    int pbuf_ctx;
-    CUstream pstream;
-    CUevent porder;
-    /* peer connections kept between copies: the one this session sends on
-     * (to pout_host:pout_port), and the ones it accepted */
-    int pout_fd, pout_port;
-    char pout_host[RG_MAX_NAME + 1];
-    int pin_fd[RG_PEER_MAXIN], npin;
-    CUevent pev[RG_PEER_MAXBUF];
-} sess_t;
-
-#define CK(x)                                                                                               \
-    do {                                                                                                    \
-        CUresult rc_ = (x);                                                                                 \
-        if (rc_ != CUDA_SUCCESS)                                                                            \
-            return rc_;                                                                                     \
-    } while (0)
-
-void rg_peer_plan(uint64_t n, size_t *chunk, int *nbuf)
-{
-    /* the seed's adaptive version: small copies in one or two buffers, large
-     * ones in more, larger chunks (fewer per-chunk costs) */
-    size_t c = (size_t)(n / 8);
-    if (c < (64u << 10))
-        c = 64u << 10;
-    if (c > (2u << 20))
-        c = 2u << 20;
-    c = (c + 4095) & ~(size_t)4095;
-    uint64_t chunks = (n + c - 1) / c;
-    int b = n >= (8u << 20) ? 8 : 4;
-    *chunk = c;
-    *nbuf = chunks < (uint64_t)b ? (int)(chunks ? chunks : 1) : b;
-}
+#include "rgpu/gpud_int.h"
 
 /* ---- tables ---- */
 static int slot_new(sess_t *s, int t, void *h, int ctx)
@@ -116,23 +37,23 @@ static slot_t *slot_get(sess_t *s, int t, uint64_t handle)
     return sl->h ? sl : NULL;
 }
 
-static CUresult set_ctx(sess_t *s, int ctx)
+CUresult gs_set_ctx(sess_t *s, int ctx)
 {
     return d_cuCtxSetCurrent((CUcontext)s->tab[T_CTX][ctx].h);
 }
 
 /* context handle -> make it current */
-static CUresult use_ctx(sess_t *s, uint64_t h, int *ctx)
+CUresult gs_use_ctx(sess_t *s, uint64_t h, int *ctx)
 {
     slot_t *c = slot_get(s, T_CTX, h);
     if (!c)
         return CUDA_ERROR_INVALID_CONTEXT;
     *ctx = (int)(c - s->tab[T_CTX]);
-    return set_ctx(s, *ctx);
+    return gs_set_ctx(s, *ctx);
 }
 
 /* stream handle (0: the context's legacy stream) of context ctx */
-static CUresult get_stream(sess_t *s, uint64_t h, int ctx, CUstream *st)
+CUresult gs_get_stream(sess_t *s, uint64_t h, int ctx, CUstream *st)
 {
     if (!h) {
         *st = NULL;
@@ -146,7 +67,7 @@ static CUresult get_stream(sess_t *s, uint64_t h, int ctx, CUstream *st)
 }
 
 /* [p, p+n) inside one of this session's allocations (n > 0) */
-static int range_ok(sess_t *s, uint64_t p, uint64_t n)
+int gs_range_ok(sess_t *s, uint64_t p, uint64_t n)
 {
     for (int i = 0; i < s->nalloc; i++) {
         alloc_t *a = &s->allocs[i];
@@ -247,7 +168,7 @@ static void free_ctx_objects(sess_t *s, int ctx)
             slot_t *sl = &s->tab[t][i];
             if (!sl->h || (ctx >= 0 && sl->ctx != ctx))
                 continue;
-            set_ctx(s, sl->ctx);
+            gs_set_ctx(s, sl->ctx);
             if (t == T_STREAM)
                 d_cuStreamDestroy(sl->h);
             else if (t == T_EVENT)
@@ -258,7 +179,7 @@ static void free_ctx_objects(sess_t *s, int ctx)
         }
     for (int i = 0; i < s->nalloc;) {
         if (ctx < 0 || s->allocs[i].ctx == ctx) {
-            set_ctx(s, s->allocs[i].ctx);
+            gs_set_ctx(s, s->allocs[i].ctx);
             d_cuMemFree(s->allocs[i].base);
             s->mem_used -= s->allocs[i].size;
             s->allocs[i] = s->allocs[--s->nalloc];
@@ -267,7 +188,7 @@ static void free_ctx_objects(sess_t *s, int ctx)
         }
     }
     if (s->pstream && (ctx < 0 || s->pbuf_ctx == ctx)) {
-        set_ctx(s, s->pbuf_ctx);
+        gs_set_ctx(s, s->pbuf_ctx);
         d_cuStreamSynchronize(s->pstream);
         for (int i = 0; i < RG_PEER_MAXBUF; i++) {
             if (s->pbuf[i])
@@ -339,7 +260,7 @@ static CUresult h_mem(sess_t *s, unsigned op, const rg_args_t *a, rg_buf_t *out)
         for (int i = 0; i < s->nalloc; i++)
             if (s->allocs[i].base == a->q[0]) {
                 pend_reap(s, 1);
-                CK(set_ctx(s, s->allocs[i].ctx));
+                CK(gs_set_ctx(s, s->allocs[i].ctx));
                 CUresult rc = d_cuMemFree(a->q[0]);
                 s->mem_used -= s->allocs[i].size;
                 s->allocs[i] = s->allocs[--s->nalloc];
@@ -347,7 +268,7 @@ static CUresult h_mem(sess_t *s, unsigned op, const rg_args_t *a, rg_buf_t *out)
             }
         return CUDA_ERROR_INVALID_VALUE;
     }
-    CK(use_ctx(s, a->q[0], &ctx));
+    CK(gs_use_ctx(s, a->q[0], &ctx));
     if (op == RG_OP_MEM_INFO) {
         size_t fr = 0, tot = 0;
         CK(d_cuMemGetInfo(&fr, &tot));
@@ -378,14 +299,14 @@ static CUresult h_copy(sess_t *s, unsigned op, int async, const rg_args_t *a, rg
 {
     int ctx;
     CUstream st;
-    CK(use_ctx(s, a->q[0], &ctx));
-    CK(get_stream(s, a->q[1], ctx, &st));
+    CK(gs_use_ctx(s, a->q[0], &ctx));
+    CK(gs_get_stream(s, a->q[1], ctx, &st));
     switch (op) {
     case RG_OP_HTOD: {
         uint64_t n = a->blen[0];
         if (!n)
             return CUDA_SUCCESS;
-        if (!range_ok(s, a->q[2], n))
+        if (!gs_range_ok(s, a->q[2], n))
             return CUDA_ERROR_INVALID_VALUE;
         if (!async)
             return d_cuMemcpyHtoD(a->q[2], a->b[0], n);
@@ -410,7 +331,7 @@ static CUresult h_copy(sess_t *s, unsigned op, int async, const rg_args_t *a, rg
         uint64_t n = a->q[3];
         if (n > RG_CHUNK)
             return CUDA_ERROR_INVALID_VALUE;
-        if (n && !range_ok(s, a->q[2], n))
+        if (n && !gs_range_ok(s, a->q[2], n))
             return CUDA_ERROR_INVALID_VALUE;
         if (async && (s->cur_flags & RG_F_LATER) && n) {
             /* answered when the copy is done (pend_reap), the next requests served meanwhile */
@@ -461,7 +382,7 @@ static CUresult h_copy(sess_t *s, unsigned op, int async, const rg_args_t *a, rg
         uint64_t n = a->q[4];
         if (!n)
             return CUDA_SUCCESS;
-        if (!range_ok(s, a->q[2], n) || !range_ok(s, a->q[3], n))
+        if (!gs_range_ok(s, a->q[2], n) || !gs_range_ok(s, a->q[3], n))
             return CUDA_ERROR_INVALID_VALUE;
         return async ? d_cuMemcpyDtoDAsync(a->q[2], a->q[3], n, st) : d_cuMemcpyDtoD(a->q[2], a->q[3], n);
     }
@@ -469,7 +390,7 @@ static CUresult h_copy(sess_t *s, unsigned op, int async, const rg_args_t *a, rg
         uint64_t n = a->q[4];
         if (!n)
             return CUDA_SUCCESS;
-        if (!range_ok(s, a->q[2], n))
+        if (!gs_range_ok(s, a->q[2], n))
             return CUDA_ERROR_INVALID_VALUE;
         return async ? d_cuMemsetD8Async(a->q[2], (unsigned char)a->q[3], n, st)
                      : d_cuMemsetD8(a->q[2], (unsigned char)a->q[3], n);
@@ -484,7 +405,7 @@ static CUresult h_stream_event(sess_t *s, unsigned op, const rg_args_t *a, rg_bu
     switch (op) {
     case RG_OP_STREAM_CREATE:
     case RG_OP_EVENT_CREATE: {
-        CK(use_ctx(s, a->q[0], &ctx));
+        CK(gs_use_ctx(s, a->q[0], &ctx));
         void *h;
         if (op == RG_OP_STREAM_CREATE)
             CK(d_cuStreamCreate((CUstream *)&h, (unsigned)a->q[1]));
@@ -508,9 +429,9 @@ static CUresult h_stream_event(sess_t *s, unsigned op, const rg_args_t *a, rg_bu
          * client sends the stream of a context as (ctx << 32 | stream) */
         {
             uint64_t ch = a->q[0] >> 32, sh = a->q[0] & 0xffffffffu;
-            CK(use_ctx(s, ch, &ctx));
+            CK(gs_use_ctx(s, ch, &ctx));
             CUstream st;
-            CK(get_stream(s, sh, ctx, &st));
+            CK(gs_get_stream(s, sh, ctx, &st));
             if (op == RG_OP_STREAM_SYNC)
                 return d_cuStreamSynchronize(st);
             if (op == RG_OP_STREAM_QUERY)
@@ -526,9 +447,9 @@ static CUresult h_stream_event(sess_t *s, unsigned op, const rg_args_t *a, rg_bu
     case RG_OP_EVENT_RECORD: {
         /* q[0]: (ctx << 32 | stream), q[1]: event */
         uint64_t ch = a->q[0] >> 32, sh = a->q[0] & 0xffffffffu;
-        CK(use_ctx(s, ch, &ctx));
+        CK(gs_use_ctx(s, ch, &ctx));
         CUstream st;
-        CK(get_stream(s, sh, ctx, &st));
+        CK(gs_get_stream(s, sh, ctx, &st));
         sl = slot_get(s, T_EVENT, a->q[1]);
         if (!sl)
             return CUDA_ERROR_INVALID_HANDLE;
@@ -540,7 +461,7 @@ static CUresult h_stream_event(sess_t *s, unsigned op, const rg_args_t *a, rg_bu
         if (!sl || !e2)
             return CUDA_ERROR_INVALID_HANDLE;
         float ms = 0;
-        CK(set_ctx(s, sl->ctx));
+        CK(gs_set_ctx(s, sl->ctx));
         CK(d_cuEventElapsedTime(&ms, sl->h, e2->h));
         uint32_t bits;
         memcpy(&bits, &ms, 4);
@@ -551,7 +472,7 @@ static CUresult h_stream_event(sess_t *s, unsigned op, const rg_args_t *a, rg_bu
         sl = slot_get(s, T_EVENT, a->q[0]);
         if (!sl)
             return CUDA_ERROR_INVALID_HANDLE;
-        CK(set_ctx(s, sl->ctx));
+        CK(gs_set_ctx(s, sl->ctx));
         if (op == RG_OP_EVENT_QUERY)
             return d_cuEventQuery(sl->h);
         if (op == RG_OP_EVENT_SYNC)
@@ -568,7 +489,7 @@ static CUresult h_module(sess_t *s, unsigned op, const rg_args_t *a, rg_buf_t *o
 {
     int ctx;
     if (op == RG_OP_MOD_LOAD) {
-        CK(use_ctx(s, a->q[0], &ctx));
+        CK(gs_use_ctx(s, a->q[0], &ctx));
         if (a->blen[0] < 64)
             return CUDA_ERROR_INVALID_IMAGE;
         CUmodule m;
@@ -592,7 +513,7 @@ static CUresult h_module(sess_t *s, unsigned op, const rg_args_t *a, rg_buf_t *o
     slot_t *m = slot_get(s, T_MOD, a->q[0]);
     if (!m)
         return CUDA_ERROR_INVALID_HANDLE;
-    CK(set_ctx(s, m->ctx));
+    CK(gs_set_ctx(s, m->ctx));
     int mi = (int)(m - s->tab[T_MOD]);
     if (op == RG_OP_MOD_UNLOAD) {
         for (int i = 0; i < s->cfg->max_handles; i++)
@@ -627,9 +548,9 @@ static CUresult h_launch(sess_t *s, const rg_args_t *a)
     slot_t *f = slot_get(s, T_FUNC, a->q[0]);
     if (!f)
         return CUDA_ERROR_INVALID_HANDLE;
-    CK(set_ctx(s, f->ctx));
+    CK(gs_set_ctx(s, f->ctx));
     CUstream st;
-    CK(get_stream(s, a->q[8], f->ctx, &st));
+    CK(gs_get_stream(s, a->q[8], f->ctx, &st));
     for (int i = 1; i < 8; i++)
         if (a->q[i] > 0xffffffffu)
             return CUDA_ERROR_INVALID_VALUE;
@@ -638,223 +559,6 @@ static CUresult h_launch(sess_t *s, const rg_args_t *a)
                      CU_LAUNCH_PARAM_END};
     return d_cuLaunchKernel(f->h, (unsigned)a->q[1], (unsigned)a->q[2], (unsigned)a->q[3], (unsigned)a->q[4],
                             (unsigned)a->q[5], (unsigned)a->q[6], (unsigned)a->q[7], st, NULL, extra);
-}
-
-/* ---- peer copies between two servers ---- */
-static CUresult peer_bufs(sess_t *s, int ctx, size_t chunk, int nbuf)
-{
-    if (s->pstream && s->pbuf_ctx != ctx) {
-        /* buffers belong to another context: drop them */
-        set_ctx(s, s->pbuf_ctx);
-        d_cuStreamSynchronize(s->pstream);
-        for (int i = 0; i < RG_PEER_MAXBUF; i++) {
-            if (s->pbuf[i])
-                d_cuMemFreeHost(s->pbuf[i]);
-            if (s->pev[i])
-                d_cuEventDestroy(s->pev[i]);
-            s->pbuf[i] = NULL, s->pev[i] = NULL;
-        }
-        d_cuEventDestroy(s->porder);
-        d_cuStreamDestroy(s->pstream);
-        s->pstream = NULL;
-        s->pbuf_size = 0;
-    }
-    CK(set_ctx(s, ctx));
-    if (!s->pstream) {
-        CK(d_cuStreamCreate(&s->pstream, CU_STREAM_NON_BLOCKING));
-        CK(d_cuEventCreate(&s->porder, CU_EVENT_DISABLE_TIMING));
-        s->pbuf_ctx = ctx;
-    }
-    if (s->pbuf_size < chunk) {
-        d_cuStreamSynchronize(s->pstream);
-        for (int i = 0; i < RG_PEER_MAXBUF; i++)
-            if (s->pbuf[i]) {
-                d_cuMemFreeHost(s->pbuf[i]);
-                s->pbuf[i] = NULL;
-            }
-        s->pbuf_size = chunk;
-    }
-    for (int i = 0; i < nbuf; i++) {
-        if (!s->pbuf[i])
-            CK(d_cuMemAllocHost(&s->pbuf[i], s->pbuf_size));
-        if (!s->pev[i])
-            CK(d_cuEventCreate(&s->pev[i], CU_EVENT_DISABLE_TIMING));
-    }
-    return CUDA_SUCCESS;
-}
-
-typedef struct {
-    uint8_t token[RG_TOKEN_LEN];
-    uint64_t copyid, n, chunk;
-} peer_hello_t;
-
-static void set_timeouts(int fd, int ms)
-{
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
-
-/* The connection of the source server of copy `id`: a kept one or a new one
- * (accepted), whose hello shows this session's token and the copy's id, size
- * and chunk; -1 after the timeout.  Connections with a wrong hello or closed
- * are dropped. */
-static int accept_peer(sess_t *s, uint64_t id, uint64_t n, uint64_t chunk)
-{
-    for (int round = 0; round < 64; round++) {
-        struct pollfd pf[1 + RG_PEER_MAXIN];
-        pf[0] = (struct pollfd){s->peer_lfd, POLLIN, 0};
-        for (int i = 0; i < s->npin; i++)
-            pf[1 + i] = (struct pollfd){s->pin_fd[i], POLLIN, 0};
-        if (poll(pf, (nfds_t)(1 + s->npin), s->cfg->timeout_ms) <= 0)
-            return -1;
-        int fd = -1, k;
-        for (k = 0; k < s->npin && fd < 0; k++)
-            if (pf[1 + k].revents) {
-                fd = s->pin_fd[k];
-                s->pin_fd[k] = s->pin_fd[--s->npin]; /* taken out; put back after the copy */
-            }
-        if (fd < 0 && pf[0].revents) {
-            fd = accept4(s->peer_lfd, NULL, NULL, SOCK_CLOEXEC);
-            if (fd < 0)
-                continue;
-            rg_tcp_tune(fd);
-            set_timeouts(fd, s->cfg->timeout_ms);
-        }
-        if (fd < 0)
-            continue;
-        uint8_t raw[RG_TOKEN_LEN + 24];
-        if (rg_recv_all(fd, raw, sizeof raw, s->cfg->timeout_ms) == 0) {
-            rg_rd_t r = {raw + RG_TOKEN_LEN, 24, 0, 0};
-            uint64_t cid = rg_get_u64(&r), cn = rg_get_u64(&r), cc = rg_get_u64(&r);
-            if (rg_ct_equal(raw, s->token, RG_TOKEN_LEN) && cid == id && cn == n && cc == chunk)
-                return fd;
-            GPUD_LOG(s->cfg, "session %d: peer connection refused (bad token or copy)\n", s->id);
-        }
-        close(fd);
-    }
-    return -1;
-}
-
-/* q: ctx, stream, dst, n, copy id.  Accepts the source server's connection
- * (which must show this session's token), receives the chunks into the
- * pinned buffers and copies each to the GPU while the next one arrives. */
-static CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
-{
-    int ctx;
-    CUstream st;
-    CK(use_ctx(s, a->q[0], &ctx));
-    CK(get_stream(s, a->q[1], ctx, &st));
-    uint64_t dst = a->q[2], n = a->q[3];
-    if (!n)
-        return CUDA_SUCCESS;
-    if (!range_ok(s, dst, n) || s->peer_lfd < 0)
-        return CUDA_ERROR_INVALID_VALUE;
-    size_t chunk;
-    int nbuf;
-    rg_peer_plan(n, &chunk, &nbuf);
-    CK(peer_bufs(s, ctx, chunk, nbuf));
-    CK(d_cuEventRecord(s->porder, st)); /* after the work queued before it on the client's stream */
-    CK(d_cuStreamWaitEvent(s->pstream, s->porder, 0));
-    int pfd = accept_peer(s, a->q[4], n, chunk);
-    if (pfd < 0)
-        return CUDA_ERROR_DEVICE_UNAVAILABLE;
-    CUresult rc = CUDA_SUCCESS;
-    uint64_t nchunks = (n + chunk - 1) / chunk;
-    for (uint64_t c = 0; c < nchunks && rc == CUDA_SUCCESS; c++) {
-        int b = (int)(c % (uint64_t)nbuf);
-        uint64_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
-        if (c >= (uint64_t)nbuf)
-            rc = d_cuEventSynchronize(s->pev[b]); /* its previous chunk is on the GPU */
-        if (rc == CUDA_SUCCESS && rg_recv_all(pfd, s->pbuf[b], len, s->cfg->timeout_ms))
-            rc = CUDA_ERROR_DEVICE_UNAVAILABLE; /* the source server went away */
-        if (rc == CUDA_SUCCESS)
-            rc = d_cuMemcpyHtoDAsync(dst + off, s->pbuf[b], len, s->pstream);
-        if (rc == CUDA_SUCCESS)
-            rc = d_cuEventRecord(s->pev[b], s->pstream);
-    }
-    CUresult r2 = d_cuStreamSynchronize(s->pstream);
-    uint8_t ack = 1;
-    if (rc != CUDA_SUCCESS || r2 != CUDA_SUCCESS || rg_send_all(pfd, &ack, 1) || s->npin == RG_PEER_MAXIN)
-        close(pfd); /* (the sender sees the connection close: no ack) */
-    else
-        s->pin_fd[s->npin++] = pfd; /* kept for the next copy from the same server */
-    return rc != CUDA_SUCCESS ? rc : r2;
-}
-
-/* q: ctx, stream, src, n, port, copy id; name: the destination server's
- * host; b[0]: its session token.  Chunk i+1 leaves the GPU while chunk i is
- * sent. */
-static CUresult h_peer_send(sess_t *s, const rg_args_t *a)
-{
-    int ctx;
-    CUstream st;
-    CK(use_ctx(s, a->q[0], &ctx));
-    CK(get_stream(s, a->q[1], ctx, &st));
-    uint64_t src = a->q[2], n = a->q[3];
-    if (!n)
-        return CUDA_SUCCESS;
-    if (!range_ok(s, src, n) || a->blen[0] != RG_TOKEN_LEN || !a->q[4] || a->q[4] > 65535)
-        return CUDA_ERROR_INVALID_VALUE;
-    size_t chunk;
-    int nbuf;
-    rg_peer_plan(n, &chunk, &nbuf);
-    CK(peer_bufs(s, ctx, chunk, nbuf));
-    CK(d_cuEventRecord(s->porder, st));
-    CK(d_cuStreamWaitEvent(s->pstream, s->porder, 0));
-    int pfd = -1;
-    if (s->pout_fd >= 0 && s->pout_port == (int)a->q[4] && !strcmp(s->pout_host, a->name)) {
-        pfd = s->pout_fd; /* the connection of the last copy to that server */
-        s->pout_fd = -1;
-    } else {
-        if (s->pout_fd >= 0)
-            close(s->pout_fd);
-        s->pout_fd = -1;
-        pfd = rg_connect(a->name, (int)a->q[4], s->cfg->timeout_ms);
-        if (pfd < 0)
-            return CUDA_ERROR_DEVICE_UNAVAILABLE;
-        set_timeouts(pfd, s->cfg->timeout_ms);
-    }
-    rg_buf_t hb = {0};
-    rg_put_raw(&hb, a->b[0], RG_TOKEN_LEN);
-    rg_put_u64(&hb, a->q[5]);
-    rg_put_u64(&hb, n);
-    rg_put_u64(&hb, chunk);
-    CUresult rc = hb.err || rg_send_all(pfd, hb.p, hb.len) ? CUDA_ERROR_DEVICE_UNAVAILABLE : CUDA_SUCCESS;
-    rg_buf_free(&hb);
-    uint64_t nchunks = (n + chunk - 1) / chunk;
-    for (uint64_t c = 0; c < nchunks && c < (uint64_t)nbuf && rc == CUDA_SUCCESS; c++) {
-        uint64_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
-        rc = d_cuMemcpyDtoHAsync(s->pbuf[c], src + off, len, s->pstream);
-        if (rc == CUDA_SUCCESS)
-            rc = d_cuEventRecord(s->pev[c], s->pstream);
-    }
-    for (uint64_t c = 0; c < nchunks && rc == CUDA_SUCCESS; c++) {
-        int b = (int)(c % (uint64_t)nbuf);
-        uint64_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
-        rc = d_cuEventSynchronize(s->pev[b]);
-        if (rc == CUDA_SUCCESS && rg_send_all(pfd, s->pbuf[b], len))
-            rc = CUDA_ERROR_DEVICE_UNAVAILABLE; /* the destination server went away */
-        uint64_t nx = c + (uint64_t)nbuf;
-        if (rc == CUDA_SUCCESS && nx < nchunks) {
-            uint64_t noff = nx * chunk, nlen = n - noff < chunk ? n - noff : chunk;
-            rc = d_cuMemcpyDtoHAsync(s->pbuf[b], src + noff, nlen, s->pstream);
-            if (rc == CUDA_SUCCESS)
-                rc = d_cuEventRecord(s->pev[b], s->pstream);
-        }
-    }
-    uint8_t ack = 0;
-    if (rc == CUDA_SUCCESS && (rg_recv_all(pfd, &ack, 1, s->cfg->timeout_ms) || ack != 1))
-        rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
-    d_cuStreamSynchronize(s->pstream);
-    if (rc == CUDA_SUCCESS) { /* kept for the next copy to the same server */
-        s->pout_fd = pfd;
-        s->pout_port = (int)a->q[4];
-        snprintf(s->pout_host, sizeof s->pout_host, "%s", a->name);
-    } else {
-        close(pfd);
-    }
-    return rc;
 }
 
 static CUresult dispatch(sess_t *s, unsigned op, int async, const rg_args_t *a, rg_buf_t *in, rg_buf_t *out)
@@ -868,7 +572,7 @@ static CUresult dispatch(sess_t *s, unsigned op, int async, const rg_args_t *a, 
     case RG_OP_CTX_DESTROY: return h_ctx_del(s, a, 0);
     case RG_OP_CTX_SYNC: {
         int ctx;
-        CK(use_ctx(s, a->q[0], &ctx));
+        CK(gs_use_ctx(s, a->q[0], &ctx));
         return d_cuCtxSynchronize();
     }
     case RG_OP_MEM_ALLOC:
