@@ -298,7 +298,11 @@ int rg_send_msg(int fd, unsigned op, uint32_t flags, uint64_t seq, const void *p
     int cnt = 3;
     struct iovec *v = iov;
     while (cnt) {
-        ssize_t w = writev(fd, v, cnt);
+        /* sendmsg, not writev: no SIGPIPE in the application when the peer is gone */
+        struct msghdr mh = {0};
+        mh.msg_iov = v;
+        mh.msg_iovlen = (size_t)cnt;
+        ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
