@@ -41,9 +41,10 @@ if(WH_RGPU_OK)
   add_test(NAME rgpu.hostile COMMAND ${RGH} hostile)
   add_test(NAME rgpu.hostile.ns COMMAND ${RGH} --ns hostile)
   add_test(NAME rgpu.killserver COMMAND ${RGH} --server 0 --server 1 killserver -- $<TARGET_FILE:rgpu_killsrv>)
+  add_test(NAME rgpu.killserver.idle COMMAND ${RGH} --server 0 --server 1 killserver -- $<TARGET_FILE:rgpu_killsrv> idle)
   add_test(NAME rgpu.killserver.ns COMMAND ${RGH} --ns --server 0 --server 1 killserver -- $<TARGET_FILE:rgpu_killsrv>)
   set_tests_properties(rgpu.forward.one rgpu.forward.two rgpu.forward.remap rgpu.forward.ns rgpu.forward.local rgpu.app.same
-    rgpu.app.ns rgpu.hostile rgpu.hostile.ns rgpu.killserver rgpu.killserver.ns PROPERTIES
+    rgpu.app.ns rgpu.hostile rgpu.hostile.ns rgpu.killserver rgpu.killserver.idle rgpu.killserver.ns PROPERTIES
     TIMEOUT 240 LABELS "rgpu;gpu" SKIP_RETURN_CODE 77)
   foreach(t rgpu.forward.one rgpu.forward.two rgpu.forward.remap rgpu.forward.ns rgpu.forward.local)
     set_tests_properties(${t} PROPERTIES PASS_REGULAR_EXPRESSION "rgpu forward: ok" FAIL_REGULAR_EXPRESSION "check failed")
