@@ -6,7 +6,7 @@ TSAN   ?= build-tsan
 PREFIX ?= /usr/local
 JOBS   ?= $(shell nproc)
 
-BUILD_PKGS = cmake ninja-build pkg-config libfabric-dev libfabric-bin python3 python3-pip gcc gfortran make
+BUILD_PKGS = cmake ninja-build pkg-config libfabric-dev libfabric-bin libssl-dev python3 python3-pip gcc gfortran make
 TEST_PKGS  = mpich libmpich-dev iproute2 util-linux procps python3-matplotlib
 BENCH_PKGS = mpich libmpich-dev openmpi-bin libopenmpi-dev python3-matplotlib
 

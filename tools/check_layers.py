@@ -14,7 +14,7 @@ import re
 import sys
 
 # bottom to top (docs/DESIGN.md, "Layers")
-LAYERS = ["util", "pmi", "core", "mem", "dtype", "op", "locality", "chan", "coord", "proto", "coll", "comm", "rma", "io", "mpi", "fortran"]
+LAYERS = ["util", "pmi", "core", "mem", "dtype", "op", "locality", "chan", "coord", "proto", "coll", "comm", "rma", "io", "mpi", "fortran", "rgpu"]
 RANK = {d: i for i, d in enumerate(LAYERS)}
 
 # (file, included header) pairs allowed for now; each must still occur

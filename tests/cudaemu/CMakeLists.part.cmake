@@ -26,11 +26,11 @@ if(WH_CUDAEMU_OK)
   set(WH_CUDAEMU_DIR ${CMAKE_BINARY_DIR}/cudaemu)
   set(CUEMU ${CMAKE_SOURCE_DIR}/tests/cudaemu)
   add_library(cudaemu SHARED ${CUEMU}/emu_core.c ${CUEMU}/emu_mem.c ${CUEMU}/emu_stream.c ${CUEMU}/emu_proc.c
-              ${CUEMU}/emu_vmm.c)
+              ${CUEMU}/emu_vmm.c ${CUEMU}/emu_module.c)
   set_target_properties(cudaemu PROPERTIES OUTPUT_NAME cuda SOVERSION 1 LIBRARY_OUTPUT_DIRECTORY ${WH_CUDAEMU_DIR})
   target_include_directories(cudaemu SYSTEM PRIVATE ${WH_CUDA_INC})
   target_compile_options(cudaemu PRIVATE ${WH_WARN} -fvisibility=hidden)
-  target_link_libraries(cudaemu PRIVATE Threads::Threads)
+  target_link_libraries(cudaemu PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
 
   # the GDRCopy-like library next to it
   add_library(gdremu SHARED ${CUEMU}/gdr.c)

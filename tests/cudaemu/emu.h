@@ -116,5 +116,8 @@ void emu_stream_detach(CUcontext ctx);
 /* Queue a copy of n bytes on stream s (NULL/legacy/per-thread: the current
  * context's legacy stream); sync: wait for it. */
 CUresult emu_copy(uintptr_t dst, uintptr_t src, size_t n, CUstream s, int sync);
+/* Queue fn(arg) on stream s (kernels run this way, emu_module.c); the stream
+ * owns arg only in the sense that fn must free it. */
+CUresult emu_enqueue_call(CUstream s, void (*fn)(void *), void *arg, int sync);
 CUresult emu_memset(uintptr_t dst, unsigned char v, size_t n, CUstream s, int sync);
 #endif

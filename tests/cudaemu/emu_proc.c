@@ -40,6 +40,8 @@ static const emu_proc_t procs[] = {
     E(cuMemAddressFree, 10020), E(cuMemCreate, 10020), E(cuMemRelease, 10020), E(cuMemMap, 10020),
     E(cuMemUnmap, 10020), E(cuMemSetAccess, 10020), E(cuMemExportToShareableHandle, 10020),
     E(cuMemImportFromShareableHandle, 10020), E(cuMemGetAllocationGranularity, 10020),
+    E(cuMemcpyPeerAsync, 4000), E(cuModuleLoad, 2000), E(cuModuleLoadData, 2000), E(cuModuleLoadDataEx, 2010), E(cuModuleUnload, 2000),
+    E(cuModuleGetFunction, 2000), E(cuFuncGetParamInfo, 12040), E(cuLaunchKernel, 4000),
 };
 #undef E
 
@@ -97,6 +99,9 @@ static const struct {
     {CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "pointer does not correspond to a registered memory region"},
     {CUDA_ERROR_OPERATING_SYSTEM, "CUDA_ERROR_OPERATING_SYSTEM", "OS call failed or operation not supported on this OS"},
     {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {CUDA_ERROR_FILE_NOT_FOUND, "CUDA_ERROR_FILE_NOT_FOUND", "file not found"},
+    {CUDA_ERROR_DEVICE_UNAVAILABLE, "CUDA_ERROR_DEVICE_UNAVAILABLE", "CUDA-capable device(s) is/are busy or unavailable"},
 };
 
 EMU_API CUresult CUDAAPI cuGetErrorName(CUresult error, const char **pStr)

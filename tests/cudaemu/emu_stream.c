@@ -18,7 +18,7 @@
 
 #include "emu.h"
 
-enum { OP_COPY, OP_MEMSET, OP_EVREC, OP_EVWAIT, OP_NOP };
+enum { OP_COPY, OP_MEMSET, OP_EVREC, OP_EVWAIT, OP_NOP, OP_CALL };
 
 typedef struct emu_dep {
     struct CUstream_st *s;
@@ -36,6 +36,8 @@ typedef struct emu_op {
     uint64_t seq;
     int ndeps;
     emu_dep_t *deps;
+    void (*call)(void *); /* OP_CALL (kernels, emu_module.c) */
+    void *arg;
     struct emu_op *next;
 } emu_op_t;
 
@@ -109,6 +111,9 @@ static void run_op(struct CUstream_st *s, emu_op_t *op)
     }
     case OP_EVWAIT:
         wait_event(op->ev, op->target);
+        break;
+    case OP_CALL:
+        op->call(op->arg);
         break;
     default:
         break;
@@ -305,6 +310,24 @@ static CUresult copy_common(uintptr_t dst, uintptr_t src, size_t n, CUstream h, 
     return CUDA_SUCCESS;
 }
 
+CUresult emu_enqueue_call(CUstream h, void (*fn)(void *), void *arg, int sync)
+{
+    CUresult rc = CUDA_SUCCESS;
+    struct CUstream_st *s = stream_of(h, &rc);
+    if (!s)
+        return rc;
+    emu_op_t *op = calloc(1, sizeof *op);
+    if (!op)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    op->type = OP_CALL;
+    op->call = fn;
+    op->arg = arg;
+    uint64_t seq = enqueue(s, op);
+    if (sync)
+        wait_done(s, seq);
+    return CUDA_SUCCESS;
+}
+
 CUresult emu_copy(uintptr_t dst, uintptr_t src, size_t n, CUstream s, int sync)
 {
     return copy_common(dst, src, n, s, sync, 0);
@@ -333,6 +356,14 @@ EMU_API CUresult CUDAAPI cuMemcpyDtoH(void *dstHost, CUdeviceptr srcDevice, size
 EMU_API CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
 {
     return copy_common(dstDevice, srcDevice, ByteCount, NULL, 1, 3);
+}
+
+EMU_API CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                           CUcontext srcContext, size_t ByteCount, CUstream hStream)
+{
+    if (!dstContext || !srcContext)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return copy_common(dstDevice, srcDevice, ByteCount, hStream, 0, 3);
 }
 
 EMU_API CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,

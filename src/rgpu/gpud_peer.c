@@ -1,0 +1,245 @@
+/* wharf-gpud: copies between GPUs of two servers, streamed from session to
+ * session in pipelined chunks (docs/RGPU.md, "Peer copies between servers"). */
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "rgpu/gpud_int.h"
+
+void rg_peer_plan(uint64_t n, size_t *chunk, int *nbuf)
+{
+    /* the seed's adaptive version: small copies in one or two buffers, large
+     * ones in more, larger chunks (fewer per-chunk costs) */
+    size_t c = (size_t)(n / 8);
+    if (c < (64u << 10))
+        c = 64u << 10;
+    if (c > (2u << 20))
+        c = 2u << 20;
+    c = (c + 4095) & ~(size_t)4095;
+    uint64_t chunks = (n + c - 1) / c;
+    int b = n >= (8u << 20) ? 8 : 4;
+    *chunk = c;
+    *nbuf = chunks < (uint64_t)b ? (int)(chunks ? chunks : 1) : b;
+}
+
+/* ---- peer copies between two servers ---- */
+static CUresult peer_bufs(sess_t *s, int ctx, size_t chunk, int nbuf)
+{
+    if (s->pstream && s->pbuf_ctx != ctx) {
+        /* buffers belong to another context: drop them */
+        gs_set_ctx(s, s->pbuf_ctx);
+        d_cuStreamSynchronize(s->pstream);
+        for (int i = 0; i < RG_PEER_MAXBUF; i++) {
+            if (s->pbuf[i])
+                d_cuMemFreeHost(s->pbuf[i]);
+            if (s->pev[i])
+                d_cuEventDestroy(s->pev[i]);
+            s->pbuf[i] = NULL, s->pev[i] = NULL;
+        }
+        d_cuEventDestroy(s->porder);
+        d_cuStreamDestroy(s->pstream);
+        s->pstream = NULL;
+        s->pbuf_size = 0;
+    }
+    CK(gs_set_ctx(s, ctx));
+    if (!s->pstream) {
+        CK(d_cuStreamCreate(&s->pstream, CU_STREAM_NON_BLOCKING));
+        CK(d_cuEventCreate(&s->porder, CU_EVENT_DISABLE_TIMING));
+        s->pbuf_ctx = ctx;
+    }
+    if (s->pbuf_size < chunk) {
+        d_cuStreamSynchronize(s->pstream);
+        for (int i = 0; i < RG_PEER_MAXBUF; i++)
+            if (s->pbuf[i]) {
+                d_cuMemFreeHost(s->pbuf[i]);
+                s->pbuf[i] = NULL;
+            }
+        s->pbuf_size = chunk;
+    }
+    for (int i = 0; i < nbuf; i++) {
+        if (!s->pbuf[i])
+            CK(d_cuMemAllocHost(&s->pbuf[i], s->pbuf_size));
+        if (!s->pev[i])
+            CK(d_cuEventCreate(&s->pev[i], CU_EVENT_DISABLE_TIMING));
+    }
+    return CUDA_SUCCESS;
+}
+
+typedef struct {
+    uint8_t token[RG_TOKEN_LEN];
+    uint64_t copyid, n, chunk;
+} peer_hello_t;
+
+static void set_timeouts(int fd, int ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+/* The connection of the source server of copy `id`: a kept one or a new one
+ * (accepted), whose hello shows this session's token and the copy's id, size
+ * and chunk; -1 after the timeout.  Connections with a wrong hello or closed
+ * are dropped. */
+static int accept_peer(sess_t *s, uint64_t id, uint64_t n, uint64_t chunk)
+{
+    for (int round = 0; round < 64; round++) {
+        struct pollfd pf[1 + RG_PEER_MAXIN];
+        pf[0] = (struct pollfd){s->peer_lfd, POLLIN, 0};
+        for (int i = 0; i < s->npin; i++)
+            pf[1 + i] = (struct pollfd){s->pin_fd[i], POLLIN, 0};
+        if (poll(pf, (nfds_t)(1 + s->npin), s->cfg->timeout_ms) <= 0)
+            return -1;
+        int fd = -1, k;
+        for (k = 0; k < s->npin && fd < 0; k++)
+            if (pf[1 + k].revents) {
+                fd = s->pin_fd[k];
+                s->pin_fd[k] = s->pin_fd[--s->npin]; /* taken out; put back after the copy */
+            }
+        if (fd < 0 && pf[0].revents) {
+            fd = accept4(s->peer_lfd, NULL, NULL, SOCK_CLOEXEC);
+            if (fd < 0)
+                continue;
+            rg_tcp_tune(fd);
+            set_timeouts(fd, s->cfg->timeout_ms);
+        }
+        if (fd < 0)
+            continue;
+        uint8_t raw[RG_TOKEN_LEN + 24];
+        if (rg_recv_all(fd, raw, sizeof raw, s->cfg->timeout_ms) == 0) {
+            rg_rd_t r = {raw + RG_TOKEN_LEN, 24, 0, 0};
+            uint64_t cid = rg_get_u64(&r), cn = rg_get_u64(&r), cc = rg_get_u64(&r);
+            if (rg_ct_equal(raw, s->token, RG_TOKEN_LEN) && cid == id && cn == n && cc == chunk)
+                return fd;
+            GPUD_LOG(s->cfg, "session %d: peer connection refused (bad token or copy)\n", s->id);
+        }
+        close(fd);
+    }
+    return -1;
+}
+
+/* q: ctx, stream, dst, n, copy id.  Accepts the source server's connection
+ * (which must show this session's token), receives the chunks into the
+ * pinned buffers and copies each to the GPU while the next one arrives. */
+CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
+{
+    int ctx;
+    CUstream st;
+    CK(gs_use_ctx(s, a->q[0], &ctx));
+    CK(gs_get_stream(s, a->q[1], ctx, &st));
+    uint64_t dst = a->q[2], n = a->q[3];
+    if (!n)
+        return CUDA_SUCCESS;
+    if (!gs_range_ok(s, dst, n) || s->peer_lfd < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t chunk;
+    int nbuf;
+    rg_peer_plan(n, &chunk, &nbuf);
+    CK(peer_bufs(s, ctx, chunk, nbuf));
+    CK(d_cuEventRecord(s->porder, st)); /* after the work queued before it on the client's stream */
+    CK(d_cuStreamWaitEvent(s->pstream, s->porder, 0));
+    int pfd = accept_peer(s, a->q[4], n, chunk);
+    if (pfd < 0)
+        return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    CUresult rc = CUDA_SUCCESS;
+    uint64_t nchunks = (n + chunk - 1) / chunk;
+    for (uint64_t c = 0; c < nchunks && rc == CUDA_SUCCESS; c++) {
+        int b = (int)(c % (uint64_t)nbuf);
+        uint64_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
+        if (c >= (uint64_t)nbuf)
+            rc = d_cuEventSynchronize(s->pev[b]); /* its previous chunk is on the GPU */
+        if (rc == CUDA_SUCCESS && rg_recv_all(pfd, s->pbuf[b], len, s->cfg->timeout_ms))
+            rc = CUDA_ERROR_DEVICE_UNAVAILABLE; /* the source server went away */
+        if (rc == CUDA_SUCCESS)
+            rc = d_cuMemcpyHtoDAsync(dst + off, s->pbuf[b], len, s->pstream);
+        if (rc == CUDA_SUCCESS)
+            rc = d_cuEventRecord(s->pev[b], s->pstream);
+    }
+    CUresult r2 = d_cuStreamSynchronize(s->pstream);
+    uint8_t ack = 1;
+    if (rc != CUDA_SUCCESS || r2 != CUDA_SUCCESS || rg_send_all(pfd, &ack, 1) || s->npin == RG_PEER_MAXIN)
+        close(pfd); /* (the sender sees the connection close: no ack) */
+    else
+        s->pin_fd[s->npin++] = pfd; /* kept for the next copy from the same server */
+    return rc != CUDA_SUCCESS ? rc : r2;
+}
+
+/* q: ctx, stream, src, n, port, copy id; name: the destination server's
+ * host; b[0]: its session token.  Chunk i+1 leaves the GPU while chunk i is
+ * sent. */
+CUresult h_peer_send(sess_t *s, const rg_args_t *a)
+{
+    int ctx;
+    CUstream st;
+    CK(gs_use_ctx(s, a->q[0], &ctx));
+    CK(gs_get_stream(s, a->q[1], ctx, &st));
+    uint64_t src = a->q[2], n = a->q[3];
+    if (!n)
+        return CUDA_SUCCESS;
+    if (!gs_range_ok(s, src, n) || a->blen[0] != RG_TOKEN_LEN || !a->q[4] || a->q[4] > 65535)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t chunk;
+    int nbuf;
+    rg_peer_plan(n, &chunk, &nbuf);
+    CK(peer_bufs(s, ctx, chunk, nbuf));
+    CK(d_cuEventRecord(s->porder, st));
+    CK(d_cuStreamWaitEvent(s->pstream, s->porder, 0));
+    int pfd = -1;
+    if (s->pout_fd >= 0 && s->pout_port == (int)a->q[4] && !strcmp(s->pout_host, a->name)) {
+        pfd = s->pout_fd; /* the connection of the last copy to that server */
+        s->pout_fd = -1;
+    } else {
+        if (s->pout_fd >= 0)
+            close(s->pout_fd);
+        s->pout_fd = -1;
+        pfd = rg_connect(a->name, (int)a->q[4], s->cfg->timeout_ms);
+        if (pfd < 0)
+            return CUDA_ERROR_DEVICE_UNAVAILABLE;
+        set_timeouts(pfd, s->cfg->timeout_ms);
+    }
+    rg_buf_t hb = {0};
+    rg_put_raw(&hb, a->b[0], RG_TOKEN_LEN);
+    rg_put_u64(&hb, a->q[5]);
+    rg_put_u64(&hb, n);
+    rg_put_u64(&hb, chunk);
+    CUresult rc = hb.err || rg_send_all(pfd, hb.p, hb.len) ? CUDA_ERROR_DEVICE_UNAVAILABLE : CUDA_SUCCESS;
+    rg_buf_free(&hb);
+    uint64_t nchunks = (n + chunk - 1) / chunk;
+    for (uint64_t c = 0; c < nchunks && c < (uint64_t)nbuf && rc == CUDA_SUCCESS; c++) {
+        uint64_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
+        rc = d_cuMemcpyDtoHAsync(s->pbuf[c], src + off, len, s->pstream);
+        if (rc == CUDA_SUCCESS)
+            rc = d_cuEventRecord(s->pev[c], s->pstream);
+    }
+    for (uint64_t c = 0; c < nchunks && rc == CUDA_SUCCESS; c++) {
+        int b = (int)(c % (uint64_t)nbuf);
+        uint64_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
+        rc = d_cuEventSynchronize(s->pev[b]);
+        if (rc == CUDA_SUCCESS && rg_send_all(pfd, s->pbuf[b], len))
+            rc = CUDA_ERROR_DEVICE_UNAVAILABLE; /* the destination server went away */
+        uint64_t nx = c + (uint64_t)nbuf;
+        if (rc == CUDA_SUCCESS && nx < nchunks) {
+            uint64_t noff = nx * chunk, nlen = n - noff < chunk ? n - noff : chunk;
+            rc = d_cuMemcpyDtoHAsync(s->pbuf[b], src + noff, nlen, s->pstream);
+            if (rc == CUDA_SUCCESS)
+                rc = d_cuEventRecord(s->pev[b], s->pstream);
+        }
+    }
+    uint8_t ack = 0;
+    if (rc == CUDA_SUCCESS && (rg_recv_all(pfd, &ack, 1, s->cfg->timeout_ms) || ack != 1))
+        rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
+    d_cuStreamSynchronize(s->pstream);
+    if (rc == CUDA_SUCCESS) { /* kept for the next copy to the same server */
+        s->pout_fd = pfd;
+        s->pout_port = (int)a->q[4];
+        snprintf(s->pout_host, sizeof s->pout_host, "%s", a->name);
+    } else {
+        close(pfd);
+    }
+    return rc;
+}
+

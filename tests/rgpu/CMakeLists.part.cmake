@@ -1,0 +1,80 @@
+# Remote GPUs (docs/RGPU.md): wharf-gpud + the client driver, tested against
+# the emulated driver.
+include(${CMAKE_SOURCE_DIR}/src/rgpu/rgpu.cmake)
+
+if(WH_RGPU_OK)
+  set(RGT ${CMAKE_SOURCE_DIR}/tests/rgpu)
+  set(RGB ${CMAKE_BINARY_DIR}/tests/rgpu)
+  # the test kernels: a module image in the emulator's convention
+  add_library(rgpu_kernels MODULE ${RGT}/kernels.c)
+  target_include_directories(rgpu_kernels PRIVATE ${CMAKE_SOURCE_DIR}/tests/cudaemu)
+  target_compile_options(rgpu_kernels PRIVATE ${WH_WARN} -fvisibility=hidden)
+  set_target_properties(rgpu_kernels PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${RGB})
+  # test programs link no driver: they load whichever libcuda.so.1 LD_LIBRARY_PATH shows
+  foreach(t forward app killsrv pipeline)
+    add_executable(rgpu_${t} ${RGT}/t_${t}.c)
+    target_include_directories(rgpu_${t} SYSTEM PRIVATE ${WH_CUDA_INC})
+    target_compile_options(rgpu_${t} PRIVATE ${WH_WARN})
+    target_link_libraries(rgpu_${t} PRIVATE cudaemu)
+    set_target_properties(rgpu_${t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${RGB} SKIP_BUILD_RPATH ON)
+    add_dependencies(rgpu_${t} rgpu_kernels wharf-gpud rgpu_client)
+  endforeach()
+endif()
+
+if(WH_RGPU_OK)
+  set(RGH ${Python3_EXECUTABLE} ${RGT}/rgpu_harness.py --build ${CMAKE_BINARY_DIR})
+  set(RGMOD ${RGB}/rgpu_kernels.so)
+  # every forwarded call through one server (loopback), two servers, and two
+  # servers in their own network namespaces with the client in a third
+  add_test(NAME rgpu.forward.one COMMAND ${RGH} --config --server 0,1 run -- $<TARGET_FILE:rgpu_forward> ${RGMOD})
+  add_test(NAME rgpu.forward.two COMMAND ${RGH} --server 0,1 --server 2,3 run -- $<TARGET_FILE:rgpu_forward> ${RGMOD})
+  # the client's addresses never the servers': every address sent is translated
+  add_test(NAME rgpu.forward.remap COMMAND ${RGH} --server 0,1 --server 2,3 run -- env WHARF_RGPU_REMAP=1
+           $<TARGET_FILE:rgpu_forward> ${RGMOD})
+  add_test(NAME rgpu.forward.ns COMMAND ${RGH} --ns --server 0 --server 3 run -- $<TARGET_FILE:rgpu_forward> ${RGMOD})
+  # the same test directly on the emulator (the reference)
+  add_test(NAME rgpu.forward.local COMMAND $<TARGET_FILE:rgpu_forward> ${RGMOD})
+  set_tests_properties(rgpu.forward.local PROPERTIES ENVIRONMENT "${WH_CUDAEMU_ENV}")
+  # the application: the same answer on the emulator and through two servers in namespaces
+  add_test(NAME rgpu.app.same COMMAND ${RGH} --server 0,1 --server 2,3 same -- $<TARGET_FILE:rgpu_app> ${RGMOD})
+  add_test(NAME rgpu.app.ns COMMAND ${RGH} --ns --server 1 --server 2 same -- $<TARGET_FILE:rgpu_app> ${RGMOD})
+  add_test(NAME rgpu.hostile COMMAND ${RGH} hostile)
+  add_test(NAME rgpu.hostile.ns COMMAND ${RGH} --ns hostile)
+  add_test(NAME rgpu.killserver COMMAND ${RGH} --server 0 --server 1 killserver -- $<TARGET_FILE:rgpu_killsrv>)
+  add_test(NAME rgpu.killserver.idle COMMAND ${RGH} --server 0 --server 1 killserver -- $<TARGET_FILE:rgpu_killsrv> idle)
+  add_test(NAME rgpu.killserver.ns COMMAND ${RGH} --ns --server 0 --server 1 killserver -- $<TARGET_FILE:rgpu_killsrv>)
+  set_tests_properties(rgpu.forward.one rgpu.forward.two rgpu.forward.remap rgpu.forward.ns rgpu.forward.local rgpu.app.same
+    rgpu.app.ns rgpu.hostile rgpu.hostile.ns rgpu.killserver rgpu.killserver.idle rgpu.killserver.ns PROPERTIES
+    TIMEOUT 240 LABELS "rgpu;gpu" SKIP_RETURN_CODE 77)
+  foreach(t rgpu.forward.one rgpu.forward.two rgpu.forward.remap rgpu.forward.ns rgpu.forward.local)
+    set_tests_properties(${t} PROPERTIES PASS_REGULAR_EXPRESSION "rgpu forward: ok" FAIL_REGULAR_EXPRESSION "check failed")
+  endforeach()
+  set_tests_properties(rgpu.forward.ns rgpu.app.ns rgpu.hostile.ns rgpu.killserver.ns PROPERTIES
+    RUN_SERIAL true LABELS "rgpu;gpu;scenarios")
+endif()
+
+if(WH_RGPU_OK)
+  # deterministic fuzz campaign over the wire protocol's header check and request decoder
+  add_executable(fuzz_rgpu_wire ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_rgpu_wire.c)
+  target_compile_options(fuzz_rgpu_wire PRIVATE ${WH_WARN})
+  target_link_libraries(fuzz_rgpu_wire PRIVATE rgpu_wire)
+  set_target_properties(fuzz_rgpu_wire PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${RGB})
+  add_test(NAME rgpu.wire_fuzz COMMAND fuzz_rgpu_wire 200000 1)
+  set_tests_properties(rgpu.wire_fuzz PROPERTIES TIMEOUT 300 LABELS "rgpu;unit")
+  # a wharf MPI program on device buffers, its driver the rgpu client (wharf
+  # loads it through cuGetProcAddress; CUDA IPC is refused, so staged copies)
+  add_test(NAME rgpu.mpi.gpu_p2p COMMAND ${RGH} --server 0,1 run -- env WHARF_CUDA=1
+           ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_gpu_p2p>)
+  set_tests_properties(rgpu.mpi.gpu_p2p PROPERTIES TIMEOUT 240 LABELS "rgpu;gpu;mpi" PROCESSORS 2
+    PASS_REGULAR_EXPRESSION "gpu p2p: ok" FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank")
+endif()
+
+if(WH_RGPU_OK)
+  # asynchronous calls pipelined: ~400 requests, only the setup's (11) and the
+  # final synchronization's answers waited for (at most 19 accepted)
+  add_test(NAME rgpu.pipeline COMMAND ${RGH} --server 0 run -- env WHARF_RGPU_STATS=1
+           $<TARGET_FILE:rgpu_pipeline> ${RGMOD})
+  set_tests_properties(rgpu.pipeline PROPERTIES TIMEOUT 240 LABELS "rgpu;gpu"
+    PASS_REGULAR_EXPRESSION "rgpu pipeline: ok[^\n]*\n(.*\n)*rgpu: [4-9][0-9][0-9] requests, 1?[0-9] waited for"
+    FAIL_REGULAR_EXPRESSION "check failed")
+endif()
