@@ -97,6 +97,9 @@ if(WH_CUDAEMU_OK)
 
   wh_gpu_mpi_test(gpu.p2p ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "CUDAEMU_STREAM_DELAY_US=50")
   wh_gpu_mpi_test(gpu.p2p4 ${CUEMU}/gpu_p2p.c 4 ENV "CUDAEMU_TIMING=0")
+  # collectives, reductions, pack/unpack, bsend on device buffers (coll_dev.c, dtype/devmem.c)
+  wh_gpu_mpi_test(gpu.coll ${CUEMU}/gpu_coll.c 3 ENV "CUDAEMU_STREAM_DELAY_US=30" "CUDAEMU_TIMING=0")
+  wh_gpu_mpi_test(gpu.coll4 ${CUEMU}/gpu_coll.c 4 ENV "CUDAEMU_TIMING=0")
   # every scheme but the staged fragments switched off by the tunables
   wh_gpu_mpi_test(gpu.staged ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "WHARF_CUDA_IPC=0"
                   "WHARF_CUDA_EAGER_MAX=0" "WHARF_REPORT=channels")
