@@ -27,7 +27,7 @@ static int fails, rank, nprocs;
     } while (0)
 #define CK(call) CHECK((call) == CUDA_SUCCESS)
 
-static void *sym(const char *name)
+static inline void *sym(const char *name)
 {
     void *fn = NULL;
     if (gpa(name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, NULL) || !fn) {
@@ -38,7 +38,7 @@ static void *sym(const char *name)
 }
 
 /* load the driver and make a GPU current (by PMI_RANK), then MPI_Init */
-static void gpu_init(int *argc, char ***argv)
+static inline void gpu_init(int *argc, char ***argv)
 {
     const char *pr = getenv("PMI_RANK");
     rank = pr ? atoi(pr) : 0;
@@ -63,7 +63,7 @@ static void gpu_init(int *argc, char ***argv)
 }
 
 /* device memory holding a copy of n bytes of h (h NULL: filled with 0xee) */
-static void *dev_from(const void *h, size_t n)
+static inline void *dev_from(const void *h, size_t n)
 {
     CUdeviceptr d = 0;
     CK(p_cuMemAlloc(&d, n ? n : 1));
@@ -74,14 +74,14 @@ static void *dev_from(const void *h, size_t n)
     return (void *)(uintptr_t)d;
 }
 
-static void dev_put(void *d, const void *h, size_t n)
+static inline void dev_put(void *d, const void *h, size_t n)
 {
     if (n)
         CK(p_cuMemcpyHtoD((CUdeviceptr)(uintptr_t)d, h, n));
 }
 
 /* a malloc'd host copy of n bytes of device memory */
-static void *dev_get(const void *d, size_t n)
+static inline void *dev_get(const void *d, size_t n)
 {
     void *h = malloc(n ? n : 1);
     if (n)
@@ -89,13 +89,13 @@ static void *dev_get(const void *d, size_t n)
     return h;
 }
 
-static void dev_free(void *d)
+static inline void dev_free(void *d)
 {
     CK(p_cuMemFree((CUdeviceptr)(uintptr_t)d));
 }
 
 /* compare n ints of device memory d with want; report the first difference */
-static void check_ints(const void *d, const int *want, size_t n, const char *what)
+static inline void check_ints(const void *d, const int *want, size_t n, const char *what)
 {
     int *got = dev_get(d, n * sizeof(int));
     size_t bad = 0, first = 0;
@@ -109,7 +109,7 @@ static void check_ints(const void *d, const int *want, size_t n, const char *wha
     free(got);
 }
 
-static int gpu_finish(const char *name)
+static inline int gpu_finish(const char *name)
 {
     int total = 0;
     MPI_Allreduce(&fails, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
