@@ -45,11 +45,7 @@ wh_CUresult wh_cuda_ctx_for(const void *p)
  * host memory is host memory (the CPU reaches it). */
 static int cuda_owns(const void *p)
 {
-    unsigned int mt = 0;
-    if (wh_cu.cuPointerGetAttribute(&mt, WH_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (wh_CUdeviceptr)(uintptr_t)p) !=
-        WH_CUDA_SUCCESS)
-        return 0; /* not memory the driver knows: plain host memory */
-    return mt == WH_CU_MEMORYTYPE_DEVICE;
+    return wh_cuda_owns_cached(p); /* kcache.c: the driver's answer, cached */
 }
 
 static int cuda_copy(void *dst, int dk, const void *src, int sk, size_t n)
@@ -128,12 +124,14 @@ int wh_cuda_init(void)
     int ndev = 0, ver = 0;
     wh_cu.cuDeviceGetCount(&ndev);
     wh_cu.cuDriverGetVersion(&ver);
+    wh_cuda_kcache_init(lib);
     int err = wh_mem_register(WH_MEM_CUDA, &cuda_ops);
     if (err != MPI_SUCCESS)
         return err;
     wh_cuda_on = 1;
     wh_cuda_ndev = ndev;
-    WH_DEBUG("cuda", "CUDA driver %d.%d loaded: %d device(s) visible", ver / 1000, ver % 1000 / 10, ndev);
+    WH_DEBUG("cuda", "CUDA driver %d.%d loaded: %d device(s) visible; pointer-kind cache %s", ver / 1000,
+             ver % 1000 / 10, ndev, wh_cuda_kcache_on() ? "on" : "off (no allocation events from the driver)");
     return MPI_SUCCESS;
 }
 
@@ -147,6 +145,7 @@ void wh_cuda_finalize(void)
     copy_stream = NULL;
     copy_ctx = NULL;
     wh_mem_unregister(WH_MEM_CUDA);
+    wh_cuda_kcache_finalize();
     wh_cuda_on = 0;
     /* the library stays loaded: the application may still use the driver */
 }
