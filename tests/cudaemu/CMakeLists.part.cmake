@@ -75,7 +75,7 @@ if(WH_CUDAEMU_OK)
     set(tgt mpit_${base})
     if(NOT TARGET ${tgt})
       add_executable(${tgt} ${SOURCE})
-      add_dependencies(${tgt} wh_headers cudaemu)
+      add_dependencies(${tgt} wh_headers cudaemu gdremu)
       target_include_directories(${tgt} PRIVATE ${WH_INC})
       target_include_directories(${tgt} SYSTEM PRIVATE ${WH_CUDA_INC})
       target_link_libraries(${tgt} PRIVATE mpi ${CMAKE_DL_LIBS})
@@ -103,6 +103,15 @@ if(WH_CUDAEMU_OK)
   # the pointer-kind cache: few driver queries, forgotten on free; off = one query per message
   wh_gpu_mpi_test(gpu.kcache ${CUEMU}/gpu_kcache.c 2 ENV "CUDAEMU_VISIBLE=0,1")
   wh_gpu_mpi_test(gpu.kcache_off ${CUEMU}/gpu_kcache.c 2 ENV "CUDAEMU_VISIBLE=0,1" "WHARF_CUDA_KCACHE=0")
+  # GDRCopy for small copies (src/mem/cuda/gdr.c): used, and a refused pin falls back with a warning
+  wh_gpu_mpi_test(gpu.gdr ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "WHARF_LOG=info" "CUDAEMU_STREAM_DELAY_US=50")
+  wh_gpu_mpi_test(gpu.gdr_fault ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "CUDAEMU_FAIL=gdr_pin_buffer")
+  foreach(v shm shmcopy net)
+    set_tests_properties(mpi.gpu.gdr.${v} PROPERTIES PASS_REGULAR_EXPRESSION "GDRCopy: [1-9][0-9]* small copies"
+                         FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank")
+    set_tests_properties(mpi.gpu.gdr_fault.${v} PROPERTIES PASS_REGULAR_EXPRESSION "GDRCopy could not pin"
+                         FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank;GDRCopy: [1-9]")
+  endforeach()
   # one-sided operations with device origin and result buffers (rma_dev.c)
   wh_gpu_mpi_test(gpu.rma ${CUEMU}/gpu_rma.c 3 ENV "CUDAEMU_STREAM_DELAY_US=30" "CUDAEMU_TIMING=0")
   # every scheme but the staged fragments switched off by the tunables

@@ -63,6 +63,11 @@ void wh_cuda_kcache_finalize(void)
     wh_mem_gen_seen = 0;
 }
 
+uint64_t wh_cuda_kcache_freegen(void)
+{
+    return gens ? gens[1] : 0;
+}
+
 int wh_cuda_kcache_on(void)
 {
     return gens != NULL;

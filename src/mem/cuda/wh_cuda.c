@@ -52,6 +52,8 @@ static int cuda_copy(void *dst, int dk, const void *src, int sk, size_t n)
 {
     if (!n)
         return MPI_SUCCESS;
+    if (n <= wh_tun.cuda_gdr_h2d_max && wh_cuda_gdr_on() && !wh_cuda_gdr_copy(dst, dk, src, sk, n))
+        return MPI_SUCCESS; /* small: through a GDRCopy mapping */
     wh_CUresult rc = wh_cuda_ctx_for(dk == WH_MEM_CUDA ? dst : src);
     wh_CUcontext cur = NULL;
     if (rc == WH_CUDA_SUCCESS)
@@ -125,6 +127,7 @@ int wh_cuda_init(void)
     wh_cu.cuDeviceGetCount(&ndev);
     wh_cu.cuDriverGetVersion(&ver);
     wh_cuda_kcache_init(lib);
+    wh_cuda_gdr_init();
     int err = wh_mem_register(WH_MEM_CUDA, &cuda_ops);
     if (err != MPI_SUCCESS)
         return err;
@@ -140,6 +143,7 @@ void wh_cuda_finalize(void)
     if (!wh_cuda_on)
         return;
     wh_cuda_ipc_finalize();
+    wh_cuda_gdr_finalize();
     if (copy_stream)
         wh_cu.cuStreamDestroy(copy_stream);
     copy_stream = NULL;
