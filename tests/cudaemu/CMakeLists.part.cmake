@@ -127,6 +127,13 @@ endif()
 # channel report must count it), and a failing IPC open falls back to staged
 # copies with a log line, never a wrong answer.
 if(WH_CUDAEMU_OK)
+  # the net channel's provider is asked for FI_HMEM and the answer reported (tcp: no, staged)
+  add_test(NAME mpi.gpu.net.hmem COMMAND ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_gpu_kcache>)
+  set_tests_properties(mpi.gpu.net.hmem PROPERTIES
+    ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;WHARF_CHANNEL=net;WHARF_REPORT=locality;CUDAEMU_VISIBLE=0,1"
+    PASS_REGULAR_EXPRESSION "net provider (does not offer|offers \\(not used yet\\)) FI_HMEM: device buffers"
+    FAIL_REGULAR_EXPRESSION "check failed: ;FAILED;wharfrun: rank"
+    TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;net" PROCESSORS 2)
   add_test(NAME mpi.gpu.ipc.scheme COMMAND ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_gpu_p2p>)
   set_tests_properties(mpi.gpu.ipc.scheme PROPERTIES
     ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;WHARF_REPORT=channels,locality;CUDAEMU_VISIBLE=0,1"
