@@ -185,3 +185,13 @@ if(WH_CUDAEMU_OK)
       LABELS "scenarios;gpu" RUN_SERIAL true TIMEOUT 240)
   endforeach()
 endif()
+
+# The benchmark suite's device-buffer variants (-d cuda) build and run briefly
+# on the emulated driver: latency, bandwidth, allreduce (speed is not judged).
+if(WH_CUDAEMU_OK)
+  add_test(NAME bench.cuda_smoke
+    COMMAND sh -c "d=$(mktemp -d) && make -s -C \"$0/bench/suite\" MPICC=\"$1/bin/mpicc\" OUT=\"$d\" \"$d/wh_latency\" \"$d/wh_bw\" \"$d/wh_allreduce\" && for b in wh_latency wh_bw wh_allreduce; do \"$1/bin/wharfrun\" --timeout 100 -n 2 \"$d/$b\" -d cuda -m 1:16384 -i 5 -x 1 > \"$d/out\" 2>&1 && grep -q 'buffers: CUDA device memory' \"$d/out\" && grep -Eq '^16384 +[0-9.]+' \"$d/out\" || { cat \"$d/out\"; exit 1; }; done; rm -rf \"$d\""
+            ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(bench.cuda_smoke PROPERTIES
+    ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;CUDAEMU_VISIBLE=0,1" LABELS "bench;gpu" TIMEOUT 300 PROCESSORS 2)
+endif()
