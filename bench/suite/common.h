@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dlfcn.h>
 
 /* ------------------------------------------------------------------------ */
 /* Benchmark description and options                                        */
@@ -63,6 +64,7 @@ struct wb_opts {
     int sync;      /* one-sided: WB_SYNC_FENCE or WB_SYNC_LOCK */
     int win_alloc; /* one-sided: 0 = MPI_Win_create, 1 = MPI_Win_allocate */
     size_t cap;    /* per-buffer memory cap for window slots (-M) */
+    int cuda;      /* -d cuda: message buffers in CUDA device memory */
 };
 
 /* Sizes above this use iterations/10 and warm-up/10 (like OSU's "large"). */
@@ -182,7 +184,7 @@ static inline int wb_warmup(size_t size)
 static inline void wb_usage(FILE *f)
 {
     const struct wb_bench *b = wb.b;
-    fprintf(f, "usage: %s [-m [MIN:]MAX] [-i ITERS] [-x WARMUP] [-c]", b->name);
+    fprintf(f, "usage: %s [-m [MIN:]MAX] [-i ITERS] [-x WARMUP] [-c] [-d host|cuda]", b->name);
     if (b->flags & WB_WINDOW)
         fprintf(f, " [-W WINDOW] [-M BYTES]");
     if (b->flags & WB_RMA)
@@ -190,6 +192,8 @@ static inline void wb_usage(FILE *f)
     if (b->flags & WB_COLL)
         fprintf(f, " [-f]");
     fprintf(f, " [-h]\n  %s\n", b->what);
+    fprintf(f, "  -d cuda     message buffers in CUDA device memory (GPU-aware MPI; the driver is loaded\n"
+               "              with dlopen, GPU = rank modulo the visible GPUs; not with -c or one-sided)\n");
     fprintf(f, "  -m MIN:MAX  message sizes in bytes, powers of two from MIN (default %zu:%zu);\n"
                "              MAX alone, MIN: and :MAX work too; K, M, G suffixes (x1024)\n",
             b->min_size, b->max_size);
@@ -269,6 +273,7 @@ static inline int wb_parse(int argc, char **argv)
     o->sync = WB_SYNC_FENCE;
     o->win_alloc = 0;
     o->cap = WB_DEFAULT_CAP;
+    o->cuda = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
@@ -278,7 +283,7 @@ static inline int wb_parse(int argc, char **argv)
             goto bad;
         }
         char opt = a[1];
-        if (strchr("mixWsMw", opt)) {
+        if (strchr("mixWsMwd", opt)) {
             if (i + 1 >= argc) {
                 if (loud)
                     fprintf(stderr, "%s: option -%c needs a value\n", b->name, opt);
@@ -292,6 +297,12 @@ static inline int wb_parse(int argc, char **argv)
                 wb_usage(stdout);
             return 1;
         case 'c': o->validate = 1; break;
+        case 'd':
+            if (!strcmp(val, "cuda"))
+                o->cuda = 1;
+            else if (strcmp(val, "host"))
+                goto badval;
+            break;
         case 'f': o->full = 1; break;
         case 'm': {
             char buf[128];
@@ -347,6 +358,13 @@ static inline int wb_parse(int argc, char **argv)
             fprintf(stderr, "%s: bad value '%s' for -%c\n", b->name, val, opt);
         goto bad;
     }
+    if (o->cuda && (o->validate || (b->flags & WB_RMA))) {
+        if (loud)
+            fprintf(stderr, "%s: -d cuda does not go with %s\n", b->name,
+                    o->validate ? "-c (validation touches the buffers with the CPU)"
+                                : "one-sided benchmarks (windows over device memory)");
+        goto bad;
+    }
     return 0;
 bad:
     if (loud)
@@ -390,7 +408,8 @@ static inline void wb_print_header(void)
     if (b->flags & WB_RMA)
         printf(", sync: %s, window from: %s", o->sync == WB_SYNC_FENCE ? "fence" : "lock/flush",
                o->win_alloc ? "MPI_Win_allocate" : "MPI_Win_create");
-    printf(", validation: %s\n", o->validate ? "on (timings include fill/check work)" : "off");
+    printf(", validation: %s%s\n", o->validate ? "on (timings include fill/check work)" : "off",
+           o->cuda ? ", buffers: CUDA device memory" : "");
     if (strstr(b->columns, "MB/s"))
         printf("# MB/s = 1e6 bytes per second\n");
     fflush(stdout);
@@ -538,10 +557,54 @@ struct wb_mem {
     size_t len;
 };
 
-/* Page-aligned MPI_Alloc_mem buffer of len bytes, zeroed (pages touched). */
+/* -d cuda: the CUDA driver API by dlopen (no CUDA header needed). */
+static struct {
+    int (*init)(unsigned);
+    int (*count)(int *);
+    int (*get)(int *, int);
+    int (*retain)(void **, int);
+    int (*setcur)(void *);
+    int (*alloc)(unsigned long long *, size_t);
+    int (*free)(unsigned long long);
+    int (*memset8)(unsigned long long, unsigned char, size_t);
+} wb_cu;
+
+static inline void wb_cuda_setup(void)
+{
+    if (wb_cu.alloc)
+        return;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+    int (*gpa)(const char *, void **, int, unsigned long long, int *) =
+        lib ? (int (*)(const char *, void **, int, unsigned long long, int *))dlsym(lib, "cuGetProcAddress_v2")
+            : NULL;
+    if (!gpa)
+        wb_die("-d cuda: no CUDA 12 driver (libcuda.so.1 with cuGetProcAddress_v2)");
+    const char *names[] = {"cuInit", "cuDeviceGetCount", "cuDeviceGet", "cuDevicePrimaryCtxRetain",
+                           "cuCtxSetCurrent", "cuMemAlloc", "cuMemFree", "cuMemsetD8"};
+    void **slots = (void **)&wb_cu;
+    for (int i = 0; i < 8; i++)
+        if (gpa(names[i], &slots[i], 12000, 0, NULL) || !slots[i])
+            wb_die("-d cuda: the driver has no %s", names[i]);
+    int n = 0, dev = 0;
+    void *ctx = NULL;
+    if (wb_cu.init(0) || wb_cu.count(&n) || n < 1 || wb_cu.get(&dev, wb.rank % n) || wb_cu.retain(&ctx, dev) ||
+        wb_cu.setcur(ctx))
+        wb_die("-d cuda: no usable GPU (%d visible)", n);
+}
+
+/* Page-aligned MPI_Alloc_mem buffer of len bytes, zeroed (pages touched);
+ * with -d cuda, zeroed device memory instead. */
 static inline struct wb_mem wb_alloc(size_t len)
 {
     struct wb_mem m = {NULL, NULL, len};
+    if (wb.o.cuda) {
+        unsigned long long d = 0;
+        wb_cuda_setup();
+        if (wb_cu.alloc(&d, len ? len : 1) || wb_cu.memset8(d, 0, len ? len : 1))
+            wb_die("-d cuda: cuMemAlloc(%zu) failed", len);
+        m.base = m.p = (char *)(uintptr_t)d;
+        return m;
+    }
     size_t pg = wb_pagesize();
     size_t tot = len + pg;
     if (len > SIZE_MAX - pg || tot > (size_t)PTRDIFF_MAX)
@@ -556,7 +619,9 @@ static inline struct wb_mem wb_alloc(size_t len)
 
 static inline void wb_free(struct wb_mem *m)
 {
-    if (m->base)
+    if (m->base && wb.o.cuda)
+        wb_cu.free((unsigned long long)(uintptr_t)m->base);
+    else if (m->base)
         MPI_Free_mem(m->base);
     m->base = NULL;
     m->p = NULL;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chan/net/net.h"
 #include "coord/coord.h"
 #include "core/core.h"
 #include "locality/locality.h"
@@ -94,6 +95,12 @@ static void report_limits(void)
                wh_tun.cuda_ipc ? "by CUDA IPC between co-resident ranks where the driver lets the receiver map the "
                                  "sender's memory"
                                : "(WHARF_CUDA_IPC=0: no CUDA IPC)");
+    if (wh_cuda_on && wh_net_hmem >= 0)
+        printf("wharf: gpu: net provider %s FI_HMEM: device buffers to network peers are staged through host "
+               "memory\n", wh_net_hmem ? "offers (not used yet)" : "does not offer");
+    if (wh_cuda_on && wh_cuda_gdr_on())
+        printf("wharf: gpu: GDRCopy: host-to-device copies <= %zu B and device-to-host <= %zu B through CPU mappings "
+               "of the device buffer\n", wh_tun.cuda_gdr_h2d_max, wh_tun.cuda_gdr_d2h_max);
     else
         printf("wharf: gpu: no CUDA driver in use (WHARF_CUDA=%s): device buffers are not recognized\n", wh_tun.cuda);
     fflush(stdout);

@@ -67,6 +67,16 @@ size_t wh_ent_nblocks(const wh_ent_t *e);
 /* data bounds of an entry (the type must have passed the constructor checks) */
 void wh_ent_bounds(const wh_ent_t *e, MPI_Aint *lo, MPI_Aint *hi);
 
+/* engine.c: pack/unpack of host memory only (no memory-kind query) */
+int wh_dtype_pack_host(const void *buf, size_t count, const wh_dtype_t *t, size_t offset, void *out, size_t len);
+int wh_dtype_unpack_host(void *buf, size_t count, const wh_dtype_t *t, size_t offset, const void *in, size_t len);
+/* devmem.c: the same when buf or the stream lies in device memory (kinds
+ * kb, ko/ki from wh_mem_query, at least one not host) */
+int wh_dtype_pack_dev(const void *buf, size_t count, const wh_dtype_t *t, size_t offset, void *out, size_t len, int kb,
+                      int ko);
+int wh_dtype_unpack_dev(void *buf, size_t count, const wh_dtype_t *t, size_t offset, const void *in, size_t len, int kb,
+                        int ki);
+
 /* predef.c: allocate a derived type object (refs = urefs = 1) */
 wh_dtype_t *wh_dtype_alloc(void);
 

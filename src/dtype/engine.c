@@ -9,6 +9,7 @@
  * MPI_BOTTOM-relative absolute displacements are well defined. */
 #include "dtype/dtype_impl.h"
 #include "core/err.h"
+#include "mem/mem.h"
 
 #include <string.h>
 
@@ -205,6 +206,16 @@ static int walk_top(walk_t *w, const void *buf, size_t count, const wh_dtype_t *
 
 int wh_dtype_pack(const void *buf, size_t count, const wh_dtype_t *t, size_t offset, void *out, size_t len)
 {
+    if (__builtin_expect(wh_mem_nonhost, 0)) {
+        int kb = wh_mem_query(buf), ko = wh_mem_query(out);
+        if (kb | ko)
+            return wh_dtype_pack_dev(buf, count, t, offset, out, len, kb, ko);
+    }
+    return wh_dtype_pack_host(buf, count, t, offset, out, len);
+}
+
+int wh_dtype_pack_host(const void *buf, size_t count, const wh_dtype_t *t, size_t offset, void *out, size_t len)
+{
     const char *start;
     if (wh_dtype_is_contig(t, count, buf, &start)) {
         if (offset > t->size * count || len > t->size * count - offset)
@@ -219,6 +230,16 @@ int wh_dtype_pack(const void *buf, size_t count, const wh_dtype_t *t, size_t off
 }
 
 int wh_dtype_unpack(void *buf, size_t count, const wh_dtype_t *t, size_t offset, const void *in, size_t len)
+{
+    if (__builtin_expect(wh_mem_nonhost, 0)) {
+        int kb = wh_mem_query(buf), ki = wh_mem_query(in);
+        if (kb | ki)
+            return wh_dtype_unpack_dev(buf, count, t, offset, in, len, kb, ki);
+    }
+    return wh_dtype_unpack_host(buf, count, t, offset, in, len);
+}
+
+int wh_dtype_unpack_host(void *buf, size_t count, const wh_dtype_t *t, size_t offset, const void *in, size_t len)
 {
     const char *start;
     if (wh_dtype_is_contig(t, count, buf, &start)) {

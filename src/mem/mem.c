@@ -8,6 +8,10 @@
 static const wh_mem_ops_t host_ops = {.name = "host", .owns = NULL, .copy = NULL};
 const wh_mem_ops_t *wh_mem_kinds[WH_MEM_KINDS] = {[WH_MEM_HOST] = &host_ops};
 int wh_mem_nonhost;
+uintptr_t wh_mem_hostpg[WH_MEM_HOSTPG];
+static const uint64_t no_gen;
+const volatile uint64_t *wh_mem_gen = &no_gen;
+uint64_t wh_mem_gen_seen;
 
 int wh_mem_register(int kind, const wh_mem_ops_t *ops)
 {

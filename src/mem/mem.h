@@ -8,6 +8,7 @@
 #ifndef WH_MEM_MEM_H
 #define WH_MEM_MEM_H
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 enum wh_mem_kind { WH_MEM_HOST = 0, WH_MEM_CUDA = 1, WH_MEM_KINDS = 4 };
@@ -34,11 +35,24 @@ const char *wh_mem_name(int kind);
 int wh_mem_query_slow(const void *p);
 int wh_mem_copy_slow(void *dst, int dk, const void *src, int sk, size_t n);
 
+/* Host pages known to be host memory (page number + 1, direct-mapped),
+ * valid while *wh_mem_gen equals wh_mem_gen_seen (the providers' count of
+ * allocations: a new one may turn a host address into device memory).
+ * Filled and reset by the providers' caches (mem/cuda/kcache.c); empty when
+ * they have no allocation events. */
+#define WH_MEM_HOSTPG 1024
+extern uintptr_t wh_mem_hostpg[WH_MEM_HOSTPG];
+extern const volatile uint64_t *wh_mem_gen;
+extern uint64_t wh_mem_gen_seen;
+
 /* Kind of the memory at p (host unless a provider claims it). */
 static inline int wh_mem_query(const void *p)
 {
     if (__builtin_expect(!wh_mem_nonhost, 1))
         return WH_MEM_HOST;
+    uintptr_t pg = ((uintptr_t)p >> 12) + 1;
+    if (__builtin_expect(wh_mem_hostpg[pg % WH_MEM_HOSTPG] == pg && *wh_mem_gen == wh_mem_gen_seen, 1))
+        return WH_MEM_HOST; /* a known host page */
     return wh_mem_query_slow(p);
 }
 

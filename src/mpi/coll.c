@@ -170,6 +170,7 @@ int wh_mc_bcast(const char *fname, const wh_nbc_t *nb, void *buf, MPI_Count coun
     if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)) ||
         (rc = wh_collchk_buf(fname, c, buf, count, dth, &dt, "count", "buffer")))
         return rc;
+    WH_CDEV_STAGE(fname, c, nb, wh_cdev_buf(&buf, count, dt, c->rank == root ? WH_CDEV_IN : WH_CDEV_OUT));
     WH_COLL_RUN(fname, c, nb, wh_bcast(buf, count, dt, root, c), wh_sched_bcast(s, buf, count, dt, root));
 }
 
@@ -237,6 +238,10 @@ int wh_mc_gather(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_Co
     int rc = rooted_check(fname, comm, root, &a, &c, &sdt, &rdt);
     if (rc)
         return rc;
+    WH_CDEV_STAGE(fname, c, nb, (wh_cdev_buf(&sbuf, scount, sdt, WH_CDEV_IN),
+                                 c->rank == root ? wh_cdev_buf(&rbuf, rcount * c->size, rdt,
+                                                               sbuf == MPI_IN_PLACE ? WH_CDEV_INOUT : WH_CDEV_OUT)
+                                                 : (void)0));
     WH_COLL_RUN(fname, c, nb, wh_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, c),
                 wh_sched_gatherv(s, sbuf, scount, sdt, rbuf, NULL, rcount, NULL, rdt, root));
 }
@@ -271,6 +276,9 @@ static int gatherv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, con
         if (sbuf != MPI_IN_PLACE && sbuf && rcounts[root] > 0 && rdt->size && sbuf == elt(rbuf, displs[root], rdt))
             return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
     }
+    WH_CDEV_STAGE(fname, c, nb, (wh_cdev_buf(&sbuf, scount, sdt, WH_CDEV_IN),
+                                 am_root ? wh_cdev_bufv(&rbuf, c->size, rcounts, displs, rdt, NULL, WH_CDEV_INOUT)
+                                         : (void)0));
     WH_COLL_RUN(fname, c, nb, wh_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c),
                 wh_sched_gatherv(s, sbuf, scount, sdt, rbuf, rcounts, 0, displs, rdt, root));
 }
@@ -350,6 +358,8 @@ int wh_mc_scatter(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_C
     int rc = rooted_check(fname, comm, root, &a, &c, &rdt, &sdt);
     if (rc)
         return rc;
+    WH_CDEV_STAGE(fname, c, nb, (wh_cdev_buf(&rbuf, rcount, rdt, WH_CDEV_OUT),
+                                 c->rank == root ? wh_cdev_buf(&sbuf, scount * c->size, sdt, WH_CDEV_IN) : (void)0));
     WH_COLL_RUN(fname, c, nb, wh_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, c),
                 wh_sched_scatterv(s, sbuf, NULL, scount, NULL, sdt, rbuf, rcount, rdt, root));
 }
@@ -385,6 +395,9 @@ static int scatterv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, co
         if (rbuf != MPI_IN_PLACE && rbuf && scounts[root] > 0 && sdt->size && rbuf == elt(sbuf, displs[root], sdt))
             return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
     }
+    WH_CDEV_STAGE(fname, c, nb, (wh_cdev_buf(&rbuf, rcount, rdt, WH_CDEV_OUT),
+                                 am_root ? wh_cdev_bufv(&sbuf, c->size, scounts, displs, sdt, NULL, WH_CDEV_IN)
+                                         : (void)0));
     WH_COLL_RUN(fname, c, nb, wh_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c),
                 wh_sched_scatterv(s, sbuf, scounts, 0, displs, sdt, rbuf, rcount, rdt, root));
 }
@@ -470,6 +483,9 @@ int wh_mc_allgather(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI
         return rc;
     if (sbuf != MPI_IN_PLACE && sbuf && rcount > 0 && rdt->size && sbuf == elt(rbuf, (MPI_Aint)c->rank * rcount, rdt))
         return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
+    WH_CDEV_STAGE(fname, c, nb, (wh_cdev_buf(&sbuf, scount, sdt, WH_CDEV_IN),
+                                 wh_cdev_buf(&rbuf, rcount * c->size, rdt,
+                                             sbuf == MPI_IN_PLACE ? WH_CDEV_INOUT : WH_CDEV_OUT)));
     WH_COLL_RUN(fname, c, nb, wh_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c),
                 wh_sched_allgatherv(s, sbuf, scount, sdt, rbuf, NULL, rcount, NULL, rdt));
 }
@@ -497,6 +513,8 @@ static int allgatherv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, 
         return rc;
     if (sbuf != MPI_IN_PLACE && sbuf && rcounts[c->rank] > 0 && rdt->size && sbuf == elt(rbuf, displs[c->rank], rdt))
         return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
+    WH_CDEV_STAGE(fname, c, nb, (wh_cdev_buf(&sbuf, scount, sdt, WH_CDEV_IN),
+                                 wh_cdev_bufv(&rbuf, c->size, rcounts, displs, rdt, NULL, WH_CDEV_INOUT)));
     WH_COLL_RUN(fname, c, nb, wh_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c),
                 wh_sched_allgatherv(s, sbuf, scount, sdt, rbuf, rcounts, 0, displs, rdt));
 }

@@ -27,6 +27,9 @@ int wh_mc_alltoall(const char *fname, const wh_nbc_t *nb, const void *sbuf, MPI_
         return rc;
     if (sbuf && sbuf == rbuf && rcount > 0 && rdt->size)
         return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
+    WH_CDEV_STAGE(fname, c, nb, (wh_cdev_buf(&sbuf, scount * c->size, sdt, WH_CDEV_IN),
+                                 wh_cdev_buf(&rbuf, rcount * c->size, rdt,
+                                             sbuf == MPI_IN_PLACE ? WH_CDEV_INOUT : WH_CDEV_OUT)));
     wh_sched_a2a_t ss = {.count = scount, .type = sdt}, rs = {.count = rcount, .type = rdt};
     WH_COLL_RUN(fname, c, nb, wh_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c),
                 wh_sched_alltoall(s, sbuf, &ss, rbuf, &rs));
@@ -66,6 +69,9 @@ static int alltoallv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, c
         return rc;
     if (sbuf && sbuf == rbuf && rmax > 0 && rdt->size)
         return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
+    WH_CDEV_STAGE(fname, c, nb, (sbuf != MPI_IN_PLACE ? wh_cdev_bufv(&sbuf, n, scounts, sdispls, sdt, NULL, WH_CDEV_IN)
+                                                      : (void)0,
+                                 wh_cdev_bufv(&rbuf, n, rcounts, rdispls, rdt, NULL, WH_CDEV_INOUT)));
     wh_sched_a2a_t ss = {.counts = scounts, .displs = sdispls, .type = sdt};
     wh_sched_a2a_t rs = {.counts = rcounts, .displs = rdispls, .type = rdt};
     WH_COLL_RUN(fname, c, nb, wh_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c),
@@ -203,6 +209,13 @@ static int alltoallw_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, c
         rc = wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
         goto out;
     }
+    if (WH_CDEV_ON()) {
+        if (sbuf != MPI_IN_PLACE)
+            wh_cdev_bufv(&sbuf, n, scounts, sdispls, NULL, sdts, WH_CDEV_IN);
+        wh_cdev_bufv(&rbuf, n, rcounts, rdispls, NULL, rdts, WH_CDEV_INOUT);
+        if ((rc = wh_cdev_stage(fname, c, nb)))
+            goto out;
+    }
     if (!nb) {
         rc = wh_coll_done(fname, c, wh_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c));
     } else {
@@ -327,6 +340,9 @@ int wh_mc_reduce(const char *fname, const wh_nbc_t *nb, const void *sbuf, void *
     int am_root = c->rank == root;
     if ((rc = red_check(fname, c, sbuf, count, rbuf, count, am_root, am_root, dth, oph, &dt, &op)))
         return rc;
+    WH_CDEV_STAGE(fname, c, nb, (wh_cdev_buf(&sbuf, count, dt, WH_CDEV_IN),
+                                 am_root ? wh_cdev_buf(&rbuf, count, dt, sbuf == MPI_IN_PLACE ? WH_CDEV_INOUT : WH_CDEV_OUT)
+                                         : (void)0));
     WH_COLL_RUN(fname, c, nb, wh_reduce(sbuf, rbuf, count, dth, dt, op, root, c),
                 (wh_sched_set_op(s, op, dth, dt), wh_sched_reduce_to(s, sbuf, rbuf, count, root)));
 }
@@ -351,6 +367,8 @@ int wh_mc_allred(const char *fname, const wh_nbc_t *nb, int which, const void *s
     if ((rc = wh_collchk_comm(fname, comm, &c)) ||
         (rc = red_check(fname, c, sbuf, count, rbuf, count, 1, 1, dth, oph, &dt, &op)))
         return rc;
+    WH_CDEV_STAGE(fname, c, nb, (wh_cdev_buf(&sbuf, count, dt, WH_CDEV_IN),
+                                 wh_cdev_buf(&rbuf, count, dt, sbuf == MPI_IN_PLACE ? WH_CDEV_INOUT : WH_CDEV_OUT)));
     if (nb) {
         wh_sched_t *s;
         if ((rc = wh_nbc_begin(fname, c, nb, &s)))
@@ -415,6 +433,9 @@ int wh_mc_redscat_block(const char *fname, const wh_nbc_t *nb, const void *sbuf,
         return wh_raise_comm(c, fname, wh_error(MPI_ERR_COUNT, "recvcount is negative (%lld)", (long long)rcount));
     if ((rc = red_check(fname, c, sbuf, rcount * c->size, rbuf, rcount, 1, 1, dth, oph, &dt, &op)))
         return rc;
+    WH_CDEV_STAGE(fname, c, nb, (wh_cdev_buf(&sbuf, rcount * c->size, dt, WH_CDEV_IN),
+                                 sbuf == MPI_IN_PLACE ? wh_cdev_buf(&rbuf, rcount * c->size, dt, WH_CDEV_INOUT)
+                                                      : wh_cdev_buf(&rbuf, rcount, dt, WH_CDEV_OUT)));
     WH_COLL_RUN(fname, c, nb, wh_reduce_scatter_block(sbuf, rbuf, rcount, dth, dt, op, c),
                 (wh_sched_set_op(s, op, dth, dt), sched_redscat_block(s, sbuf, rbuf, rcount)));
 }
@@ -438,6 +459,9 @@ static int redscat_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, con
         total += rcounts[i];
     if ((rc = red_check(fname, c, sbuf, total, rbuf, rcounts[c->rank], 1, 1, dth, oph, &dt, &op)))
         return rc;
+    WH_CDEV_STAGE(fname, c, nb, (wh_cdev_buf(&sbuf, total, dt, WH_CDEV_IN),
+                                 sbuf == MPI_IN_PLACE ? wh_cdev_buf(&rbuf, total, dt, WH_CDEV_INOUT)
+                                                      : wh_cdev_buf(&rbuf, rcounts[c->rank], dt, WH_CDEV_OUT)));
     WH_COLL_RUN(fname, c, nb, wh_reduce_scatter(sbuf, rbuf, rcounts, dth, dt, op, c),
                 (wh_sched_set_op(s, op, dth, dt), wh_sched_reduce_scatter(s, sbuf, rbuf, rcounts)));
 }

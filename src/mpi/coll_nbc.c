@@ -38,17 +38,23 @@ static const wh_req_ops_t nbc_ops = {.start = nbc_start, .release = nbc_release,
 
 int wh_nbc_begin(const char *fname, wh_comm_t *c, const wh_nbc_t *nb, wh_sched_t **sp)
 {
-    if (!nb->req)
-        return wh_raise_comm(c, fname, wh_error(MPI_ERR_ARG, "request is NULL"));
+    if (!nb->req || !(*sp = wh_sched_new(c))) {
+        if (WH_CDEV_ON())
+            wh_cdev_drop();
+        return wh_raise_comm(c, fname, !nb->req ? wh_error(MPI_ERR_ARG, "request is NULL")
+                                                : wh_error(MPI_ERR_NO_MEM, "out of memory creating a collective schedule"));
+    }
     wh_req_kind_ops[WH_REQ_NBC] = &nbc_ops;
-    if (!(*sp = wh_sched_new(c)))
-        return wh_raise_comm(c, fname, wh_error(MPI_ERR_NO_MEM, "out of memory creating a collective schedule"));
+    if (WH_CDEV_ON())
+        wh_cdev_sched_begin(*sp); /* device buffers: host temporaries, copied in first */
     return MPI_SUCCESS;
 }
 
 int wh_nbc_post(const char *fname, wh_sched_t *s, const wh_nbc_t *nb, int build_rc)
 {
     wh_comm_t *c = s->home;
+    if (WH_CDEV_ON())
+        wh_cdev_sched_end(s); /* device buffers: copied out last */
     int rc = build_rc != MPI_SUCCESS ? build_rc : wh_sched_commit(s);
     wh_req_t *r = NULL;
     if (rc == MPI_SUCCESS && !(r = wh_req_alloc(WH_REQ_NBC)))

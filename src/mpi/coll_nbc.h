@@ -7,6 +7,7 @@
 #define WH_MPI_COLL_NBC_H
 #include "coll/sched.h"
 #include "mpi/api.h"
+#include "mpi/coll_dev.h"
 
 /* How a collective call completes: NULL = blocking; otherwise the request
  * to return (persistent: created inactive, for MPI_Start). */
@@ -33,6 +34,8 @@ int wh_nbc_post(const char *fname, wh_sched_t *s, const wh_nbc_t *nb, int build_
 
 static inline int wh_coll_done(const char *fname, wh_comm_t *c, int rc)
 {
+    if (WH_CDEV_ON() && wh_cdev_cur.n)
+        rc = wh_cdev_finish(rc); /* device buffers staged at the entry go back */
     return __builtin_expect(rc == MPI_SUCCESS, 1) ? rc : wh_raise_comm(c, fname, rc);
 }
 

@@ -1,6 +1,7 @@
 /* MPI entry points for reduction operations: MPI_Op_create(_c), MPI_Op_free,
  * MPI_Op_commutative and MPI_Reduce_local(_c).  Errors are raised on the
  * default handler (no communicator is involved). */
+#include "mpi/coll_dev.h"
 #include "mpi/reqapi.h"
 #include "op/op.h"
 
@@ -86,7 +87,11 @@ static int reduce_local(const char *fname, const void *inbuf, void *inoutbuf, MP
                                  wh_error(MPI_ERR_BUFFER, "%s is NULL but count is %lld", !inbuf ? "inbuf" : "inoutbuf",
                                           (long long)count));
     }
+    WH_CDEV_STAGE(fname, NULL, NULL, (wh_cdev_buf(&inbuf, count, dt, WH_CDEV_IN),
+                                      wh_cdev_buf(&inoutbuf, count, dt, WH_CDEV_INOUT)));
     rc = wh_op_apply(op, inbuf, inoutbuf, (size_t)count, dth, dt);
+    if (WH_CDEV_ON() && wh_cdev_cur.n)
+        rc = wh_cdev_finish(rc); /* device buffers go back */
     return rc == MPI_SUCCESS ? rc : wh_raise_comm(NULL, fname, rc);
 }
 

@@ -5,6 +5,7 @@
  * error handler. */
 #include "mpi/api.h"
 #include "mpi/reqapi.h"
+#include "mpi/rma_dev.h"
 #include "rma/rma.h"
 
 static int chk_dt(wh_win_t *w, const char *fname, MPI_Count count, MPI_Datatype h, const char *what,
@@ -54,7 +55,8 @@ static int issue(const char *fname, MPI_Win win, wh_rma_args_t *a, MPI_Datatype 
     if ((a->kind == WH_RMA_ACC || a->kind == WH_RMA_GACC) && (rc = chk_op(w, fname, oph, &a->op)))
         return rc;
     wh_req_t *r = NULL;
-    rc = wh_rma_op(w, a, request ? &r : NULL);
+    rc = __builtin_expect(wh_mem_nonhost, 0) ? wh_rma_op_dev(w, a, request ? &r : NULL) /* device buffers */
+                                              : wh_rma_op(w, a, request ? &r : NULL);
     if (rc)
         return wh_raise_win(w, fname, rc);
     if (request)

@@ -75,7 +75,7 @@ if(WH_CUDAEMU_OK)
     set(tgt mpit_${base})
     if(NOT TARGET ${tgt})
       add_executable(${tgt} ${SOURCE})
-      add_dependencies(${tgt} wh_headers cudaemu)
+      add_dependencies(${tgt} wh_headers cudaemu gdremu)
       target_include_directories(${tgt} PRIVATE ${WH_INC})
       target_include_directories(${tgt} SYSTEM PRIVATE ${WH_CUDA_INC})
       target_link_libraries(${tgt} PRIVATE mpi ${CMAKE_DL_LIBS})
@@ -97,6 +97,23 @@ if(WH_CUDAEMU_OK)
 
   wh_gpu_mpi_test(gpu.p2p ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "CUDAEMU_STREAM_DELAY_US=50")
   wh_gpu_mpi_test(gpu.p2p4 ${CUEMU}/gpu_p2p.c 4 ENV "CUDAEMU_TIMING=0")
+  # collectives, reductions, pack/unpack, bsend on device buffers (coll_dev.c, dtype/devmem.c)
+  wh_gpu_mpi_test(gpu.coll ${CUEMU}/gpu_coll.c 3 ENV "CUDAEMU_STREAM_DELAY_US=30" "CUDAEMU_TIMING=0")
+  wh_gpu_mpi_test(gpu.coll4 ${CUEMU}/gpu_coll.c 4 ENV "CUDAEMU_TIMING=0")
+  # the pointer-kind cache: few driver queries, forgotten on free; off = one query per message
+  wh_gpu_mpi_test(gpu.kcache ${CUEMU}/gpu_kcache.c 2 ENV "CUDAEMU_VISIBLE=0,1")
+  wh_gpu_mpi_test(gpu.kcache_off ${CUEMU}/gpu_kcache.c 2 ENV "CUDAEMU_VISIBLE=0,1" "WHARF_CUDA_KCACHE=0")
+  # GDRCopy for small copies (src/mem/cuda/gdr.c): used, and a refused pin falls back with a warning
+  wh_gpu_mpi_test(gpu.gdr ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "WHARF_LOG=info" "CUDAEMU_STREAM_DELAY_US=50")
+  wh_gpu_mpi_test(gpu.gdr_fault ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "CUDAEMU_FAIL=gdr_pin_buffer")
+  foreach(v shm shmcopy net)
+    set_tests_properties(mpi.gpu.gdr.${v} PROPERTIES PASS_REGULAR_EXPRESSION "GDRCopy: [1-9][0-9]* small copies"
+                         FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank")
+    set_tests_properties(mpi.gpu.gdr_fault.${v} PROPERTIES PASS_REGULAR_EXPRESSION "GDRCopy could not pin"
+                         FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank;GDRCopy: [1-9]")
+  endforeach()
+  # one-sided operations with device origin and result buffers (rma_dev.c)
+  wh_gpu_mpi_test(gpu.rma ${CUEMU}/gpu_rma.c 3 ENV "CUDAEMU_STREAM_DELAY_US=30" "CUDAEMU_TIMING=0")
   # every scheme but the staged fragments switched off by the tunables
   wh_gpu_mpi_test(gpu.staged ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "WHARF_CUDA_IPC=0"
                   "WHARF_CUDA_EAGER_MAX=0" "WHARF_REPORT=channels")
@@ -110,6 +127,13 @@ endif()
 # channel report must count it), and a failing IPC open falls back to staged
 # copies with a log line, never a wrong answer.
 if(WH_CUDAEMU_OK)
+  # the net channel's provider is asked for FI_HMEM and the answer reported (tcp: no, staged)
+  add_test(NAME mpi.gpu.net.hmem COMMAND ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_gpu_kcache>)
+  set_tests_properties(mpi.gpu.net.hmem PROPERTIES
+    ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;WHARF_CHANNEL=net;WHARF_REPORT=locality;CUDAEMU_VISIBLE=0,1"
+    PASS_REGULAR_EXPRESSION "net provider (does not offer|offers \\(not used yet\\)) FI_HMEM: device buffers"
+    FAIL_REGULAR_EXPRESSION "check failed: ;FAILED;wharfrun: rank"
+    TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;net" PROCESSORS 2)
   add_test(NAME mpi.gpu.ipc.scheme COMMAND ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_gpu_p2p>)
   set_tests_properties(mpi.gpu.ipc.scheme PROPERTIES
     ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;WHARF_REPORT=channels,locality;CUDAEMU_VISIBLE=0,1"
@@ -160,4 +184,14 @@ if(WH_CUDAEMU_OK)
       PASS_REGULAR_EXPRESSION "${pass}" FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank"
       LABELS "scenarios;gpu" RUN_SERIAL true TIMEOUT 240)
   endforeach()
+endif()
+
+# The benchmark suite's device-buffer variants (-d cuda) build and run briefly
+# on the emulated driver: latency, bandwidth, allreduce (speed is not judged).
+if(WH_CUDAEMU_OK)
+  add_test(NAME bench.cuda_smoke
+    COMMAND sh -c "d=$(mktemp -d) && make -s -C \"$0/bench/suite\" MPICC=\"$1/bin/mpicc\" OUT=\"$d\" \"$d/wh_latency\" \"$d/wh_bw\" \"$d/wh_allreduce\" && for b in wh_latency wh_bw wh_allreduce; do \"$1/bin/wharfrun\" --timeout 100 -n 2 \"$d/$b\" -d cuda -m 1:16384 -i 5 -x 1 > \"$d/out\" 2>&1 && grep -q 'buffers: CUDA device memory' \"$d/out\" && grep -Eq '^16384 +[0-9.]+' \"$d/out\" || { cat \"$d/out\"; exit 1; }; done; rm -rf \"$d\""
+            ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(bench.cuda_smoke PROPERTIES
+    ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;CUDAEMU_VISIBLE=0,1" LABELS "bench;gpu" TIMEOUT 300 PROCESSORS 2)
 endif()

@@ -78,8 +78,16 @@ int emu_is_devkind(int k)
     return is_devkind(k);
 }
 
+/* Test hook for pointer-kind caches (wharf's mem/cuda): [0] advances when
+ * any allocation or mapping appears (a host address may have become device
+ * memory), [1] when one goes away (a device address may now be host
+ * memory).  A real driver has no such counters: CUPTI driver-API callbacks
+ * on the same calls give the same events (see docs/GPU.md). */
+EMU_API _Atomic uint64_t cudaemu_mem_gen[2];
+
 void emu_add_alloc(emu_alloc_t *a)
 {
+    atomic_fetch_add(&cudaemu_mem_gen[0], 1);
     a->id = atomic_fetch_add(&next_id, 1);
     pthread_rwlock_wrlock(&alloc_lock);
     a->next = allocs;
@@ -96,6 +104,7 @@ emu_alloc_t *emu_take_alloc(uintptr_t base, int k1, int k2)
         if ((*pp)->base == base && ((*pp)->kind == k1 || (*pp)->kind == k2)) {
             a = *pp;
             *pp = a->next;
+            atomic_fetch_add(&cudaemu_mem_gen[1], 1);
             break;
         }
     pthread_rwlock_unlock(&alloc_lock);
@@ -368,8 +377,12 @@ static CUresult attr_of(emu_alloc_t *a, uintptr_t p, CUpointer_attribute at, voi
     return CUDA_SUCCESS;
 }
 
+/* test hook: calls of cuPointerGetAttribute(s), so tests see what a pointer-kind cache saves */
+EMU_API _Atomic uint64_t cudaemu_ptrattr_calls;
+
 EMU_API CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
 {
+    atomic_fetch_add(&cudaemu_ptrattr_calls, 1);
     if (!emu_inited)
         return CUDA_ERROR_NOT_INITIALIZED;
     if (!data)

@@ -5,8 +5,11 @@
  * gdr_open fails as it does without the gdrdrv kernel module. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gdrapi_emu.h"
 
@@ -134,6 +137,47 @@ EMU_API int gdr_unmap(gdr_t g, gdr_mh_t handle, void *va, size_t size)
     return 0;
 }
 
+/* Timing: a CPU store through the write-combining BAR mapping is fast, a
+ * load is an uncached PCIe read (GDRCopy's published figures, roughly):
+ * CUDAEMU_GDR_TO_GBPS (8), CUDAEMU_GDR_FROM_GBPS (0.5), CUDAEMU_GDR_LAT_US
+ * (0.1) per copy; CUDAEMU_TIMING=0 turns it off like the driver's model. */
+static double to_gbps, from_gbps, lat_ns;
+static int timing_on;
+static pthread_once_t tonce = PTHREAD_ONCE_INIT;
+
+static double env_num(const char *name, double dflt)
+{
+    const char *s = getenv(name);
+    return s && *s ? atof(s) : dflt;
+}
+
+static void timing_init(void)
+{
+    to_gbps = env_num("CUDAEMU_GDR_TO_GBPS", 8);
+    from_gbps = env_num("CUDAEMU_GDR_FROM_GBPS", 0.5);
+    lat_ns = env_num("CUDAEMU_GDR_LAT_US", 0.1) * 1000.0;
+    timing_on = (int)env_num("CUDAEMU_TIMING", 1);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* spin until the modeled time of a copy of n bytes that started at t0 */
+static void pace(uint64_t t0, size_t n, int to)
+{
+    pthread_once(&tonce, timing_init);
+    if (!timing_on)
+        return;
+    double bw = to ? to_gbps : from_gbps;
+    uint64_t end = t0 + (uint64_t)(lat_ns + (double)n / (bw > 0 ? bw : 1));
+    for (int i = 0; i < 10000000 && now_ns() < end; i++)
+        sched_yield();
+}
+
 static int in_map(const pin_t *p, const void *d, size_t size)
 {
     const char *c = d;
@@ -144,8 +188,10 @@ EMU_API int gdr_copy_to_mapping(gdr_mh_t handle, void *map_d_ptr, const void *h_
 {
     if (!in_map(pin_of(handle), map_d_ptr, size))
         return EINVAL;
+    uint64_t t0 = now_ns();
     memcpy(map_d_ptr, h_ptr, size);
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the write-combining flush */
+    pace(t0, size, 1);
     return 0;
 }
 
@@ -153,8 +199,10 @@ EMU_API int gdr_copy_from_mapping(gdr_mh_t handle, void *h_ptr, const void *map_
 {
     if (!in_map(pin_of(handle), map_d_ptr, size))
         return EINVAL;
+    uint64_t t0 = now_ns();
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     memcpy(h_ptr, map_d_ptr, size);
+    pace(t0, size, 0);
     return 0;
 }
 

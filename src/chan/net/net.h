@@ -176,4 +176,6 @@ void wh_net_bulk_finalize(void); /* frees transfers left at close */
 int wh_net_open(int rank, int size, char *name, size_t cap, int *usable);
 int wh_net_connect(const char *const *names);
 int wh_net_close(void);
+/* the provider offers FI_HMEM: 1 yes, 0 no, -1 not asked (no CUDA driver) */
+extern int wh_net_hmem;
 #endif

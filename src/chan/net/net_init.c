@@ -10,6 +10,7 @@
 
 #include "chan/net/net.h"
 #include "locality/locality.h"
+#include "mem/cuda/wh_cuda.h"
 #include "core/core.h"
 #include "pmi/pmi.h"
 #include "util/log.h"
@@ -66,6 +67,27 @@ static struct fi_info *make_hints(const char *prov, int strict)
         return NULL;
     }
     return h;
+}
+
+int wh_net_hmem = -1;
+
+/* Device memory on the network side: does the chosen provider offer FI_HMEM
+ * (device buffers registered with the NIC, iface FI_HMEM_CUDA)?  Only
+ * detected and reported: device buffers on the network are always staged
+ * through host memory (the tcp provider never offers it). */
+static void hmem_probe(void)
+{
+    struct fi_info *h = make_hints(wh_net.info->fabric_attr->prov_name, 0), *out = NULL;
+    if (!h)
+        return;
+    h->caps |= FI_HMEM;
+    int rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, h, &out);
+    fi_freeinfo(h);
+    wh_net_hmem = rc == 0 && out;
+    if (out)
+        fi_freeinfo(out);
+    WH_DEBUG("net", "provider %s %s FI_HMEM: device buffers are staged through host memory", wh_net.prov,
+             wh_net_hmem ? "offers (not used yet)" : "does not offer");
 }
 
 /* fi_getinfo for provider prov: strict hints first, then relaxed ones. */
@@ -166,6 +188,8 @@ static int choose_provider(char *why, size_t whylen)
     if (!wh_net.info)
         return -1;
     snprintf(wh_net.prov, sizeof wh_net.prov, "%s", wh_net.info->fabric_attr->prov_name);
+    if (wh_cuda_on)
+        hmem_probe();
     return 0;
 }
 

@@ -45,17 +45,15 @@ wh_CUresult wh_cuda_ctx_for(const void *p)
  * host memory is host memory (the CPU reaches it). */
 static int cuda_owns(const void *p)
 {
-    unsigned int mt = 0;
-    if (wh_cu.cuPointerGetAttribute(&mt, WH_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (wh_CUdeviceptr)(uintptr_t)p) !=
-        WH_CUDA_SUCCESS)
-        return 0; /* not memory the driver knows: plain host memory */
-    return mt == WH_CU_MEMORYTYPE_DEVICE;
+    return wh_cuda_owns_cached(p); /* kcache.c: the driver's answer, cached */
 }
 
 static int cuda_copy(void *dst, int dk, const void *src, int sk, size_t n)
 {
     if (!n)
         return MPI_SUCCESS;
+    if (n <= wh_tun.cuda_gdr_h2d_max && wh_cuda_gdr_on() && !wh_cuda_gdr_copy(dst, dk, src, sk, n))
+        return MPI_SUCCESS; /* small: through a GDRCopy mapping */
     wh_CUresult rc = wh_cuda_ctx_for(dk == WH_MEM_CUDA ? dst : src);
     wh_CUcontext cur = NULL;
     if (rc == WH_CUDA_SUCCESS)
@@ -128,12 +126,15 @@ int wh_cuda_init(void)
     int ndev = 0, ver = 0;
     wh_cu.cuDeviceGetCount(&ndev);
     wh_cu.cuDriverGetVersion(&ver);
+    wh_cuda_kcache_init(lib);
+    wh_cuda_gdr_init();
     int err = wh_mem_register(WH_MEM_CUDA, &cuda_ops);
     if (err != MPI_SUCCESS)
         return err;
     wh_cuda_on = 1;
     wh_cuda_ndev = ndev;
-    WH_DEBUG("cuda", "CUDA driver %d.%d loaded: %d device(s) visible", ver / 1000, ver % 1000 / 10, ndev);
+    WH_DEBUG("cuda", "CUDA driver %d.%d loaded: %d device(s) visible; pointer-kind cache %s", ver / 1000,
+             ver % 1000 / 10, ndev, wh_cuda_kcache_on() ? "on" : "off (no allocation events from the driver)");
     return MPI_SUCCESS;
 }
 
@@ -142,11 +143,13 @@ void wh_cuda_finalize(void)
     if (!wh_cuda_on)
         return;
     wh_cuda_ipc_finalize();
+    wh_cuda_gdr_finalize();
     if (copy_stream)
         wh_cu.cuStreamDestroy(copy_stream);
     copy_stream = NULL;
     copy_ctx = NULL;
     wh_mem_unregister(WH_MEM_CUDA);
+    wh_cuda_kcache_finalize();
     wh_cuda_on = 0;
     /* the library stays loaded: the application may still use the driver */
 }

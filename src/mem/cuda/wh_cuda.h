@@ -34,6 +34,26 @@ void wh_cuda_describe(char *out, size_t len);
  * device memory at p); returns a CUresult. */
 wh_CUresult wh_cuda_ctx_for(const void *p);
 
+/* ---- the pointer-kind cache (kcache.c) ---- */
+/* Set up for the loaded driver lib (on only when it reports allocation
+ * events and WHARF_CUDA_KCACHE=1). */
+void wh_cuda_kcache_init(void *lib);
+void wh_cuda_kcache_finalize(void);
+int wh_cuda_kcache_on(void);
+/* 1 if p is device memory (the driver's answer, cached) */
+int wh_cuda_owns_cached(const void *p);
+extern uint64_t wh_cuda_kc_hits, wh_cuda_kc_misses;
+/* count of frees the driver reported (0 forever without events) */
+uint64_t wh_cuda_kcache_freegen(void);
+
+/* ---- GDRCopy for small copies (gdr.c) ---- */
+void wh_cuda_gdr_init(void);
+void wh_cuda_gdr_finalize(void);
+int wh_cuda_gdr_on(void);
+/* copy through a GDRCopy mapping: 0 done, 1 not possible (use the driver) */
+int wh_cuda_gdr_copy(void *dst, int dk, const void *src, int sk, size_t n);
+extern uint64_t wh_cuda_gdr_copies;
+
 /* ---- CUDA IPC between co-resident ranks (ipc.c) ---- */
 /* What a sender publishes so a co-resident receiver can map its device buffer. */
 typedef struct wh_cuda_ipc {
