@@ -10,13 +10,18 @@ add_test(NAME launcher.pmi_wire_unit COMMAND test_pmi_wire)
 set_tests_properties(launcher.pmi_wire_unit PROPERTIES
   TIMEOUT 60 PASS_REGULAR_EXPRESSION "[0-9]+ passed, 0 failed")
 
+# SHA-256 / HMAC-SHA256 of the PMI authentication (FIPS 180-4, RFC 4231).
+wh_unit_test(sha256 ${CMAKE_SOURCE_DIR}/tests/unit/test_sha256.c)
+
 # Deterministic fuzz campaign (200k inputs) over the parser and wharfrun's PMI
 # server state machine; -DWH_LIBFUZZER + clang -fsanitize=fuzzer for libFuzzer.
 add_executable(fuzz_pmi_wire
   ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_pmi_wire.c
   ${CMAKE_SOURCE_DIR}/tools/wharfrun/pmisrv.c
   ${CMAKE_SOURCE_DIR}/tools/wharfrun/util.c
-  ${CMAKE_SOURCE_DIR}/src/pmi/wire.c)
+  ${CMAKE_SOURCE_DIR}/src/pmi/wire.c
+  ${CMAKE_SOURCE_DIR}/src/pmi/auth.c
+  ${CMAKE_SOURCE_DIR}/src/util/sha256.c)
 target_include_directories(fuzz_pmi_wire PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/tools/wharfrun)
 target_compile_options(fuzz_pmi_wire PRIVATE ${WH_WARN})
 add_test(NAME launcher.pmi_wire_fuzz COMMAND fuzz_pmi_wire 200000 1)
@@ -27,6 +32,8 @@ add_executable(launcher_pmi_test
   ${WH_LAUNCHER_TESTS}/pmi_test.c
   ${CMAKE_SOURCE_DIR}/src/pmi/client.c
   ${CMAKE_SOURCE_DIR}/src/pmi/wire.c
+  ${CMAKE_SOURCE_DIR}/src/pmi/auth.c
+  ${CMAKE_SOURCE_DIR}/src/util/sha256.c
   ${CMAKE_SOURCE_DIR}/src/util/log.c
   ${CMAKE_SOURCE_DIR}/src/util/tunables.c)
 target_include_directories(launcher_pmi_test PRIVATE ${CMAKE_SOURCE_DIR}/src)
