@@ -260,9 +260,12 @@ static int wh_pmi_auth(int id, const char *secret)
         return wh_pmi_fail("no random bytes for the PMI handshake");
     if (wh_pmi_send("cmd=auth_hello pmiid=%d cnonce=%s\n", id, cn) != 0)
         return -1;
-    if (wh_pmi_expect("auth_challenge", NULL) != 0)
+    char why[sizeof wh_pmi.err];
+    if (wh_pmi_expect("auth_challenge", NULL) != 0) {
+        snprintf(why, sizeof why, "%s", wh_pmi.err);
         return wh_pmi_fail("the PMI server refused PMI_ID %d (unknown, or already connected): %s",
-                           id, wh_pmi.err);
+                           id, why);
+    }
     const char *v = wh_pmi_val(&wh_pmi_reply, "snonce");
     if (!wh_pmi_is_hex(v, WH_PMI_NONCE_HEX))
         return wh_pmi_fail("malformed PMI authentication challenge");
@@ -272,9 +275,11 @@ static int wh_pmi_auth(int id, const char *secret)
     memset(mac, 0, sizeof mac);
     if (rc != 0)
         return -1;
-    if (wh_pmi_expect("auth_ok", NULL) != 0)
+    if (wh_pmi_expect("auth_ok", NULL) != 0) {
+        snprintf(why, sizeof why, "%s", wh_pmi.err);
         return wh_pmi_fail("the PMI server rejected the authentication (wrong %s?): %s",
-                           WH_PMI_SECRET_VAR, wh_pmi.err);
+                           WH_PMI_SECRET_VAR, why);
+    }
     if (!wh_pmi_auth_check(secret, "server", id, sn, cn, wh_pmi_val(&wh_pmi_reply, "mac")))
         return wh_pmi_fail("the PMI server at PMI_PORT failed to prove the job's key");
     return wh_pmi_initack_replies();

@@ -39,11 +39,20 @@ add_executable(launcher_pmi_test
 target_include_directories(launcher_pmi_test PRIVATE ${CMAKE_SOURCE_DIR}/src)
 target_compile_options(launcher_pmi_test PRIVATE ${WH_WARN})
 
+# An MPI rank program (libmpi) for the attacker and fault cases.
+add_executable(launcher_mpi_hold ${WH_LAUNCHER_TESTS}/mpi_hold.c)
+add_dependencies(launcher_mpi_hold wh_headers)
+target_include_directories(launcher_mpi_hold PRIVATE ${WH_INC})
+target_link_libraries(launcher_mpi_hold PRIVATE mpi)
+target_compile_options(launcher_mpi_hold PRIVATE ${WH_WARN})
+
 # Shell-driven cases of tests/launcher/launcher_test.sh.
 foreach(case basic singleton exitcode abort signal protocol tag_output output timeout
-             sigterm badinput placement parent_pmi shm_cleanup remote hydra)
+             sigterm badinput placement parent_pmi shm_cleanup remote hydra
+             attacker listen region peerdie)
   add_test(NAME launcher.${case}
     COMMAND sh ${WH_LAUNCHER_TESTS}/launcher_test.sh ${case}
-            $<TARGET_FILE:wharfrun> $<TARGET_FILE:launcher_pmi_test>)
+            $<TARGET_FILE:wharfrun> $<TARGET_FILE:launcher_pmi_test>
+            $<TARGET_FILE:launcher_mpi_hold>)
   set_tests_properties(launcher.${case} PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77)
 endforeach()

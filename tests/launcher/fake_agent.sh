@@ -31,7 +31,11 @@ if [ -n "$FAKE_AGENT_FLOOD" ]; then
     # a hostile neighbour: FAKE_AGENT_FLOOD idle connections to the PMI port
     # (found in /proc like any local user can: wharfrun's listening socket),
     # held open for 20 s, before the rank starts
-    python3 "$(dirname "$0")/flood.py" "$PPID" idle "$FAKE_AGENT_FLOOD" 20 >/dev/null 2>&1 &
+    # (FAKE_AGENT_FLOOD_MODE: idle, garbage or spin; FAKE_AGENT_AS: a command
+    # prefix running the flood as another user, who gets the port found here)
+    port=$(python3 "$(dirname "$0")/flood.py" "$PPID" ports 0 0)
+    $FAKE_AGENT_AS python3 "$(dirname "$0")/flood.py" "$port" "${FAKE_AGENT_FLOOD_MODE:-idle}" \
+        "$FAKE_AGENT_FLOOD" 20 >/dev/null 2>&1 &
     sleep 1
 fi
 if [ -n "$FAKE_AGENT_ENVLOG" ] || [ -n "$FAKE_AGENT_CLAIM" ]; then
@@ -44,7 +48,8 @@ if [ -n "$FAKE_AGENT_ENVLOG" ] || [ -n "$FAKE_AGENT_CLAIM" ]; then
         # the key, tries to claim the rank first
         id=$(printf '%s\n' "$envtext" | sed -n 's/^PMI_ID=//p')
         port=$(printf '%s\n' "$envtext" | sed -n 's/^PMI_PORT=//p')
-        python3 "$(dirname "$0")/flood.py" "$port" claim 3 0 "$id" >>"$FAKE_AGENT_CLAIM" 2>&1
+        $FAKE_AGENT_AS python3 "$(dirname "$0")/flood.py" "$port" claim 3 0 "$id" \
+            >>"$FAKE_AGENT_CLAIM" 2>&1
     fi
     printf '%s\n\n' "$envtext" | env -i PATH="${PATH:-/usr/bin:/bin}" HOME="${HOME:-/}" sh -c "$*"
     exit $?

@@ -13,6 +13,7 @@ takes PID as "host:port", then per MODE:
            every time) with a made-up key (cmd=auth_hello / auth_response),
            and plainly (cmd=initack) on a second connection
   spin     connect/close as fast as possible for SECONDS
+  ports    print PID's first listening ADDR:PORT (for FAKE_AGENT_AS floods)
 Prints one line: "flood MODE: N connections, M answered".  Exit 0."""
 import os
 import socket
@@ -47,6 +48,14 @@ def listen_ports(pid):
 def main():
     target, mode, count, secs = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
     fixed = int(sys.argv[5]) if len(sys.argv) > 5 else None
+    if mode == "ports":
+        for _ in range(50):
+            ps = listen_ports(int(target))
+            if ps:
+                print("%s:%d" % ps[0])
+                return
+            time.sleep(0.1)
+        return
     if ":" in target:
         h, p = target.rsplit(":", 1)
         targets = [(h, int(p))]

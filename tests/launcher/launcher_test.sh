@@ -1,5 +1,5 @@
 #!/bin/sh
-# Launcher tests: sh launcher_test.sh CASE WHARFRUN PMI_TEST
+# Launcher tests: sh launcher_test.sh CASE WHARFRUN PMI_TEST MPI_HOLD
 # One CASE per ctest test (see CMakeLists.part.cmake); exit 0 pass, 1 fail,
 # 77 skip.  Every command is bounded in time; scratch files live in a private
 # temporary directory; process markers are unique per run, so cases can run in
@@ -8,6 +8,7 @@ set -u
 CASE=$1
 W=$2
 P=$3
+M=${4:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d "${TMPDIR:-/tmp}/wharf-launcher.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
@@ -424,6 +425,132 @@ EOF
     FAKE_AGENT_ENVLOG="$T/env2" run 60 "$W" -n 2 --hosts 127.0.0.2 --iface 127.0.0.1 --rsh "$A" "$P" kvs
     expect_rc 0
     grep -q "^PMI_PORT=127.0.0.1:" "$T/env2" || fail "--iface not used"
+    ;;
+attacker)
+    # a second local user against a running job: the node region, the PMI
+    # port, the process table
+    if [ "$(id -u)" != 0 ]; then
+        echo "SKIP: the attacker case creates a second local user and needs root"
+        exit 77
+    fi
+    for c in useradd userdel setpriv python3; do
+        command -v $c >/dev/null 2>&1 || { echo "SKIP: $c not installed"; exit 77; }
+    done
+    U=whatk$$
+    useradd -M -N -d /nonexistent -s /bin/sh "$U" 2>"$T/useradd.err" ||
+        { echo "SKIP: useradd failed: $(cat "$T/useradd.err")"; exit 77; }
+    # (the user's processes are all this test's floods: end them, then the user)
+    trap 'pgrep -u "$U" | xargs -r kill -KILL 2>/dev/null; sleep 0.2; userdel "$U" 2>/dev/null; rm -rf "$T"' EXIT
+    AS="setpriv --reuid=$(id -u "$U") --regid=$(id -g "$U") --clear-groups -- env PATH=/usr/bin:/bin"
+    $AS sh -c 'test "$(id -u)" != 0' || fail "setpriv did not drop root"
+    # the attacker may enter the scratch dir; the node directory is like
+    # /dev/shm (world-writable, sticky)
+    chmod 711 "$T"
+    mkdir "$T/node" && chmod 1777 "$T/node"
+    cp "$HERE/flood.py" "$T/flood.py" && chmod 644 "$T/flood.py"
+
+    # 1. the node region: 0600 files of the job's user (unlinked once every
+    #    rank mapped them: reached through the ranks' descriptors), which the
+    #    other user can neither read, write, nor reach through /proc
+    start_bg env WHARF_NODE_DIR="$T/node" "$W" -n 2 --timeout 60 "$M" hold "$T/go"
+    wait_ready 2
+    nfiles=0
+    for pid in $(pgrep -f "$M hold $T/go"); do
+        for fd in /proc/$pid/fd/* /proc/$pid/map_files/*; do
+            case $(readlink "$fd" 2>/dev/null) in "$T/node/"*) ;; *) continue ;; esac
+            nfiles=$((nfiles + 1))
+            [ "$(stat -L -c %a:%u "$fd")" = "600:0" ] || fail "region $(readlink "$fd") is $(stat -L -c %a:%u "$fd"), want 600:0"
+            $AS sh -c "cat '$fd' >/dev/null" 2>/dev/null && fail "the other user read $fd"
+            $AS sh -c ": >>'$fd'" 2>/dev/null && fail "the other user opened $fd for writing"
+        done
+        $AS cat /proc/$pid/environ >/dev/null 2>&1 && fail "the other user read the environment of pid $pid"
+    done
+    [ "$nfiles" -ge 1 ] || fail "no node region mapped from \$WHARF_NODE_DIR"
+    ls -A "$T/node" | grep -q . && fail "node region still named in the directory after init: $(ls -A "$T/node")"
+    touch "$T/go"
+    wait_bg 30
+    expect_rc 0
+    ls -A "$T/node" | grep -q . && fail "node region left behind: $(ls -A "$T/node")"
+
+    # 2. remote ranks: the key and the rank variables are on no command
+    #    line; the other user cannot read them from /proc either
+    start_bg "$W" -n 2 --hosts 127.0.0.2 --rsh "$A" --timeout 60 "$P" sleep $MARK
+    wait_ready 2
+    rpid=$(pgrep -f "pmi_test sleep $MARK" | while read -r p; do
+        tr '\0' '\n' </proc/$p/environ 2>/dev/null | grep -q '^WHARF_PMI_SECRET=' && echo $p; done | head -1)
+    [ -n "$rpid" ] || fail "no remote rank with WHARF_PMI_SECRET in its environment"
+    key=$(tr '\0' '\n' </proc/$rpid/environ | sed -n 's/^WHARF_PMI_SECRET=//p')
+    [ ${#key} = 64 ] || fail "key '$key' is not 64 hex digits"
+    id=$(tr '\0' '\n' </proc/$rpid/environ | sed -n 's/^PMI_ID=//p')
+    for c in /proc/[0-9]*/cmdline; do
+        { tr '\0' ' ' <"$c"; } 2>/dev/null | grep -Eq "$key|PMI_ID=|PMI_PORT=|WHARF_PMI_SECRET" &&
+            fail "secret or PMI variables on a command line: $c: $({ tr '\0' ' ' <"$c"; } 2>/dev/null | head -c 300)"
+    done
+    $AS sh -c "tr '\\0' '\\n' </proc/$rpid/environ" 2>/dev/null | grep -q . &&
+        fail "the other user read the remote rank's environment"
+    kill -TERM "$BG"
+    wait_bg 10
+    no_survivors "pmi_test sleep $MARK"
+
+    # 3. the other user, knowing the PMI port and the rank's PMI_ID but not
+    #    the key, tries to claim the rank first (plainly and with a made-up
+    #    MAC): refused, the real job completes
+    FAKE_AGENT_AS="$AS" FAKE_AGENT_CLAIM="$T/claims" run 60 "$W" -n 2 --hosts 127.0.0.2 --rsh "$A" "$P" kvs
+    expect_rc 0
+    expect_out_lines 2 '^rank [01] of 2: kvs ok$'
+    [ "$(grep -c '^flood claim: [0-9]* connections, 0 answered$' "$T/claims")" = 2 ] ||
+        fail "claims of a rank without the key were answered: $(cat "$T/claims")"
+    grep -q "dropped a PMI connection: not authenticated" "$T/err" || fail "plain initack not refused: $(cat "$T/err")"
+    grep -q "dropped a PMI connection: authentication failed for pmiid $((0))\\|authentication failed" "$T/err" ||
+        fail "wrong MAC not refused: $(cat "$T/err")"
+
+    # 4. the other user floods the PMI port (idle, garbage, and connect/close
+    #    as fast as it can): the job still completes, the log stays short
+    for mode in idle garbage spin; do
+        FAKE_AGENT_AS="$AS" FAKE_AGENT_FLOOD=300 FAKE_AGENT_FLOOD_MODE=$mode run 90 "$W" -n 3 \
+            --hosts 127.0.0.2 --rsh "$A" "$P" kvs
+        expect_rc 0
+        expect_out_lines 3 '^rank [0-2] of 3: kvs ok$'
+        [ "$(grep -c 'dropped' "$T/err")" -le 6 ] || fail "$mode flood: $(grep -c dropped "$T/err") warning lines"
+    done
+    ;;
+listen)
+    # local ranks only: wharfrun listens nowhere; remote ranks: only on the
+    # address they use, never on the wildcard address
+    listening() { # PID: the LISTEN sockets of PID as ADDR:PORT lines
+        python3 - "$1" <<'PYEOF'
+import os, socket, sys
+pid = sys.argv[1]
+ino = set()
+for fd in os.listdir(f"/proc/{pid}/fd"):
+    try:
+        l = os.readlink(f"/proc/{pid}/fd/{fd}")
+    except OSError:
+        continue
+    if l.startswith("socket:["):
+        ino.add(l[8:-1])
+for name in ("tcp", "tcp6"):
+    with open(f"/proc/{pid}/net/{name}") as f:
+        next(f)
+        for line in f:
+            w = line.split()
+            if w[3] == "0A" and w[9] in ino:
+                print(w[1])
+PYEOF
+    }
+    start_bg "$W" -n 2 --timeout 30 "$P" sleep $MARK
+    wait_ready 2
+    [ -z "$(listening "$BG")" ] || fail "a local-only job listens: $(listening "$BG")"
+    kill -TERM "$BG"
+    wait_bg 10
+    start_bg "$W" -n 2 --hosts 127.0.0.2 --iface 127.0.0.1 --rsh "$A" --timeout 30 "$P" sleep $MARK
+    wait_ready 2
+    l=$(listening "$BG")
+    [ -n "$l" ] || fail "no listening socket with remote ranks"
+    echo "$l" | grep -qv '^0100007F:' && fail "listens beyond 127.0.0.1 (--iface): $l"
+    kill -TERM "$BG"
+    wait_bg 10
+    no_survivors "pmi_test sleep $MARK"
     ;;
 hydra)
     command -v mpiexec.hydra >/dev/null 2>&1 || {

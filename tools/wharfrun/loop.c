@@ -275,9 +275,33 @@ static int wr_conn_oldest(const wr_job_t *job, int stage, int rank, int *count)
     return old;
 }
 
+static void wr_conn_read(wr_job_t *job, int i);
+
+/* Make room for one more connection that named no rank yet: drop the
+ * oldest such connection, but read it first if it has sent something (a
+ * real rank's hello must not lose to a flood of newer connections). */
+static void wr_conn_make_room(wr_job_t *job)
+{
+    for (int tries = 0; tries < 8; tries++) {
+        int count, old = wr_conn_oldest(job, 0, -1, &count);
+        if (count < WR_ANON_RAW_MAX(job->n) || old < 0)
+            return;
+        char c;
+        if (recv(job->conns[old].fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 1) {
+            wr_conn_read(job, old); /* promoted to stage 1, bound, or dropped */
+            continue;
+        }
+        wr_conn_drop(job, old);
+        wr_conn_dropped(job, "too many unauthenticated connections (the oldest was dropped)");
+        return;
+    }
+}
+
 static void wr_accept(wr_job_t *job, int lfd)
 {
-    for (;;) {
+    /* a bounded batch per poll round, so connections already accepted get
+     * read between batches */
+    for (int budget = WR_ANON_RAW_MAX(job->n) / 4; budget > 0; budget--) {
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
@@ -288,11 +312,7 @@ static void wr_accept(wr_job_t *job, int lfd)
          * full, the oldest goes, so idle or hostile connections cannot lock
          * a real rank out (a real rank names its pmiid at once, and those
          * connections are counted apart, see wr_conn_read). */
-        int count, old = wr_conn_oldest(job, 0, -1, &count);
-        if (count >= WR_ANON_RAW_MAX(job->n) && old >= 0) {
-            wr_conn_drop(job, old);
-            wr_conn_dropped(job, "too many unauthenticated connections (the oldest was dropped)");
-        }
+        wr_conn_make_room(job);
         if (job->nconns == job->capconns) {
             int cap = job->capconns ? job->capconns * 2 : 16;
             wr_conn_t *c = realloc(job->conns, (size_t)cap * sizeof *c);
