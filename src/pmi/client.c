@@ -651,6 +651,34 @@ int wh_pmi_finalize(void)
     return rc;
 }
 
+void wh_pmi_abort_from_signal(int code, const char *msg)
+{
+    if (wh_pmi.mode != WH_PMI_WIRE || wh_pmi.fd < 0)
+        return;
+    char line[1024], digits[16];
+    size_t n = 0, d = 0;
+    static const char head[] = "cmd=abort exitcode=", mid[] = " message=";
+    memcpy(line, head, sizeof head - 1);
+    n = sizeof head - 1;
+    unsigned v = code < 0 ? 1u : (unsigned)code;
+    do
+        digits[d++] = (char)('0' + v % 10);
+    while ((v /= 10) && d < sizeof digits);
+    while (d)
+        line[n++] = digits[--d];
+    memcpy(line + n, mid, sizeof mid - 1);
+    n += sizeof mid - 1;
+    for (const char *c = msg ? msg : ""; *c && n < sizeof line - 3; c++) {
+        unsigned char b = (unsigned char)*c;
+        if (b == ' ' || b == '\\')
+            line[n++] = '\\';
+        line[n++] = (b < 0x20 || b == 0x7f) ? '?' : (char)b;
+    }
+    line[n++] = '\n';
+    ssize_t w = write(wh_pmi.fd, line, n);
+    (void)w;
+}
+
 _Noreturn void wh_pmi_abort(int code, const char *msg)
 {
     int status = (code & 0xff) ? (code & 0xff) : 1;

@@ -552,6 +552,41 @@ PYEOF
     wait_bg 10
     no_survivors "pmi_test sleep $MARK"
     ;;
+region)
+    # a co-resident process truncates the node region under a running job:
+    # every rank ends with a message naming the region instead of dying by a
+    # bare SIGBUS; nothing is left behind
+    mkdir "$T/node"
+    WHARF_NODE_DIR="$T/node" WHARF_CHANNEL=auto run 60 "$W" -n 3 "$M" truncate 1
+    expect_rc 1
+    grep -q '^rank 1 truncates$' "$T/out" || fail "the region was not truncated"
+    grep -q 'communicated through a truncated region' "$T/out" && fail "ranks went on after the truncation"
+    grep -Eq '^wharfrun: rank [0-2] \(host [^,]+, pid [0-9]+\) called MPI_Abort with code 1: rank [0-2]: the node region .*/node/wharf\..* was truncated by another process' "$T/err" ||
+        fail "no abort naming the truncated region"
+    grep -q 'killed by signal' "$T/err" && fail "a rank died by its signal"
+    expect_fast 10000
+    no_survivors "$M truncate 1"
+    ls -A "$T/node" | grep -q . && fail "files left: $(ls -A "$T/node")"
+    ;;
+peerdie)
+    # a rank waits for a co-resident peer that was killed, in a job whose
+    # launcher does not notice (the peer's parent shell lives on and holds
+    # the PMI connection): the waiting rank ends the job naming the peer
+    mkdir "$T/node"
+    WHARF_NODE_DIR="$T/node" WHARF_CHANNEL=auto run 90 "$W" -n 2 sh -c "\"$M\" peerdie 1; sleep $MARK"
+    expect_rc 1
+    grep -q '^rank 1 dies$' "$T/out" || fail "the victim did not die"
+    grep -q 'from a dead peer' "$T/out" && fail "a receive from the dead peer completed"
+    expect_msg '^wharfrun: rank 0 \(host [^,]+, pid [0-9]+\) called MPI_Abort with code 1: rank 0: co-resident rank 1 \(pid [0-9]+\) died without MPI_Finalize while rank 0 was waiting'
+    expect_fast 30000
+    no_survivors "sleep $MARK"
+    no_survivors "$M peerdie"
+    ls -A "$T/node" | grep -q . && fail "files left: $(ls -A "$T/node")"
+    # ranks that finalize and exit normally are no deaths
+    WHARF_NODE_DIR="$T/node" WHARF_CHANNEL=auto run 90 "$W" -n 2 "$M" ring 200
+    expect_rc 0
+    grep -q '^ring ok$' "$T/out" || fail "ring"
+    ;;
 hydra)
     command -v mpiexec.hydra >/dev/null 2>&1 || {
         echo "SKIP: mpiexec.hydra not installed"

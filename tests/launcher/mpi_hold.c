@@ -7,13 +7,19 @@
  *   mpi_hold peerdie V      rank V kills itself with SIGKILL after a
  *                           barrier; every other rank waits in MPI_Recv from
  *                           V and must be told that V died
+ *   mpi_hold truncate R     rank R truncates the node region (found among
+ *                           its descriptors under $WHARF_NODE_DIR) to 4 KiB,
+ *                           as a co-resident process could; then everyone
+ *                           communicates and must end with a clear message
  *   mpi_hold ring N         N round trips between ranks 0 and 1 with checked
  *                           payloads, then "ring ok" */
+#include <dirent.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
@@ -41,6 +47,33 @@ int main(int argc, char **argv)
         int x = 0;
         MPI_Recv(&x, 1, MPI_INT, victim, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         printf("rank %d received %d from a dead peer?\n", rank, x);
+    } else if (!strcmp(argv[1], "truncate")) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == atoi(argv[2])) {
+            const char *dir = getenv("WHARF_NODE_DIR");
+            printf("rank %d truncates\n", rank);
+            fflush(stdout);
+            DIR *d = opendir("/proc/self/fd");
+            struct dirent *e;
+            int done = 0;
+            while (d && dir && (e = readdir(d))) {
+                char p[300], l[1024];
+                snprintf(p, sizeof p, "/proc/self/fd/%s", e->d_name);
+                ssize_t n = readlink(p, l, sizeof l - 1);
+                if (n <= 0)
+                    continue;
+                l[n] = '\0';
+                if (!strncmp(l, dir, strlen(dir)) && ftruncate(atoi(e->d_name), 4096) == 0)
+                    done++;
+            }
+            if (d)
+                closedir(d);
+            printf("rank %d truncated %d region(s)\n", rank, done);
+            fflush(stdout);
+        }
+        for (int i = 0; i < 100; i++)
+            MPI_Barrier(MPI_COMM_WORLD);
+        printf("rank %d communicated through a truncated region?\n", rank);
     } else if (!strcmp(argv[1], "ring") && size >= 2) {
         int n = atoi(argv[2]), bad = 0;
         for (int i = 0; i < n && rank < 2; i++) {
