@@ -14,7 +14,8 @@
 # comes on stdin (see docs/LAUNCHER.md), which COMMAND inherits; with
 # FAKE_AGENT_ENVLOG=FILE it is also appended to FILE.  With
 # FAKE_AGENT_CLAIM=FILE, a hostile claim of the rank's PMI_ID without the key
-# (tests/launcher/flood.py claim) runs first; its report goes to FILE.
+# (tests/launcher/flood.py claim) runs first; its report goes to FILE.  With
+# FAKE_AGENT_BADKEY set, the rank gets a key that differs in its first digit.
 host=$1
 shift
 if [ -n "$FAKE_AGENT_LOG" ]; then
@@ -38,7 +39,7 @@ if [ -n "$FAKE_AGENT_FLOOD" ]; then
         "$FAKE_AGENT_FLOOD" 20 >/dev/null 2>&1 &
     sleep 1
 fi
-if [ -n "$FAKE_AGENT_ENVLOG" ] || [ -n "$FAKE_AGENT_CLAIM" ]; then
+if [ -n "$FAKE_AGENT_ENVLOG" ] || [ -n "$FAKE_AGENT_CLAIM" ] || [ -n "$FAKE_AGENT_BADKEY" ]; then
     # read the environment wharfrun sends on stdin (up to the empty line),
     # log it and/or act on it, then hand it on to COMMAND
     envtext=$(sed '/^$/q')
@@ -50,6 +51,9 @@ if [ -n "$FAKE_AGENT_ENVLOG" ] || [ -n "$FAKE_AGENT_CLAIM" ]; then
         port=$(printf '%s\n' "$envtext" | sed -n 's/^PMI_PORT=//p')
         $FAKE_AGENT_AS python3 "$(dirname "$0")/flood.py" "$port" claim 3 0 "$id" \
             >>"$FAKE_AGENT_CLAIM" 2>&1
+    fi
+    if [ -n "$FAKE_AGENT_BADKEY" ]; then # the rank gets a wrong key
+        envtext=$(printf '%s\n' "$envtext" | sed 's/^WHARF_PMI_SECRET=./WHARF_PMI_SECRET=f/; s/^WHARF_PMI_SECRET=ff/WHARF_PMI_SECRET=0f/')
     fi
     printf '%s\n\n' "$envtext" | env -i PATH="${PATH:-/usr/bin:/bin}" HOME="${HOME:-/}" sh -c "$*"
     exit $?

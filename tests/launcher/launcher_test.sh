@@ -414,6 +414,11 @@ EOF
         sleep 0.1
     done
     no_survivors "pmi_test watch 1 $T/noticed"
+    # a rank with a wrong key is refused: it fails, naming the reason
+    FAKE_AGENT_BADKEY=1 run 60 "$W" -n 2 --hosts 127.0.0.2 --rsh "$A" "$P" kvs
+    expect_rc 3
+    grep -q 'rejected the authentication (wrong WHARF_PMI_SECRET?)' "$T/err" || fail "no authentication failure reported"
+    grep -q 'authentication failed for pmiid' "$T/err" || fail "wharfrun did not report the failed authentication"
     # 2 x 80 idle connections to the PMI port ahead of the ranks (beyond the
     # 2N+64 unauthenticated ones kept): the oldest are dropped, the ranks get
     # in, and the warnings stay few
