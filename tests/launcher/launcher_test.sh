@@ -419,6 +419,24 @@ EOF
     expect_rc 3
     grep -q 'rejected the authentication (wrong WHARF_PMI_SECRET?)' "$T/err" || fail "no authentication failure reported"
     grep -q 'authentication failed for pmiid' "$T/err" || fail "wharfrun did not report the failed authentication"
+    # a server that does not know the key (an impostor on the rank's
+    # PMI_PORT) is not trusted: its auth_ok MAC is wrong
+    python3 - "$T/port" <<'PYEOF' &
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1); s.settimeout(20)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+c, _ = s.accept(); c.settimeout(20); f = c.makefile("rb")
+f.readline(); c.sendall(b"cmd=auth_challenge snonce=" + b"ab" * 16 + b"\n")
+f.readline(); c.sendall(b"cmd=auth_ok mac=" + b"0" * 64 + b"\ncmd=initack\ncmd=set size=1\ncmd=set rank=0\ncmd=set debug=0\n")
+f.readline()
+PYEOF
+    i=0
+    while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.1; done
+    run 30 env PMI_PORT=127.0.0.1:$(cat "$T/port") PMI_ID=5 WHARF_PMI_SECRET=$(printf '1%.0s' $(seq 64)) "$P" kvs
+    expect_rc 3
+    grep -q 'failed to prove the job' "$T/err" || fail "an impostor PMI server was trusted: $(cat "$T/err")"
+    wait
     # 2 x 80 idle connections to the PMI port ahead of the ranks (beyond the
     # 2N+64 unauthenticated ones kept): the oldest are dropped, the ranks get
     # in, and the warnings stay few
