@@ -9,6 +9,7 @@ for its owner, and for another user the port is printed by the test), or
 takes PID as "host:port", then per MODE:
   idle     COUNT connections held open for SECONDS without a byte
   garbage  COUNT connections, each sending a junk line
+  partial  COUNT connections, each sending the start of a line, held open
   claim    COUNT connections, each claiming pmiid i (0..COUNT-1, or PMIID
            every time) with a made-up key (cmd=auth_hello / auth_response),
            and plainly (cmd=initack) on a second connection
@@ -92,6 +93,8 @@ def main():
         try:
             if mode == "garbage":
                 c.sendall(b"\x00\xff garbage =\n" * 3)
+            elif mode == "partial":  # a line that never ends
+                c.sendall(b"cmd=auth_hello pmiid=")
             elif mode == "claim":
                 if fixed is not None:
                     i = fixed
@@ -112,7 +115,7 @@ def main():
             pass
     print(f"flood {mode}: {n} connections, {answered} answered")
     sys.stdout.flush()
-    if mode == "idle":
+    if mode in ("idle", "partial"):
         time.sleep(max(0.0, end - time.time()))
     for c in socks:
         c.close()

@@ -527,9 +527,9 @@ attacker)
     grep -q "dropped a PMI connection: authentication failed for pmiid $((0))\\|authentication failed" "$T/err" ||
         fail "wrong MAC not refused: $(cat "$T/err")"
 
-    # 4. the other user floods the PMI port (idle, garbage, and connect/close
-    #    as fast as it can): the job still completes, the log stays short
-    for mode in idle garbage spin; do
+    # 4. the other user floods the PMI port (idle, garbage, lines that never
+    #    end, and connect/close as fast as it can): the job still completes, the log stays short
+    for mode in idle garbage partial spin; do
         FAKE_AGENT_AS="$AS" FAKE_AGENT_FLOOD=300 FAKE_AGENT_FLOOD_MODE=$mode run 90 "$W" -n 3 \
             --hosts 127.0.0.2 --rsh "$A" "$P" kvs
         expect_rc 0

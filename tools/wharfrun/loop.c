@@ -282,18 +282,21 @@ static void wr_conn_read(wr_job_t *job, int i);
  * real rank's hello must not lose to a flood of newer connections). */
 static void wr_conn_make_room(wr_job_t *job)
 {
+    int count, old;
     for (int tries = 0; tries < 8; tries++) {
-        int count, old = wr_conn_oldest(job, 0, -1, &count);
+        old = wr_conn_oldest(job, 0, -1, &count);
         if (count < WR_ANON_RAW_MAX(job->n) || old < 0)
             return;
         char c;
-        if (recv(job->conns[old].fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 1) {
-            wr_conn_read(job, old); /* promoted to stage 1, bound, or dropped */
-            continue;
-        }
+        if (recv(job->conns[old].fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) != 1)
+            break;
+        wr_conn_read(job, old); /* promoted to stage 1, bound, or dropped */
+    }
+    /* still full (idle ones, or partial lines): the oldest goes regardless */
+    old = wr_conn_oldest(job, 0, -1, &count);
+    if (count >= WR_ANON_RAW_MAX(job->n) && old >= 0) {
         wr_conn_drop(job, old);
         wr_conn_dropped(job, "too many unauthenticated connections (the oldest was dropped)");
-        return;
     }
 }
 
