@@ -135,6 +135,9 @@ typedef struct wh_chan_ops {
      * when blocking on it is safe after an idle progress(). */
     int (*wait_fd)(void);
     int (*wait_arm)(void);
+    /* Slow path of waits (may be NULL): end the job, naming the peer, if a
+     * peer this channel serves died (shm: co-resident ranks). */
+    void (*check_peers)(void);
 } wh_chan_ops_t;
 
 /* Correctly typed refusals for operations a channel does not offer. */
@@ -153,6 +156,7 @@ extern wh_chan_caps_t wh_chan_caps[WH_CHAN_MAX]; /* filled by query() after init
 int wh_chan_by_name(const char *name);   /* id, or -1 */
 int wh_chans_init(void);                 /* phases + barriers, fallback channels only when needed */
 void wh_chans_finalize(void);
+void wh_chans_check_peers(void);         /* check_peers of every usable channel */
 extern int (*wh_chan_poll_fns[WH_CHAN_MAX])(void);
 extern int wh_chan_npoll;
 /* Poll the channels with peers once (inline: the engine's hot loop). */

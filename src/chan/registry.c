@@ -85,6 +85,13 @@ void wh_chans_finalize(void)
     wh_chans_poll_set();
 }
 
+void wh_chans_check_peers(void)
+{
+    for (int c = 0; c < WH_CHAN_MAX; c++)
+        if (wh_chan_usable[c] && wh_chan_polled[c] && wh_chans[c]->check_peers)
+            wh_chans[c]->check_peers();
+}
+
 /* progress functions of the polled channels, compact for the hot loop */
 int (*wh_chan_poll_fns[WH_CHAN_MAX])(void);
 int wh_chan_npoll;

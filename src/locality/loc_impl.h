@@ -25,4 +25,6 @@ extern wh_loc_t wh_loc;
 int wh_loc_launcher_mode(void);
 int wh_loc_report(void);         /* report.c: rank 0 prints WHARF_REPORT=locality */
 void wh_loc_heap_open(void);     /* once init's carving is done (wh_loc_finish) */
+void wh_loc_guard_on(void);      /* guard.c: SIGBUS inside the region -> a clear abort */
+void wh_loc_guard_off(void);
 #endif

@@ -135,6 +135,7 @@ static int join_region(void)
     wh_loc.reg.fd = -1;
     wh_loc.reg.prov = wh_tun.node_region && *wh_tun.node_region ? &wh_region_fixed : &wh_region_file;
     WH_CHECK(wh_loc.reg.prov->open(&wh_loc.reg, name, wh_loc.reg_len));
+    wh_loc_guard_on();
     wh_loc.cursor = wh_loc.reg_len;
     wh_reg_hdr_t *h = (wh_reg_hdr_t *)wh_loc.reg.base;
     WH_CHECK(wh_loc.reg.prov == &wh_region_fixed ? attach_fixed(h) : attach_file(h));
@@ -162,6 +163,7 @@ static int join_region(void)
 
 static void drop_region(void)
 {
+    wh_loc_guard_off();
     if (wh_loc.reg.prov) {
         if (wh_loc.reg.created)
             wh_loc.reg.prov->unlink(&wh_loc.reg);

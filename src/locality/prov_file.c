@@ -49,6 +49,11 @@ static int file_open(wh_region_t *r, const char *name, size_t len)
         return wh_error(MPI_ERR_OTHER, "node directory %s: refusing %s: owned by uid %d mode %o (expected uid %d, 0600)",
                         dir, name, (int)st.st_uid, (unsigned)(st.st_mode & 0777), (int)geteuid());
     }
+    if (!r->created && st.st_size > 0 && (size_t)st.st_size < len) {
+        close(fd);
+        return wh_error(MPI_ERR_OTHER, "node region %s is %lld bytes, shorter than the %zu its creator made: "
+                        "another process truncated it", r->path, (long long)st.st_size, len);
+    }
     r->fd = fd;
     r->dev = st.st_dev;
     r->ino = st.st_ino;
@@ -74,6 +79,10 @@ static int file_grow(wh_region_t *r, size_t len)
         return MPI_SUCCESS;
     if (len > r->map_len)
         return wh_error(MPI_ERR_NO_MEM, "node region %s: %zu bytes exceed the reserved %zu", r->path, len, r->map_len);
+    struct stat st; /* what we mapped must still be there, or growing would paper over a truncation */
+    if (r->len && fstat(r->fd, &st) == 0 && (size_t)st.st_size < r->len)
+        return wh_error(MPI_ERR_OTHER, "node region %s was truncated to %lld bytes (%zu in use): another process "
+                        "changed it", r->path, (long long)st.st_size, r->len);
     int e = posix_fallocate(r->fd, (off_t)r->len, (off_t)(len - r->len)); /* [0, r->len) is in place */
     if (e != 0)
         return wh_error(MPI_ERR_NO_MEM, "node directory: cannot size %s to %zu bytes: %s", r->path, len, strerror(e));

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pmi/auth.h"
 #include "pmi/wire.h"
 #include "util/log.h"
 
@@ -216,11 +217,11 @@ static int wh_pmi_connect_port(const char *hostport)
     return 0;
 }
 
-/* PMI_ID handshake: cmd=initack pmiid=N, then cmd=initack and three cmd=set
- * lines (size, rank, debug; accepted in any order). */
-static int wh_pmi_initack(int id)
+/* The replies to an initack: cmd=initack and three cmd=set lines (size,
+ * rank, debug; accepted in any order). */
+static int wh_pmi_initack_replies(void)
 {
-    if (wh_pmi_send("cmd=initack pmiid=%d\n", id) != 0 || wh_pmi_expect("initack", NULL) != 0)
+    if (wh_pmi_expect("initack", NULL) != 0)
         return -1;
     int got = 0;
     for (int i = 0; i < 3; i++) {
@@ -240,6 +241,48 @@ static int wh_pmi_initack(int id)
         }
     }
     return got == 7 ? 0 : wh_pmi_fail("incomplete PMI initack handshake");
+}
+
+/* PMI_ID handshake of hydra and of plain PMI-1: cmd=initack pmiid=N. */
+static int wh_pmi_initack(int id)
+{
+    if (wh_pmi_send("cmd=initack pmiid=%d\n", id) != 0)
+        return -1;
+    return wh_pmi_initack_replies();
+}
+
+/* The authenticated handshake of auth.h (wharfrun's remote ranks), then the
+ * initack replies. */
+static int wh_pmi_auth(int id, const char *secret)
+{
+    char cn[WH_PMI_NONCE_HEX + 1], sn[WH_PMI_NONCE_HEX + 1], mac[WH_PMI_MAC_HEX + 1];
+    if (wh_pmi_random_hex(cn, WH_PMI_NONCE_HEX / 2) != 0)
+        return wh_pmi_fail("no random bytes for the PMI handshake");
+    if (wh_pmi_send("cmd=auth_hello pmiid=%d cnonce=%s\n", id, cn) != 0)
+        return -1;
+    char why[sizeof wh_pmi.err];
+    if (wh_pmi_expect("auth_challenge", NULL) != 0) {
+        snprintf(why, sizeof why, "%s", wh_pmi.err);
+        return wh_pmi_fail("the PMI server refused PMI_ID %d (unknown, or already connected): %s",
+                           id, why);
+    }
+    const char *v = wh_pmi_val(&wh_pmi_reply, "snonce");
+    if (!wh_pmi_is_hex(v, WH_PMI_NONCE_HEX))
+        return wh_pmi_fail("malformed PMI authentication challenge");
+    memcpy(sn, v, sizeof sn);
+    wh_pmi_auth_mac(secret, "client", id, sn, cn, mac);
+    int rc = wh_pmi_send("cmd=auth_response mac=%s\n", mac);
+    memset(mac, 0, sizeof mac);
+    if (rc != 0)
+        return -1;
+    if (wh_pmi_expect("auth_ok", NULL) != 0) {
+        snprintf(why, sizeof why, "%s", wh_pmi.err);
+        return wh_pmi_fail("the PMI server rejected the authentication (wrong %s?): %s",
+                           WH_PMI_SECRET_VAR, why);
+    }
+    if (!wh_pmi_auth_check(secret, "server", id, sn, cn, wh_pmi_val(&wh_pmi_reply, "mac")))
+        return wh_pmi_fail("the PMI server at PMI_PORT failed to prove the job's key");
+    return wh_pmi_initack_replies();
 }
 
 static int wh_pmi_handshake(void)
@@ -334,7 +377,15 @@ int wh_pmi_init(int *rank, int *size, char *err, size_t errlen)
         have_id = (wh_pmi_env_int("PMI_ID", &id) == 0);
     }
     wh_pmi.rank = wh_pmi.size = -1;
-    if (have_id) {
+    const char *secret = have_id ? getenv(WH_PMI_SECRET_VAR) : NULL;
+    if (secret && *secret) {
+        if (!wh_pmi_is_hex(secret, WH_PMI_SECRET_HEX)) {
+            wh_pmi_fail("%s is not %d hex digits", WH_PMI_SECRET_VAR, WH_PMI_SECRET_HEX);
+            goto fail_close;
+        }
+        if (wh_pmi_auth(id, secret) != 0)
+            goto fail_close;
+    } else if (have_id) {
         if (wh_pmi_initack(id) != 0)
             goto fail_close;
     } else if (wh_pmi_env_int("PMI_RANK", &wh_pmi.rank) != 0 ||
@@ -598,6 +649,34 @@ int wh_pmi_finalize(void)
     wh_pmi_local_free();
     wh_pmi.mode = WH_PMI_DONE;
     return rc;
+}
+
+void wh_pmi_abort_from_signal(int code, const char *msg)
+{
+    if (wh_pmi.mode != WH_PMI_WIRE || wh_pmi.fd < 0)
+        return;
+    char line[1024], digits[16];
+    size_t n = 0, d = 0;
+    static const char head[] = "cmd=abort exitcode=", mid[] = " message=";
+    memcpy(line, head, sizeof head - 1);
+    n = sizeof head - 1;
+    unsigned v = code < 0 ? 1u : (unsigned)code;
+    do
+        digits[d++] = (char)('0' + v % 10);
+    while ((v /= 10) && d < sizeof digits);
+    while (d)
+        line[n++] = digits[--d];
+    memcpy(line + n, mid, sizeof mid - 1);
+    n += sizeof mid - 1;
+    for (const char *c = msg ? msg : ""; *c && n < sizeof line - 3; c++) {
+        unsigned char b = (unsigned char)*c;
+        if (b == ' ' || b == '\\')
+            line[n++] = '\\';
+        line[n++] = (b < 0x20 || b == 0x7f) ? '?' : (char)b;
+    }
+    line[n++] = '\n';
+    ssize_t w = write(wh_pmi.fd, line, n);
+    (void)w;
 }
 
 _Noreturn void wh_pmi_abort(int code, const char *msg)

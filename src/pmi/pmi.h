@@ -41,6 +41,10 @@ int wh_pmi_barrier(void); /* commits puts and waits for all ranks */
  * multiple of 256).  Does not return. */
 _Noreturn void wh_pmi_abort(int code, const char *msg);
 int wh_pmi_finalize(void);
+/* Async-signal-safe: send cmd=abort exitcode=code message=msg (msg escaped
+ * and cut to fit) and return at once, without waiting; nothing for a
+ * singleton.  For fatal-signal handlers, which then _exit. */
+void wh_pmi_abort_from_signal(int code, const char *msg);
 /* File descriptor of the PMI connection (-1 for singleton).  To notice a
  * dead launcher use wh_pmi_lost(): over TCP (remote ranks) a closed
  * connection shows as POLLIN with EOF, not as POLLHUP. */

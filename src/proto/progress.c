@@ -105,8 +105,12 @@ void wh_progress_idle(unsigned *idle)
     } else {
         cpu_relax();
     }
+    /* Now and then: a co-resident peer that died ends the job with its name
+     * instead of leaving this rank waiting forever. */
+    if ((++poll_tick & 0x3ffff) == 0)
+        wh_chans_check_peers();
     /* Rarely: notice a launcher that went away, so an orphaned rank ends. */
-    if ((++poll_tick & 0xfffff) == 0) {
+    if ((poll_tick & 0xfffff) == 0) {
         if (wh_pmi_lost()) {
             WH_ERRLOG("progress", "lost the connection to the launcher; exiting");
             _exit(1);

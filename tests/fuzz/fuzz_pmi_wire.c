@@ -5,12 +5,15 @@
  * Without WH_LIBFUZZER, main() runs a deterministic (seeded) campaign of
  * random and mutated inputs so that ctest runs it with any compiler:
  *   fuzz_pmi_wire [ITERATIONS [SEED]]      (default 200000, seed 1)
+ * Targets: the parser, escaping, the server state machine, and the
+ * authentication handshake of unidentified connections.
  * Any violated invariant aborts (non-zero exit). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pmi/auth.h"
 #include "pmi/wire.h"
 #include "pmisrv.h"
 
@@ -74,7 +77,7 @@ static void fz_escape(const uint8_t *data, size_t size)
 static void fz_server(const uint8_t *data, size_t size)
 {
     static const int ids[3] = {7, 8, 9};
-    wr_pmisrv_t *s = wr_pmisrv_new(3, "kvs-fuzz", ids);
+    wr_pmisrv_t *s = wr_pmisrv_new(3, "kvs-fuzz", ids, NULL);
     FZ_ASSERT(s);
     size_t pos = 0;
     while (pos < size) {
@@ -116,12 +119,81 @@ static void fz_server(const uint8_t *data, size_t size)
     wr_pmisrv_free(s);
 }
 
+/* 4: the authentication handshake of unidentified TCP connections
+ * (wr_pmisrv_anon_line) on a server with a key.  Input = lines; the first
+ * byte selects one of 4 connections (byte % 4); a line "V" (after the
+ * selector) is replaced by the correct cmd=auth_response for that
+ * connection's state, so the fuzzer reaches the binding.  Invariants: only a
+ * correct MAC binds, a rank is bound at most once, state stays sane. */
+static void fz_auth(const uint8_t *data, size_t size)
+{
+    static const int ids[3] = {7, 8, 9};
+    static const char key[] = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    wr_pmisrv_t *s = wr_pmisrv_new(3, "kvs-fuzz", ids, key);
+    FZ_ASSERT(s);
+    wr_pmi_anon_t a[4];
+    int dead[4] = {0}, binds = 0;
+    for (int i = 0; i < 4; i++) {
+        a[i] = (wr_pmi_anon_t){.rank = -1};
+        snprintf(a[i].snonce, sizeof a[i].snonce, "%032x", i * 77 + 1);
+    }
+    size_t pos = 0;
+    while (pos < size) {
+        const uint8_t *nl = memchr(data + pos, '\n', size - pos);
+        size_t end = nl ? (size_t)(nl - data) + 1 : size;
+        int k = data[pos] % 4;
+        const char *line = (const char *)data + pos + 1;
+        size_t len = end - pos - 1;
+        pos = end;
+        if (dead[k])
+            continue;
+        char good[160];
+        int forged = 0;
+        if (len >= 1 && line[0] == 'V' && (len == 1 || line[1] == '\n') && a[k].stage == 1) {
+            char mac[WH_PMI_MAC_HEX + 1];
+            wh_pmi_auth_mac(key, "client", ids[a[k].rank], a[k].snonce, a[k].cnonce, mac);
+            len = (size_t)snprintf(good, sizeof good, "cmd=auth_response mac=%s\n", mac);
+            line = good;
+            forged = 1;
+        }
+        int stage = a[k].stage, rank = 5, was_bound = stage ? s->r[a[k].rank].bound : 0;
+        char reply[128], why[128];
+        int ev = wr_pmisrv_anon_line(s, &a[k], &rank, line, len, reply, sizeof reply, why,
+                                     sizeof why);
+        FZ_ASSERT(ev == WR_PMI_OK || ev == WR_PMI_FAIL);
+        FZ_ASSERT(rank >= -1 && rank < 3);
+        FZ_ASSERT(a[k].stage == 0 || (a[k].rank >= 0 && a[k].rank < 3));
+        if (ev == WR_PMI_FAIL) {
+            FZ_ASSERT(why[0] && rank == -1);
+            dead[k] = 1; /* the loop drops the connection */
+            continue;
+        }
+        if (rank >= 0) { /* bound: only with the right MAC, only once */
+            FZ_ASSERT(forged && stage == 1 && !was_bound && s->r[rank].bound);
+            binds++;
+            FZ_ASSERT(s->r[rank].out.len > 0);
+            FZ_ASSERT(!strncmp(s->r[rank].out.data, "cmd=auth_ok mac=", 16));
+            dead[k] = 1; /* now a rank's connection */
+        } else {
+            FZ_ASSERT(stage == 0 && a[k].stage == 1);
+            FZ_ASSERT(!strncmp(reply, "cmd=auth_challenge snonce=", 26));
+            FZ_ASSERT(wh_pmi_parse(reply, strlen(reply), &fz_msg) == 0);
+        }
+    }
+    int bound = 0;
+    for (int i = 0; i < 3; i++)
+        bound += s->r[i].bound;
+    FZ_ASSERT(bound == binds);
+    wr_pmisrv_free(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz_parse(data, size);
     fz_escape(data, size);
     fz_server(data, size);
+    fz_auth(data, size);
     return 0;
 }
 
@@ -154,6 +226,13 @@ static const char *const fz_seeds[] = {
     "cmd=init pmi_version=1 pmi_subversion=1",
     "cmd=get_result rc=0 msg=success value=abc=def\n",
     "mcmd=spawn\nnprocs=1\nexecname=a.out\nendcmd\n",
+    "acmd=auth_hello pmiid=8 cnonce=0123456789abcdef0123456789abcdef\naV\n"
+    "bcmd=auth_hello pmiid=8 cnonce=0123456789abcdef0123456789abcdef\nbV\n"
+    "ccmd=auth_hello pmiid=7 cnonce=ffffffffffffffffffffffffffffffff\n"
+    "ccmd=auth_response mac=0000000000000000000000000000000000000000000000000000000000000000\n",
+    "dcmd=auth_hello pmiid=9 cnonce=0123456789abcdef0123456789abcdef\n"
+    "acmd=auth_hello pmiid=9 cnonce=0123456789abcdef0123456789abcdef\naV\ndV\n"
+    "bcmd=initack pmiid=7\nccmd=auth_response mac=x\n",
 };
 
 static size_t fz_mutate(uint8_t *buf, size_t len, size_t cap)
@@ -232,7 +311,7 @@ int main(int argc, char **argv)
         LLVMFuzzerTestOneInput((const uint8_t *)fz_seeds[i], strlen(fz_seeds[i]));
     /* a KVS that has to grow its table, read back through the server */
     {
-        wr_pmisrv_t *s = wr_pmisrv_new(1, "k", NULL);
+        wr_pmisrv_t *s = wr_pmisrv_new(1, "k", NULL, NULL);
         int rank = 0;
         FZ_ASSERT(s && wr_pmisrv_line(s, &rank, "cmd=init pmi_version=1", 22, NULL, 0) == 0);
         char line[128];

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Launcher tests: sh launcher_test.sh CASE WHARFRUN PMI_TEST
+# Launcher tests: sh launcher_test.sh CASE WHARFRUN PMI_TEST MPI_HOLD
 # One CASE per ctest test (see CMakeLists.part.cmake); exit 0 pass, 1 fail,
 # 77 skip.  Every command is bounded in time; scratch files live in a private
 # temporary directory; process markers are unique per run, so cases can run in
@@ -8,10 +8,11 @@ set -u
 CASE=$1
 W=$2
 P=$3
+M=${4:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d "${TMPDIR:-/tmp}/wharf-launcher.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-cp "$HERE/fake_agent.sh" "$T/agent" && chmod +x "$T/agent"
+cp "$HERE/fake_agent.sh" "$T/agent" && cp "$HERE/flood.py" "$T/flood.py" && chmod +x "$T/agent"
 A="$T/agent"
 MARK=$((20000 + $$ % 30000)) # "pmi_test sleep $MARK" identifies this run's ranks
 RC=0
@@ -354,7 +355,8 @@ remote)
     expect_rc 0
     expect_out_lines 4 '^rank [0-3] of 4: kvs ok$'
     [ "$(grep -c '^127.0.0.2 cd ' "$T/agent.log")" = 2 ] || fail "agent not used for 127.0.0.2"
-    grep -q "PMI_PORT=[0-9.]*:[0-9]*' 'PMI_ID=[0-9]*'" "$T/agent.log" || fail "no PMI_PORT/PMI_ID"
+    # nothing of the rank's environment on the agent's command line: it comes on stdin
+    grep -Eq "PMI_|WHARF_" "$T/agent.log" && fail "rank environment on the agent command line: $(head -1 "$T/agent.log")"
     # mixed local and remote, environment forwarding
     WHARF_TEST_VAR=fwd LD_LIBRARY_PATH=/opt/x XTEST_B=notsent run 60 "$W" -n 4 \
         --hosts 127.0.0.2,localhost --rsh "$A" -x "XTEST_A=it's \"q\" \$HOME *" "$P" env
@@ -412,17 +414,201 @@ EOF
         sleep 0.1
     done
     no_survivors "pmi_test watch 1 $T/noticed"
-    # 2 x 40 idle connections to the PMI port ahead of the ranks (far beyond the
-    # 2N+16 unidentified ones kept): the oldest are dropped, the ranks get in,
-    # and the warnings stay few
-    FAKE_AGENT_FLOOD=40 run 60 "$W" -n 2 --hosts 127.0.0.2 --rsh "$A" "$P" kvs
+    # a rank with a wrong key is refused: it fails, naming the reason
+    FAKE_AGENT_BADKEY=1 run 60 "$W" -n 2 --hosts 127.0.0.2 --rsh "$A" "$P" kvs
+    expect_rc 3
+    grep -q 'rejected the authentication (wrong WHARF_PMI_SECRET?)' "$T/err" || fail "no authentication failure reported"
+    grep -q 'authentication failed for pmiid' "$T/err" || fail "wharfrun did not report the failed authentication"
+    # a server that does not know the key (an impostor on the rank's
+    # PMI_PORT) is not trusted: its auth_ok MAC is wrong
+    python3 - "$T/port" <<'PYEOF' &
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1); s.settimeout(20)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+c, _ = s.accept(); c.settimeout(20); f = c.makefile("rb")
+f.readline(); c.sendall(b"cmd=auth_challenge snonce=" + b"ab" * 16 + b"\n")
+f.readline(); c.sendall(b"cmd=auth_ok mac=" + b"0" * 64 + b"\ncmd=initack\ncmd=set size=1\ncmd=set rank=0\ncmd=set debug=0\n")
+f.readline()
+PYEOF
+    i=0
+    while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.1; done
+    run 30 env PMI_PORT=127.0.0.1:$(cat "$T/port") PMI_ID=5 WHARF_PMI_SECRET=$(printf '1%.0s' $(seq 64)) "$P" kvs
+    expect_rc 3
+    grep -q 'failed to prove the job' "$T/err" || fail "an impostor PMI server was trusted: $(cat "$T/err")"
+    wait
+    # 2 x 80 idle connections to the PMI port ahead of the ranks (beyond the
+    # 2N+64 unauthenticated ones kept): the oldest are dropped, the ranks get
+    # in, and the warnings stay few
+    FAKE_AGENT_FLOOD=80 run 60 "$W" -n 2 --hosts 127.0.0.2 --rsh "$A" "$P" kvs
     expect_rc 0
     expect_out_lines 2 '^rank [01] of 2: kvs ok$'
-    [ "$(grep -c 'dropped' "$T/err")" -le 4 ] || fail "a flood of connections floods the terminal: $(grep -c dropped "$T/err") lines"
-    # --iface: the address handed to remote ranks
-    FAKE_AGENT_LOG="$T/agent2.log" run 60 "$W" -n 2 --hosts 127.0.0.2 --iface 127.0.0.1 --rsh "$A" "$P" kvs
+    [ "$(grep -c 'dropped' "$T/err")" -le 5 ] || fail "a flood of connections floods the terminal: $(grep -c dropped "$T/err") lines"
+    # --iface: the address handed to remote ranks, and the only one listened on
+    FAKE_AGENT_ENVLOG="$T/env2" run 60 "$W" -n 2 --hosts 127.0.0.2 --iface 127.0.0.1 --rsh "$A" "$P" kvs
     expect_rc 0
-    grep -q "PMI_PORT=127.0.0.1:" "$T/agent2.log" || fail "--iface not used"
+    grep -q "^PMI_PORT=127.0.0.1:" "$T/env2" || fail "--iface not used"
+    ;;
+attacker)
+    # a second local user against a running job: the node region, the PMI
+    # port, the process table
+    if [ "$(id -u)" != 0 ]; then
+        echo "SKIP: the attacker case creates a second local user and needs root"
+        exit 77
+    fi
+    for c in useradd userdel setpriv python3; do
+        command -v $c >/dev/null 2>&1 || { echo "SKIP: $c not installed"; exit 77; }
+    done
+    U=whatk$$
+    useradd -M -N -d /nonexistent -s /bin/sh "$U" 2>"$T/useradd.err" ||
+        { echo "SKIP: useradd failed: $(cat "$T/useradd.err")"; exit 77; }
+    # (the user's processes are all this test's floods: end them, then the user)
+    trap 'pgrep -u "$U" | xargs -r kill -KILL 2>/dev/null; sleep 0.2; userdel "$U" 2>/dev/null; rm -rf "$T"' EXIT
+    AS="setpriv --reuid=$(id -u "$U") --regid=$(id -g "$U") --clear-groups -- env PATH=/usr/bin:/bin"
+    $AS sh -c 'test "$(id -u)" != 0' || fail "setpriv did not drop root"
+    # the attacker may enter the scratch dir; the node directory is like
+    # /dev/shm (world-writable, sticky)
+    chmod 711 "$T"
+    mkdir "$T/node" && chmod 1777 "$T/node"
+    cp "$HERE/flood.py" "$T/flood.py" && chmod 644 "$T/flood.py"
+
+    # 1. the node region: 0600 files of the job's user (unlinked once every
+    #    rank mapped them: reached through the ranks' descriptors), which the
+    #    other user can neither read, write, nor reach through /proc
+    start_bg env WHARF_NODE_DIR="$T/node" "$W" -n 2 --timeout 60 "$M" hold "$T/go"
+    wait_ready 2
+    nfiles=0
+    for pid in $(pgrep -f "$M hold $T/go"); do
+        for fd in /proc/$pid/fd/* /proc/$pid/map_files/*; do
+            case $(readlink "$fd" 2>/dev/null) in "$T/node/"*) ;; *) continue ;; esac
+            nfiles=$((nfiles + 1))
+            [ "$(stat -L -c %a:%u "$fd")" = "600:0" ] || fail "region $(readlink "$fd") is $(stat -L -c %a:%u "$fd"), want 600:0"
+            $AS sh -c "cat '$fd' >/dev/null" 2>/dev/null && fail "the other user read $fd"
+            $AS sh -c ": >>'$fd'" 2>/dev/null && fail "the other user opened $fd for writing"
+        done
+        $AS cat /proc/$pid/environ >/dev/null 2>&1 && fail "the other user read the environment of pid $pid"
+    done
+    [ "$nfiles" -ge 1 ] || fail "no node region mapped from \$WHARF_NODE_DIR"
+    ls -A "$T/node" | grep -q . && fail "node region still named in the directory after init: $(ls -A "$T/node")"
+    touch "$T/go"
+    wait_bg 30
+    expect_rc 0
+    ls -A "$T/node" | grep -q . && fail "node region left behind: $(ls -A "$T/node")"
+
+    # 2. remote ranks: the key and the rank variables are on no command
+    #    line; the other user cannot read them from /proc either
+    start_bg "$W" -n 2 --hosts 127.0.0.2 --rsh "$A" --timeout 60 "$P" sleep $MARK
+    wait_ready 2
+    rpid=$(pgrep -f "pmi_test sleep $MARK" | while read -r p; do
+        tr '\0' '\n' </proc/$p/environ 2>/dev/null | grep -q '^WHARF_PMI_SECRET=' && echo $p; done | head -1)
+    [ -n "$rpid" ] || fail "no remote rank with WHARF_PMI_SECRET in its environment"
+    key=$(tr '\0' '\n' </proc/$rpid/environ | sed -n 's/^WHARF_PMI_SECRET=//p')
+    [ ${#key} = 64 ] || fail "key '$key' is not 64 hex digits"
+    id=$(tr '\0' '\n' </proc/$rpid/environ | sed -n 's/^PMI_ID=//p')
+    for c in /proc/[0-9]*/cmdline; do
+        { tr '\0' ' ' <"$c"; } 2>/dev/null | grep -Eq "$key|PMI_ID=|PMI_PORT=|WHARF_PMI_SECRET" &&
+            fail "secret or PMI variables on a command line: $c: $({ tr '\0' ' ' <"$c"; } 2>/dev/null | head -c 300)"
+    done
+    $AS sh -c "tr '\\0' '\\n' </proc/$rpid/environ" 2>/dev/null | grep -q . &&
+        fail "the other user read the remote rank's environment"
+    kill -TERM "$BG"
+    wait_bg 10
+    no_survivors "pmi_test sleep $MARK"
+
+    # 3. the other user, knowing the PMI port and the rank's PMI_ID but not
+    #    the key, tries to claim the rank first (plainly and with a made-up
+    #    MAC): refused, the real job completes
+    FAKE_AGENT_AS="$AS" FAKE_AGENT_CLAIM="$T/claims" run 60 "$W" -n 2 --hosts 127.0.0.2 --rsh "$A" "$P" kvs
+    expect_rc 0
+    expect_out_lines 2 '^rank [01] of 2: kvs ok$'
+    [ "$(grep -c '^flood claim: [0-9]* connections, 0 answered$' "$T/claims")" = 2 ] ||
+        fail "claims of a rank without the key were answered: $(cat "$T/claims")"
+    grep -q "dropped a PMI connection: not authenticated" "$T/err" || fail "plain initack not refused: $(cat "$T/err")"
+    grep -q "dropped a PMI connection: authentication failed for pmiid $((0))\\|authentication failed" "$T/err" ||
+        fail "wrong MAC not refused: $(cat "$T/err")"
+
+    # 4. the other user floods the PMI port (idle, garbage, lines that never
+    #    end, and connect/close as fast as it can): the job still completes, the log stays short
+    for mode in idle garbage partial spin; do
+        FAKE_AGENT_AS="$AS" FAKE_AGENT_FLOOD=300 FAKE_AGENT_FLOOD_MODE=$mode run 90 "$W" -n 3 \
+            --hosts 127.0.0.2 --rsh "$A" "$P" kvs
+        expect_rc 0
+        expect_out_lines 3 '^rank [0-2] of 3: kvs ok$'
+        [ "$(grep -c 'dropped' "$T/err")" -le 6 ] || fail "$mode flood: $(grep -c dropped "$T/err") warning lines"
+    done
+    ;;
+listen)
+    # local ranks only: wharfrun listens nowhere; remote ranks: only on the
+    # address they use, never on the wildcard address
+    listening() { # PID: the LISTEN sockets of PID as ADDR:PORT lines
+        python3 - "$1" <<'PYEOF'
+import os, socket, sys
+pid = sys.argv[1]
+ino = set()
+for fd in os.listdir(f"/proc/{pid}/fd"):
+    try:
+        l = os.readlink(f"/proc/{pid}/fd/{fd}")
+    except OSError:
+        continue
+    if l.startswith("socket:["):
+        ino.add(l[8:-1])
+for name in ("tcp", "tcp6"):
+    with open(f"/proc/{pid}/net/{name}") as f:
+        next(f)
+        for line in f:
+            w = line.split()
+            if w[3] == "0A" and w[9] in ino:
+                print(w[1])
+PYEOF
+    }
+    start_bg "$W" -n 2 --timeout 30 "$P" sleep $MARK
+    wait_ready 2
+    [ -z "$(listening "$BG")" ] || fail "a local-only job listens: $(listening "$BG")"
+    kill -TERM "$BG"
+    wait_bg 10
+    start_bg "$W" -n 2 --hosts 127.0.0.2 --iface 127.0.0.1 --rsh "$A" --timeout 30 "$P" sleep $MARK
+    wait_ready 2
+    l=$(listening "$BG")
+    [ -n "$l" ] || fail "no listening socket with remote ranks"
+    echo "$l" | grep -qv '^0100007F:' && fail "listens beyond 127.0.0.1 (--iface): $l"
+    kill -TERM "$BG"
+    wait_bg 10
+    no_survivors "pmi_test sleep $MARK"
+    ;;
+region)
+    # a co-resident process truncates the node region under a running job:
+    # every rank ends with a message naming the region instead of dying by a
+    # bare SIGBUS; nothing is left behind
+    mkdir "$T/node"
+    WHARF_NODE_DIR="$T/node" WHARF_CHANNEL=auto run 60 "$W" -n 3 "$M" truncate 1
+    expect_rc 1
+    grep -q '^rank 1 truncates$' "$T/out" || fail "the region was not truncated"
+    grep -q 'communicated through a truncated region' "$T/out" && fail "ranks went on after the truncation"
+    grep -Eq '^wharfrun: rank [0-2] \(host [^,]+, pid [0-9]+\) called MPI_Abort with code 1: rank [0-2]: the node region .*/node/wharf\..* was truncated by another process' "$T/err" ||
+        fail "no abort naming the truncated region"
+    grep -q 'killed by signal' "$T/err" && fail "a rank died by its signal"
+    expect_fast 10000
+    no_survivors "$M truncate 1"
+    ls -A "$T/node" | grep -q . && fail "files left: $(ls -A "$T/node")"
+    ;;
+peerdie)
+    # a rank waits for a co-resident peer that was killed, in a job whose
+    # launcher does not notice (the peer's parent shell lives on and holds
+    # the PMI connection): the waiting rank ends the job naming the peer
+    mkdir "$T/node"
+    WHARF_NODE_DIR="$T/node" WHARF_CHANNEL=auto run 90 "$W" -n 2 sh -c "\"$M\" peerdie 1; sleep $MARK"
+    expect_rc 1
+    grep -q '^rank 1 dies$' "$T/out" || fail "the victim did not die"
+    grep -q 'from a dead peer' "$T/out" && fail "a receive from the dead peer completed"
+    expect_msg '^wharfrun: rank 0 \(host [^,]+, pid [0-9]+\) called MPI_Abort with code 1: rank 0: co-resident rank 1 \(pid [0-9]+\) died without MPI_Finalize while rank 0 was waiting'
+    expect_fast 30000
+    no_survivors "sleep $MARK"
+    no_survivors "$M peerdie"
+    ls -A "$T/node" | grep -q . && fail "files left: $(ls -A "$T/node")"
+    # ranks that finalize and exit normally are no deaths
+    WHARF_NODE_DIR="$T/node" WHARF_CHANNEL=auto run 90 "$W" -n 2 "$M" ring 200
+    expect_rc 0
+    grep -q '^ring ok$' "$T/out" || fail "ring"
     ;;
 hydra)
     command -v mpiexec.hydra >/dev/null 2>&1 || {

@@ -23,7 +23,10 @@
 #define WR_EOF_GRACE_LOCAL 0.5  /* PMI EOF before finalize: wait this long for the exit status */
 #define WR_EOF_GRACE_REMOTE 1.0
 #define WR_DRAIN_GRACE 1.0      /* after the last rank exited, wait for its pipes' EOF */
-#define WR_ANON_IDLE 10.0       /* unidentified TCP connection without initack */
+#define WR_ANON_IDLE 10.0       /* unidentified TCP connection that did not authenticate */
+#define WR_ANON_RAW_MAX(n) (2 * (n) + 64) /* connections that named no rank yet */
+#define WR_ANON_PER_RANK 4      /* handshakes in progress naming one rank */
+#define WR_DROP_LOG_EVERY 10.0  /* seconds between warnings about dropped connections */
 #define WR_OUT_LINE_MAX (1u << 20)
 
 /* ---- failure reporting ---- */
@@ -228,37 +231,91 @@ static void wr_conn_drop(wr_job_t *job, int i)
     job->conns[i] = job->conns[--job->nconns];
 }
 
-/* Warn about dropped connections, but a flood must not flood the terminal:
- * the first few, then one line per 1000. */
+/* Warn about dropped connections without flooding the terminal: the first
+ * three, then at most one summary line every WR_DROP_LOG_EVERY seconds (and
+ * one at the end, see wr_conn_summary). */
 static void wr_conn_dropped(wr_job_t *job, const char *why)
 {
     unsigned long n = ++job->conns_dropped;
-    if (n <= 3)
+    double now = wr_now();
+    if (job->drop_lines < 3) {
         wr_msg("warning: dropped a PMI connection: %s", why);
-    else if (n % 1000 == 0)
-        wr_msg("warning: %lu PMI connections dropped so far (latest: %s)", n, why);
+    } else if (now - job->drop_log_at >= WR_DROP_LOG_EVERY) {
+        wr_msg("warning: %lu more PMI connections dropped (%lu in all; latest: %s)",
+               n - job->drops_logged, n, why);
+    } else {
+        return;
+    }
+    job->drop_lines++;
+    job->drops_logged = n;
+    job->drop_log_at = now;
 }
 
-static void wr_accept(wr_job_t *job)
+static void wr_conn_summary(wr_job_t *job)
 {
-    for (;;) {
-        int fd = accept4(job->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (job->conns_dropped > job->drops_logged)
+        wr_msg("warning: %lu PMI connections dropped in all (failed authentication or idle)",
+               job->conns_dropped);
+}
+
+/* Index of the oldest connection in the given handshake stage (for stage 1,
+ * naming rank), or -1. */
+static int wr_conn_oldest(const wr_job_t *job, int stage, int rank, int *count)
+{
+    int old = -1;
+    *count = 0;
+    for (int i = 0; i < job->nconns; i++) {
+        const wr_conn_t *c = &job->conns[i];
+        if (c->auth.stage != stage || (stage == 1 && c->auth.rank != rank))
+            continue;
+        ++*count;
+        if (old < 0 || c->since < job->conns[old].since)
+            old = i;
+    }
+    return old;
+}
+
+static void wr_conn_read(wr_job_t *job, int i);
+
+/* Make room for one more connection that named no rank yet: drop the
+ * oldest such connection, but read it first if it has sent something (a
+ * real rank's hello must not lose to a flood of newer connections). */
+static void wr_conn_make_room(wr_job_t *job)
+{
+    int count, old;
+    for (int tries = 0; tries < 8; tries++) {
+        old = wr_conn_oldest(job, 0, -1, &count);
+        if (count < WR_ANON_RAW_MAX(job->n) || old < 0)
+            return;
+        char c;
+        if (recv(job->conns[old].fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) != 1)
+            break;
+        wr_conn_read(job, old); /* promoted to stage 1, bound, or dropped */
+    }
+    /* still full (idle ones, or partial lines): the oldest goes regardless */
+    old = wr_conn_oldest(job, 0, -1, &count);
+    if (count >= WR_ANON_RAW_MAX(job->n) && old >= 0) {
+        wr_conn_drop(job, old);
+        wr_conn_dropped(job, "too many unauthenticated connections (the oldest was dropped)");
+    }
+}
+
+static void wr_accept(wr_job_t *job, int lfd)
+{
+    /* a bounded batch per poll round, so connections already accepted get
+     * read between batches */
+    for (int budget = WR_ANON_RAW_MAX(job->n) / 4; budget > 0; budget--) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
                 job->listen_pause = wr_now() + 0.1; /* do not spin on it */
             return; /* EAGAIN, or a transient error: poll tells us again */
         }
-        if (job->nconns >= 2 * job->n + 16) {
-            /* full of connections that never identified themselves: make room
-             * by dropping the oldest, so idle or hostile connections cannot
-             * lock a real rank out */
-            int old = 0;
-            for (int i = 1; i < job->nconns; i++)
-                if (job->conns[i].since < job->conns[old].since)
-                    old = i;
-            wr_conn_drop(job, old);
-            wr_conn_dropped(job, "too many unidentified connections (the oldest was dropped)");
-        }
+        /* Connections that have not named a real rank yet are capped: when
+         * full, the oldest goes, so idle or hostile connections cannot lock
+         * a real rank out (a real rank names its pmiid at once, and those
+         * connections are counted apart, see wr_conn_read). */
+        wr_conn_make_room(job);
         if (job->nconns == job->capconns) {
             int cap = job->capconns ? job->capconns * 2 : 16;
             wr_conn_t *c = realloc(job->conns, (size_t)cap * sizeof *c);
@@ -269,11 +326,19 @@ static void wr_accept(wr_job_t *job)
             job->conns = c;
             job->capconns = cap;
         }
-        job->conns[job->nconns++] = (wr_conn_t){.fd = fd, .since = wr_now()};
+        wr_conn_t *c = &job->conns[job->nconns];
+        *c = (wr_conn_t){.fd = fd, .since = wr_now(), .auth = {.rank = -1}};
+        if (wh_pmi_random_hex(c->auth.snonce, WH_PMI_NONCE_HEX / 2) != 0) {
+            close(fd);
+            wr_conn_dropped(job, "no random bytes for a challenge");
+            continue;
+        }
+        job->nconns++;
     }
 }
 
-/* Data on an unidentified connection: its first line must be an initack. */
+/* Data on an unidentified connection: the handshake (auth.h).  Any failure
+ * closes it at once, costing no more than the line that failed. */
 static void wr_conn_read(wr_job_t *job, int i)
 {
     wr_conn_t *c = &job->conns[i];
@@ -285,31 +350,57 @@ static void wr_conn_read(wr_job_t *job, int i)
         wr_conn_drop(job, i);
         return;
     }
-    char *nl = memchr(c->in.data, '\n', c->in.len);
-    if (!nl) {
-        if (c->in.len >= WH_PMI_MAXLINE)
+    while (i < job->nconns && job->conns[i].fd >= 0) {
+        c = &job->conns[i];
+        char *nl = memchr(c->in.data, '\n', c->in.len);
+        if (!nl) {
+            if (c->in.len >= WH_PMI_MAXLINE) {
+                wr_conn_dropped(job, "line too long");
+                wr_conn_drop(job, i);
+            }
+            return;
+        }
+        size_t len = (size_t)(nl - c->in.data) + 1;
+        int rank = -1, stage = c->auth.stage;
+        char why[256], reply[128];
+        if (wr_pmisrv_anon_line(job->srv, &c->auth, &rank, c->in.data, len, reply, sizeof reply,
+                                why, sizeof why) != WR_PMI_OK ||
+            (rank >= 0 && (!job->ranks[rank].remote || job->ranks[rank].pmi_fd >= 0))) {
+            wr_conn_dropped(job, why[0] ? why : "not a remote rank");
             wr_conn_drop(job, i);
+            return;
+        }
+        wr_buf_consume(&c->in, len);
+        if (rank < 0) {
+            if (reply[0] && send(c->fd, reply, strlen(reply), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+                                (ssize_t)strlen(reply)) {
+                wr_conn_drop(job, i);
+                return;
+            }
+            if (stage == 0 && c->auth.stage == 1) {
+                /* it named a real rank: at most WR_ANON_PER_RANK such
+                 * connections per rank, the oldest goes */
+                int count, old = wr_conn_oldest(job, 1, c->auth.rank, &count);
+                if (count > WR_ANON_PER_RANK && old >= 0 && old != i) {
+                    wr_conn_drop(job, old);
+                    wr_conn_dropped(job, "too many handshakes for one rank (the oldest was dropped)");
+                    if (i == job->nconns) /* we were moved into its slot */
+                        i = old;
+                }
+            }
+            continue;
+        }
+        wr_rank_t *r = &job->ranks[rank];
+        if (!job->first_contact)
+            job->first_contact = wr_now();
+        r->pmi_fd = c->fd;
+        r->pmi_in = c->in;
+        c->in = (wr_buf_t){0};
+        c->fd = -1;
+        job->conns[i] = job->conns[--job->nconns];
+        wr_pmi_lines(job, r);
         return;
     }
-    size_t len = (size_t)(nl - c->in.data) + 1;
-    int rank = -1;
-    char why[256];
-    if (wr_pmisrv_line(job->srv, &rank, c->in.data, len, why, sizeof why) != WR_PMI_OK ||
-        rank < 0 || !job->ranks[rank].remote || job->ranks[rank].pmi_fd >= 0) {
-        wr_conn_dropped(job, why[0] ? why : "not a remote rank");
-        wr_conn_drop(job, i);
-        return;
-    }
-    wr_rank_t *r = &job->ranks[rank];
-    if (!job->first_contact)
-        job->first_contact = wr_now();
-    r->pmi_fd = c->fd;
-    wr_buf_consume(&c->in, len);
-    r->pmi_in = c->in;
-    c->in = (wr_buf_t){0};
-    c->fd = -1;
-    job->conns[i] = job->conns[--job->nconns];
-    wr_pmi_lines(job, r);
 }
 
 /* ---- children ---- */
@@ -435,7 +526,7 @@ enum { WR_FD_SIG, WR_FD_LISTEN, WR_FD_CONN, WR_FD_PMI, WR_FD_OUT, WR_FD_ERR };
 
 int wr_loop(wr_job_t *job)
 {
-    size_t cap = (size_t)job->n * 3 + 2 * (size_t)job->n + 64;
+    size_t cap = (size_t)job->n * 3 + (size_t)job->nlisten + 16;
     struct pollfd *pfd = calloc(cap, sizeof *pfd);
     int *kind = calloc(cap, sizeof *kind), *idx = calloc(cap, sizeof *idx);
     if (!pfd || !kind || !idx) {
@@ -469,9 +560,23 @@ int wr_loop(wr_job_t *job)
         idx[np++] = (idx_);                                                                        \
     } while (0)
         WR_ADD(job->sigfd, POLLIN, WR_FD_SIG, 0);
-        if (job->listen_fd >= 0 && !job->failed && now >= job->listen_pause)
-            WR_ADD(job->listen_fd, POLLIN, WR_FD_LISTEN, 0);
-        for (int i = 0; i < job->nconns && np < cap; i++)
+        for (int l = 0; l < job->nlisten && !job->failed && now >= job->listen_pause; l++)
+            WR_ADD(job->listen_fds[l], POLLIN, WR_FD_LISTEN, l);
+        if (np + (size_t)job->nconns + 3 * (size_t)job->n > cap) { /* grow: conns vary */
+            size_t nc = np + (size_t)job->nconns + 3 * (size_t)job->n + 64;
+            struct pollfd *p2 = realloc(pfd, nc * sizeof *pfd);
+            if (p2)
+                pfd = p2;
+            int *k2 = p2 ? realloc(kind, nc * sizeof *kind) : NULL;
+            if (k2)
+                kind = k2;
+            int *i2 = k2 ? realloc(idx, nc * sizeof *idx) : NULL;
+            if (i2) {
+                idx = i2;
+                cap = nc;
+            }
+        }
+        for (int i = 0; i < job->nconns && np + 3 * (size_t)job->n < cap; i++)
             WR_ADD(job->conns[i].fd, POLLIN, WR_FD_CONN, i);
         for (int i = 0; i < job->n; i++) {
             wr_rank_t *r = &job->ranks[i];
@@ -504,7 +609,7 @@ int wr_loop(wr_job_t *job)
             wr_rank_t *r = &job->ranks[idx[k]];
             switch (kind[k]) {
             case WR_FD_LISTEN:
-                wr_accept(job);
+                wr_accept(job, job->listen_fds[idx[k]]);
                 break;
             case WR_FD_CONN:
                 if (idx[k] < job->nconns && job->conns[idx[k]].fd == pfd[k].fd)
@@ -536,8 +641,10 @@ int wr_loop(wr_job_t *job)
         /* idle unidentified connections */
         now = wr_now();
         for (int i = job->nconns; i-- > 0;)
-            if (now - job->conns[i].since > WR_ANON_IDLE)
+            if (now - job->conns[i].since > WR_ANON_IDLE) {
                 wr_conn_drop(job, i);
+                wr_conn_dropped(job, "idle without authenticating");
+            }
     }
     /* leftovers: grandchildren holding the pipes, unread output */
     wr_kill_all(job, SIGKILL);
@@ -559,6 +666,7 @@ int wr_loop(wr_job_t *job)
     }
     while (job->nconns > 0)
         wr_conn_drop(job, job->nconns - 1);
+    wr_conn_summary(job);
     free(pfd);
     free(kind);
     free(idx);

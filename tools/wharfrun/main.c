@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -70,21 +71,43 @@ static double wr_connect_timeout(void)
     return t;
 }
 
-/* Listening socket on all interfaces, ephemeral port. */
+/* Listening sockets: one per distinct address that remote hosts use to
+ * reach us (their route's source address, or --iface), ephemeral ports;
+ * never the wildcard address.  Local ranks talk over socketpairs. */
 static int wr_listen(wr_job_t *job)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
-    socklen_t al = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 1024) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &al) != 0) {
-        wr_error("PMI listening socket: %s", strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    wr_opts_t *o = job->o;
+    job->listen_fds = calloc((size_t)o->nhosts, sizeof *job->listen_fds);
+    if (!job->listen_fds) {
+        wr_error("out of memory");
         return -1;
     }
-    job->listen_fd = fd;
-    job->port = ntohs(a.sin_port);
+    for (int h = 0; h < o->nhosts; h++) {
+        wr_host_t *hp = &o->hosts[h];
+        if (hp->local || hp->nranks == 0)
+            continue;
+        for (int g = 0; g < h && !hp->port; g++)
+            if (o->hosts[g].port && !strcmp(o->hosts[g].addr, hp->addr))
+                hp->port = o->hosts[g].port;
+        if (hp->port)
+            continue;
+        struct sockaddr_in a = {.sin_family = AF_INET};
+        socklen_t al = sizeof a;
+        if (inet_pton(AF_INET, hp->addr, &a.sin_addr) != 1) {
+            wr_error("PMI listening socket: bad address '%s' for host %s", hp->addr, hp->name);
+            return -1;
+        }
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 1024) != 0 ||
+            getsockname(fd, (struct sockaddr *)&a, &al) != 0) {
+            wr_error("PMI listening socket on %s: %s", hp->addr, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            return -1;
+        }
+        job->listen_fds[job->nlisten++] = fd;
+        hp->port = ntohs(a.sin_port);
+    }
     return 0;
 }
 
@@ -116,7 +139,7 @@ static int wr_make_ranks(wr_job_t *job)
             ids[i] = r->pmiid;
         }
     }
-    job->srv = wr_pmisrv_new(job->n, job->jobid, ids);
+    job->srv = wr_pmisrv_new(job->n, job->jobid, ids, job->secret);
     free(ids);
     if (!job->srv) {
         wr_error("out of memory");
@@ -214,8 +237,12 @@ int main(int argc, char **argv)
         return rc;
     wr_raise_nofile();
 
-    job = (wr_job_t){.o = &o, .n = o.np, .listen_fd = -1, .sigfd = -1};
+    job = (wr_job_t){.o = &o, .n = o.np, .sigfd = -1};
     snprintf(job.jobid, sizeof job.jobid, "wharf-%d-%08x", (int)getpid(), wr_random32());
+    if (wh_pmi_random_hex(job.secret, WH_PMI_SECRET_HEX / 2) != 0) {
+        wr_error("no random bytes from the kernel for the job's PMI key");
+        return 1;
+    }
     job.connect_timeout = wr_connect_timeout();
     wr_start_sentinel(&job);
     if (wr_make_ranks(&job) != 0)

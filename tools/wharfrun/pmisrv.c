@@ -264,27 +264,94 @@ static const wr_pmi_cmd_t wr_pmi_cmds[] = {
     {.name = "lookup_name", .fn = wr_cmd_unsupported, .need_init = 1},
 };
 
-/* First line of a TCP connection: cmd=initack pmiid=N. */
-static int wr_pmi_initack(wr_pmi_ctx_t *c, const char *cmd, int *rank)
+/* The unbound rank with PMI_ID id, or -1 (reason in c->why). */
+static int wr_pmi_find_id(wr_pmi_ctx_t *c, int id)
+{
+    for (int i = 0; i < c->s->size; i++) {
+        if (c->s->r[i].pmiid != id)
+            continue;
+        if (c->s->r[i].bound)
+            return wr_pmi_fail(c, "pmiid %d connected twice", id), -1;
+        return i;
+    }
+    return wr_pmi_fail(c, "unknown pmiid %d", id), -1;
+}
+
+/* Bind the connection to rank i and queue the initack replies, after
+ * prefix (the auth_ok line, or ""). */
+static int wr_pmi_bind(wr_pmi_ctx_t *c, int i, const char *prefix, int *rank)
 {
     wr_pmisrv_t *s = c->s;
+    s->r[i].bound = 1;
+    s->r[i].contacted = 1;
+    *rank = i;
+    return wr_pmi_reply(c, i, "%scmd=initack\ncmd=set size=%d\ncmd=set rank=%d\ncmd=set debug=0\n",
+                        prefix, s->size, i);
+}
+
+/* First line of a TCP connection without authentication: cmd=initack pmiid=N. */
+static int wr_pmi_initack(wr_pmi_ctx_t *c, const char *cmd, int *rank)
+{
     int id;
+    if (c->s->secret[0])
+        return wr_pmi_fail(c, "not authenticated (this job requires cmd=auth_hello)");
     if (strcmp(cmd, "initack") != 0)
         return wr_pmi_fail(c, "first line on a TCP connection is not cmd=initack");
     if (wh_pmi_int(c->m, "pmiid", &id) != 0)
         return wr_pmi_fail(c, "cmd=initack without a valid pmiid");
-    for (int i = 0; i < s->size; i++) {
-        if (s->r[i].pmiid != id)
-            continue;
-        if (s->r[i].bound)
-            return wr_pmi_fail(c, "pmiid %d connected twice", id);
-        s->r[i].bound = 1;
-        s->r[i].contacted = 1;
-        *rank = i;
-        return wr_pmi_reply(c, i, "cmd=initack\ncmd=set size=%d\ncmd=set rank=%d\ncmd=set debug=0\n",
-                            s->size, i);
+    int i = wr_pmi_find_id(c, id);
+    return i < 0 ? WR_PMI_FAIL : wr_pmi_bind(c, i, "", rank);
+}
+
+int wr_pmisrv_anon_line(wr_pmisrv_t *s, wr_pmi_anon_t *a, int *rank, const char *line,
+                        size_t len, char *reply, size_t replylen, char *why, size_t whylen)
+{
+    static wh_pmi_msg_t m;
+    wr_pmi_ctx_t c = {.s = s, .rank = -1, .m = &m, .why = why, .whylen = whylen};
+    if (why && whylen)
+        why[0] = '\0';
+    if (reply && replylen)
+        reply[0] = '\0';
+    *rank = -1;
+    if (wh_pmi_parse(line, len, &m) != 0)
+        return wr_pmi_fail(&c, "malformed PMI line");
+    const char *cmd = wh_pmi_val(&m, "cmd");
+    if (!cmd)
+        return wr_pmi_fail(&c, "PMI line without cmd=");
+    if (!s->secret[0])
+        return wr_pmi_initack(&c, cmd, rank);
+    if (a->stage == 0) {
+        int id;
+        const char *cn = wh_pmi_val(&m, "cnonce");
+        if (strcmp(cmd, "auth_hello") != 0)
+            return wr_pmi_fail(&c, "not authenticated (first line is not cmd=auth_hello)");
+        if (wh_pmi_int(&m, "pmiid", &id) != 0 || !wh_pmi_is_hex(cn, WH_PMI_NONCE_HEX) ||
+            !wh_pmi_is_hex(a->snonce, WH_PMI_NONCE_HEX))
+            return wr_pmi_fail(&c, "malformed cmd=auth_hello");
+        int i = wr_pmi_find_id(&c, id);
+        if (i < 0)
+            return WR_PMI_FAIL;
+        int n = snprintf(reply, replylen, "cmd=auth_challenge snonce=%s\n", a->snonce);
+        if (n < 0 || (size_t)n >= replylen)
+            return wr_pmi_fail(&c, "reply too long");
+        memcpy(a->cnonce, cn, WH_PMI_NONCE_HEX + 1);
+        a->rank = i;
+        a->stage = 1;
+        return WR_PMI_OK;
     }
-    return wr_pmi_fail(c, "unknown pmiid %d", id);
+    if (strcmp(cmd, "auth_response") != 0)
+        return wr_pmi_fail(&c, "not authenticated (expected cmd=auth_response)");
+    if (a->rank < 0 || a->rank >= s->size)
+        return wr_pmi_fail(&c, "bad handshake state");
+    int i = a->rank, id = s->r[i].pmiid;
+    if (!wh_pmi_auth_check(s->secret, "client", id, a->snonce, a->cnonce, wh_pmi_val(&m, "mac")))
+        return wr_pmi_fail(&c, "authentication failed for pmiid %d (wrong key)", id);
+    if (s->r[i].bound) /* another connection proved it first */
+        return wr_pmi_fail(&c, "pmiid %d connected twice", id);
+    char ok[32 + WH_PMI_MAC_HEX], mac[WH_PMI_MAC_HEX + 1];
+    wh_pmi_auth_mac(s->secret, "server", id, a->snonce, a->cnonce, mac);
+    snprintf(ok, sizeof ok, "cmd=auth_ok mac=%s\n", mac);
+    return wr_pmi_bind(&c, i, ok, rank);
 }
 
 int wr_pmisrv_line(wr_pmisrv_t *s, int *rank, const char *line, size_t len, char *why,
@@ -321,13 +388,15 @@ int wr_pmisrv_line(wr_pmisrv_t *s, int *rank, const char *line, size_t len, char
     return wr_pmi_fail(&c, "unknown PMI command '%s'", safe);
 }
 
-wr_pmisrv_t *wr_pmisrv_new(int size, const char *kvsname, const int *ids)
+wr_pmisrv_t *wr_pmisrv_new(int size, const char *kvsname, const int *ids, const char *secret)
 {
     wr_pmisrv_t *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     s->size = size;
     snprintf(s->kvsname, sizeof s->kvsname, "%s", kvsname);
+    if (secret)
+        snprintf(s->secret, sizeof s->secret, "%s", secret);
     s->ntab = 64;
     s->r = calloc((size_t)size, sizeof *s->r);
     s->tab = calloc(s->ntab, sizeof *s->tab);
@@ -360,5 +429,6 @@ void wr_pmisrv_free(wr_pmisrv_t *s)
     }
     free(s->tab);
     free(s->r);
+    memset(s->secret, 0, sizeof s->secret);
     free(s);
 }

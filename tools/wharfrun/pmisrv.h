@@ -42,7 +42,9 @@ typedef struct wr_pmisrv {
     int barriers;       /* completed barriers */
     wr_pmi_kv_t **tab;  /* KVS hash table */
     size_t ntab, nkv, kvbytes;
+    char secret[WH_PMI_SECRET_HEX + 1]; /* "": plain cmd=initack accepted */
 } wr_pmisrv_t;
+
 
 enum wr_pmi_event {
     WR_PMI_FAIL = -1, /* protocol violation: the reason is in why */
@@ -50,8 +52,10 @@ enum wr_pmi_event {
     WR_PMI_ABORT = 1, /* the rank sent cmd=abort (code and message in r[rank]) */
 };
 
-/* ids: PMI_ID of each rank (NULL: the rank numbers).  NULL if out of memory. */
-wr_pmisrv_t *wr_pmisrv_new(int size, const char *kvsname, const int *ids);
+/* ids: PMI_ID of each rank (NULL: the rank numbers); secret: WH_PMI_SECRET_HEX
+ * hex digits that TCP connections must prove (NULL: plain cmd=initack, no
+ * authentication).  NULL if out of memory. */
+wr_pmisrv_t *wr_pmisrv_new(int size, const char *kvsname, const int *ids, const char *secret);
 void wr_pmisrv_free(wr_pmisrv_t *s);
 /* Handle one line (with or without '\n') received on a connection of rank
  * *rank, or of a not yet identified TCP connection if *rank < 0 (then only
@@ -59,4 +63,11 @@ void wr_pmisrv_free(wr_pmisrv_t *s);
  * to s->r[rank].out (a completed barrier appends to every rank). */
 int wr_pmisrv_line(wr_pmisrv_t *s, int *rank, const char *line, size_t len, char *why,
                    size_t whylen);
+/* One line of an unidentified TCP connection (the handshake of auth.h, or a
+ * plain cmd=initack if the server has no secret).  WR_PMI_OK: either *rank
+ * is now set (the connection belongs to that rank; the replies are in
+ * s->r[*rank].out) or reply holds a line to send on the connection.
+ * WR_PMI_FAIL (reason in why): drop the connection; nothing changed. */
+int wr_pmisrv_anon_line(wr_pmisrv_t *s, wr_pmi_anon_t *a, int *rank, const char *line,
+                        size_t len, char *reply, size_t replylen, char *why, size_t whylen);
 #endif

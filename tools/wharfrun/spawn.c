@@ -92,7 +92,7 @@ int wr_check_program(const wr_opts_t *o)
 
 static const char *const wr_rank_vars[] = {"WHARF_HOST_INDEX", "WHARF_HOST_NAME",
                                            "WHARF_LOCAL_RANK", "WHARF_LOCAL_SIZE",
-                                           "WHARF_JOB_ID"};
+                                           "WHARF_JOB_ID", WH_PMI_SECRET_VAR};
 
 static int wr_name_is(const char *entry, const char *name)
 {
@@ -186,8 +186,9 @@ static int wr_env_remote(wr_env_t *e, const wr_job_t *job, const wr_rank_t *r)
             rc |= wr_env_add(e, "%s", *p);
     for (int i = 0; i < job->o->nx; i++)
         rc |= wr_env_add(e, "%s", job->o->xvars[i]);
-    rc |= wr_env_add(e, "PMI_PORT=%s:%d", h->addr, job->port);
+    rc |= wr_env_add(e, "PMI_PORT=%s:%d", h->addr, h->port);
     rc |= wr_env_add(e, "PMI_ID=%d", r->pmiid);
+    rc |= wr_env_add(e, "%s=%s", WH_PMI_SECRET_VAR, job->secret);
     return rc | wr_env_rank(e, job, r);
 }
 
@@ -209,7 +210,7 @@ int wr_shell_quote(wr_buf_t *b, const char *word)
  * terminal: an agent asking for a password fails at once instead of being
  * stopped by SIGTTIN), die with the launcher, default signal state, stdin
  * from /dev/null. */
-static void wr_child_setup(pid_t parent, int out, int err)
+static void wr_child_setup(pid_t parent, int in, int out, int err)
 {
     setsid();
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -220,7 +221,7 @@ static void wr_child_setup(pid_t parent, int out, int err)
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    int nul = open("/dev/null", O_RDONLY);
+    int nul = in >= 0 ? in : open("/dev/null", O_RDONLY);
     if (nul < 0 || dup2(nul, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
         _exit(127);
     if (nul > 2)
@@ -228,10 +229,11 @@ static void wr_child_setup(pid_t parent, int out, int err)
 }
 
 /* Fork and exec path with argv/envp; output pipes into r->out/r->err.
- * keep_fd (>= 0) is inherited by the child.  exec errors come back through
- * a close-on-exec pipe.  0 or -1 (message printed). */
+ * keep_fd (>= 0) is inherited by the child; in_fd (>= 0) becomes its stdin
+ * (else /dev/null).  exec errors come back through a close-on-exec pipe.
+ * 0 or -1 (message printed). */
 static int wr_fork_exec(wr_rank_t *r, const char *path, char **argv, char **envp, int keep_fd,
-                        const char *what)
+                        int in_fd, const char *what)
 {
     int out[2] = {-1, -1}, err[2] = {-1, -1}, ex[2] = {-1, -1};
     if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(ex, O_CLOEXEC)) {
@@ -245,7 +247,7 @@ static int wr_fork_exec(wr_rank_t *r, const char *path, char **argv, char **envp
         goto fail;
     }
     if (pid == 0) {
-        wr_child_setup(parent, out[1], err[1]);
+        wr_child_setup(parent, in_fd, out[1], err[1]);
         if (keep_fd >= 0)
             fcntl(keep_fd, F_SETFD, 0);
         execve(path, argv, envp);
@@ -300,7 +302,7 @@ static int wr_spawn_local(wr_job_t *job, wr_rank_t *r)
     if (wr_env_local(&env, job, r, sv[1]) != 0)
         wr_error("out of memory");
     else
-        rc = wr_fork_exec(r, wr_prog_path, job->o->prog, env.v, sv[1], "program");
+        rc = wr_fork_exec(r, wr_prog_path, job->o->prog, env.v, sv[1], -1, "program");
     wr_env_free(&env);
     close(sv[1]);
     if (rc != 0) {
@@ -312,23 +314,91 @@ static int wr_spawn_local(wr_job_t *job, wr_rank_t *r)
     return 0;
 }
 
+/* The remote command: a POSIX-shell bootstrap that reads the rank's
+ * environment from stdin ("VAR=VAL" lines, then an empty line), so that
+ * nothing secret is on any command line, then runs the program with stdin
+ * from /dev/null.  Only double quotes inside, so the whole is one
+ * single-quoted-word-safe string. */
+static const char wr_boot[] =
+    " || exit 1; ok=; while IFS= read -r l; do if [ -z \"$l\" ]; then ok=1; break; fi;"
+    " export \"$l\" || exit 1; done; if [ -z \"$ok\" ]; then"
+    " echo \"wharfrun bootstrap: no environment on stdin\" >&2; exit 1; fi; exec";
+
+/* 1 if entry is NAME=VALUE with a shell identifier as NAME and no newline. */
+static int wr_env_shell_ok(const char *entry)
+{
+    const char *eq = strchr(entry, '=');
+    if (!eq || eq == entry || (entry[0] >= '0' && entry[0] <= '9'))
+        return 0;
+    for (const char *c = entry; c < eq; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '_'))
+            return 0;
+    return strchr(eq, '\n') == NULL;
+}
+
+/* A pipe holding the environment lines, its read end returned (or -1,
+ * message printed).  The whole payload sits in the pipe buffer, so writing
+ * it never waits for the agent. */
+static int wr_env_pipe(const wr_env_t *env)
+{
+    wr_buf_t b = {0};
+    int rc = 0;
+    for (int i = 0; i < env->n; i++) {
+        if (!wr_env_shell_ok(env->v[i])) {
+            char safe[80];
+            wr_sanitize(env->v[i], safe, sizeof safe);
+            wr_error("cannot pass '%s' to a remote rank (the name must be a shell identifier "
+                     "and the value must not contain a newline)", safe);
+            wr_buf_free(&b);
+            return -1;
+        }
+        rc |= wr_buf_append(&b, env->v[i], strlen(env->v[i])) | wr_buf_append(&b, "\n", 1);
+    }
+    rc |= wr_buf_append(&b, "\n", 1);
+    int p[2] = {-1, -1};
+    if (rc != 0 || pipe2(p, O_CLOEXEC) != 0) {
+        wr_error("environment pipe: %s", rc ? "out of memory" : strerror(errno));
+        wr_buf_free(&b);
+        return -1;
+    }
+    if (b.len > 65536)
+        fcntl(p[1], F_SETPIPE_SZ, (int)b.len);
+    fcntl(p[1], F_SETFL, O_NONBLOCK);
+    ssize_t n = write(p[1], b.data, b.len);
+    int e = errno;
+    close(p[1]);
+    memset(b.data, 0, b.len); /* the key */
+    size_t want = b.len;
+    wr_buf_free(&b);
+    if (n != (ssize_t)want) {
+        wr_error("environment of remote ranks too large (%zu bytes): %s", want,
+                 n < 0 ? strerror(e) : "does not fit a pipe");
+        close(p[0]);
+        return -1;
+    }
+    return p[0];
+}
+
 static int wr_spawn_remote(wr_job_t *job, wr_rank_t *r, const char *cwd)
 {
     wr_env_t env = {0};
     wr_buf_t cmd = {0};
     int rc = wr_env_remote(&env, job, r);
     rc |= wr_buf_append(&cmd, "cd ", 3) | wr_shell_quote(&cmd, cwd) |
-          wr_buf_append(&cmd, " && exec env", 12);
-    for (int i = 0; i < env.n; i++)
-        rc |= wr_buf_append(&cmd, " ", 1) | wr_shell_quote(&cmd, env.v[i]);
+          wr_buf_append(&cmd, wr_boot, sizeof wr_boot - 1);
     for (char **a = job->o->prog; *a; a++)
         rc |= wr_buf_append(&cmd, " ", 1) | wr_shell_quote(&cmd, *a);
+    rc |= wr_buf_append(&cmd, " </dev/null", 11);
     int na = 0;
     while (job->o->agent[na])
         na++;
     char **argv = calloc((size_t)na + 3, sizeof *argv);
+    int in = -1;
     if (rc != 0 || !argv) {
         wr_error("out of memory");
+        rc = -1;
+    } else if ((in = wr_env_pipe(&env)) < 0) {
         rc = -1;
     } else {
         for (int i = 0; i < na; i++)
@@ -336,10 +406,13 @@ static int wr_spawn_remote(wr_job_t *job, wr_rank_t *r, const char *cwd)
         argv[na] = job->o->hosts[r->host].name;
         argv[na + 1] = cmd.data;
         /* the agent gets the launcher's environment unchanged */
-        rc = wr_fork_exec(r, wr_agent_path, argv, environ, -1, "agent");
+        rc = wr_fork_exec(r, wr_agent_path, argv, environ, -1, in, "agent");
+        close(in);
     }
     free(argv);
     wr_buf_free(&cmd);
+    for (int i = 0; i < env.n; i++)
+        memset(env.v[i], 0, strlen(env.v[i]));
     wr_env_free(&env);
     return rc;
 }
@@ -386,7 +459,7 @@ void wr_remote_cleanup(const wr_job_t *job, double timeout)
         pid_t pid = fork();
         if (pid == 0) {
             int nul = open("/dev/null", O_RDWR);
-            wr_child_setup(parent, nul, nul);
+            wr_child_setup(parent, -1, nul, nul);
             execve(wr_agent_path, argv, environ);
             _exit(127);
         }

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "pmi/auth.h"
+
 #define WR_VERSION "0.1.0"
 
 /* Exit statuses of wharfrun itself. */
@@ -46,6 +48,7 @@ typedef struct wr_host {
     int slots;         /* -1: not given */
     int local;         /* fork/exec here instead of through the agent */
     char addr[64];     /* address of the launcher as seen from this host */
+    int port;          /* the PMI port listening on addr (remote hosts) */
     int nranks;        /* placed ranks */
     int first_rank;
 } wr_host_t;
@@ -99,23 +102,37 @@ typedef struct wr_rank {
 
 struct wr_pmisrv;
 
+/* Handshake state of a TCP connection not yet bound to a rank (pmisrv.c). */
+typedef struct wr_pmi_anon {
+    int stage; /* 0: expects cmd=auth_hello; 1: challenged, expects cmd=auth_response */
+    int rank;  /* stage 1: the rank whose pmiid the hello named */
+    char snonce[WH_PMI_NONCE_HEX + 1]; /* fresh, set by the caller before the first line */
+    char cnonce[WH_PMI_NONCE_HEX + 1];
+} wr_pmi_anon_t;
+
 typedef struct wr_conn { /* a TCP connection not yet bound to a rank */
     int fd;
     wr_buf_t in;
     double since;
+    wr_pmi_anon_t auth; /* handshake state (stage 1: named a real rank's pmiid) */
 } wr_conn_t;
 
 typedef struct wr_job {
     wr_opts_t *o;
     char jobid[64];
+    char secret[WH_PMI_SECRET_HEX + 1]; /* per-job key remote ranks must prove */
     int n;
     wr_rank_t *ranks;
     struct wr_pmisrv *srv;
-    int listen_fd, port;
+    int *listen_fds;        /* one per distinct address remote hosts use */
+    int nlisten;
     double listen_pause;    /* accept() ran out of descriptors: retry after this */
     wr_conn_t *conns;
     int nconns, capconns;
     unsigned long conns_dropped; /* PMI connections dropped (bad handshake, evicted) */
+    unsigned long drops_logged;  /* conns_dropped when the last warning was printed */
+    double drop_log_at;          /* when it was printed */
+    int drop_lines;              /* warnings printed */
     int sigfd;
     double start;
     double first_contact;   /* first PMI message of any rank; 0 before */

@@ -23,6 +23,8 @@ static int shm_init(int phase, int *usable)
     int rc = wh_shm_region_setup(phase);
     if (rc == MPI_SUCCESS)
         rc = wh_shm_cma_setup(phase);
+    if (rc == MPI_SUCCESS && phase == 1)
+        wh_shm_alive_setup();
     if (rc != MPI_SUCCESS) {
         *usable = 0;
         if (phase == 0 && !strcmp(wh_tun.node_fallback, "net"))
@@ -72,6 +74,7 @@ static void shm_query(wh_chan_caps_t *caps)
 
 static int shm_finalize(void)
 {
+    wh_shm_alive_leave();
     wh_shm_region_teardown();
     return MPI_SUCCESS;
 }
@@ -181,4 +184,5 @@ const wh_chan_ops_t wh_chan_shm_ops = {
     .bulk_send = wh_chan_nosup_bulk_send,
     .wait_fd = wh_chan_no_fd,
     .wait_arm = NULL,
+    .check_peers = wh_shm_check_peers,
 };

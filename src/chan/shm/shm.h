@@ -84,6 +84,12 @@ uint64_t wh_shm_ring_row(int n);
 int wh_shm_region_setup(int phase);  /* region.c */
 void wh_shm_region_teardown(void);
 int wh_shm_cma_setup(int phase);     /* cma.c */
+/* Liveness of co-resident peers (alive.c): set up after the queues
+ * (phase 1), mark this rank as leaving at finalize, and the check for the
+ * slow path of waits (aborts the job naming a peer that died). */
+void wh_shm_alive_setup(void);
+void wh_shm_alive_leave(void);
+void wh_shm_check_peers(void);
 /* zero-copy get/put through process_vm_readv/writev (cma.c) */
 int wh_shm_get_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *dst, wh_comp_t *c);
 int wh_shm_put_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *src, wh_comp_t *c);

@@ -1,0 +1,97 @@
+/* An MPI rank program for the launcher's attacker and fault tests
+ * (tests/launcher/launcher_test.sh):
+ *   mpi_hold hold FILE      every rank prints "rank R ready" after MPI_Init,
+ *                           then waits (<= 60 s) until FILE exists, then a
+ *                           barrier and MPI_Finalize: the node region stays
+ *                           up while the test pokes at it
+ *   mpi_hold peerdie V      rank V kills itself with SIGKILL after a
+ *                           barrier; every other rank waits in MPI_Recv from
+ *                           V and must be told that V died
+ *   mpi_hold truncate R     rank R truncates the node region (found among
+ *                           its descriptors under $WHARF_NODE_DIR) to 4 KiB,
+ *                           as a co-resident process could; then everyone
+ *                           communicates and must end with a clear message
+ *   mpi_hold ring N         N round trips between ranks 0 and 1 with checked
+ *                           payloads, then "ring ok" */
+#include <dirent.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        return 2;
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (!strcmp(argv[1], "hold")) {
+        printf("rank %d ready\n", rank);
+        fflush(stdout);
+        for (int i = 0; i < 600 && access(argv[2], F_OK) != 0; i++)
+            usleep(100 * 1000);
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else if (!strcmp(argv[1], "peerdie")) {
+        int victim = atoi(argv[2]);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == victim) {
+            printf("rank %d dies\n", rank);
+            fflush(stdout);
+            raise(SIGKILL);
+        }
+        int x = 0;
+        MPI_Recv(&x, 1, MPI_INT, victim, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("rank %d received %d from a dead peer?\n", rank, x);
+    } else if (!strcmp(argv[1], "truncate")) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == atoi(argv[2])) {
+            const char *dir = getenv("WHARF_NODE_DIR");
+            printf("rank %d truncates\n", rank);
+            fflush(stdout);
+            DIR *d = opendir("/proc/self/fd");
+            struct dirent *e;
+            int done = 0;
+            while (d && dir && (e = readdir(d))) {
+                char p[300], l[1024];
+                snprintf(p, sizeof p, "/proc/self/fd/%s", e->d_name);
+                ssize_t n = readlink(p, l, sizeof l - 1);
+                if (n <= 0)
+                    continue;
+                l[n] = '\0';
+                if (!strncmp(l, dir, strlen(dir)) && ftruncate(atoi(e->d_name), 4096) == 0)
+                    done++;
+            }
+            if (d)
+                closedir(d);
+            printf("rank %d truncated %d region(s)\n", rank, done);
+            fflush(stdout);
+        }
+        for (int i = 0; i < 100; i++)
+            MPI_Barrier(MPI_COMM_WORLD);
+        printf("rank %d communicated through a truncated region?\n", rank);
+    } else if (!strcmp(argv[1], "ring") && size >= 2) {
+        int n = atoi(argv[2]), bad = 0;
+        for (int i = 0; i < n && rank < 2; i++) {
+            int v = i * 7 + 1, got = -1;
+            if (rank == 0) {
+                MPI_Send(&v, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
+                MPI_Recv(&got, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                bad += got != v + 1;
+            } else {
+                MPI_Recv(&got, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                bad += got != v;
+                got++;
+                MPI_Send(&got, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+            }
+        }
+        if (rank == 0)
+            printf("ring %s\n", bad ? "BAD" : "ok");
+    }
+    MPI_Finalize();
+    return 0;
+}
