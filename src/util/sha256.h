@@ -1,7 +1,7 @@
-/* SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), for the launcher's
- * challenge-response authentication (src/pmi, tools/wharfrun).  Small and
- * portable, not fast; tested against the FIPS 180-4 examples and the RFC 4231
- * HMAC vectors (tests/unit/test_sha256.c). */
+/* SHA-256 and HMAC-SHA256 for the launcher's challenge-response
+ * authentication (src/pmi, tools/wharfrun): thin wrappers over OpenSSL's
+ * libcrypto, checked against the FIPS 180-4 examples and the RFC 4231 HMAC
+ * vectors (tests/unit/test_sha256.c). */
 #ifndef WH_UTIL_SHA256_H
 #define WH_UTIL_SHA256_H
 #include <stddef.h>
@@ -11,10 +11,7 @@
 #define WH_SHA256_BLOCK 64
 
 typedef struct wh_sha256 {
-    uint32_t h[8];
-    uint64_t bytes; /* message length so far */
-    uint8_t blk[WH_SHA256_BLOCK];
-    size_t fill;    /* bytes in blk */
+    void *ctx; /* EVP_MD_CTX, from init to final */
 } wh_sha256_t;
 
 void wh_sha256_init(wh_sha256_t *c);

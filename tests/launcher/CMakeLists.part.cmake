@@ -24,6 +24,7 @@ add_executable(fuzz_pmi_wire
   ${CMAKE_SOURCE_DIR}/src/util/sha256.c)
 target_include_directories(fuzz_pmi_wire PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/tools/wharfrun)
 target_compile_options(fuzz_pmi_wire PRIVATE ${WH_WARN})
+target_link_libraries(fuzz_pmi_wire PRIVATE OpenSSL::Crypto)
 add_test(NAME launcher.pmi_wire_fuzz COMMAND fuzz_pmi_wire 200000 1)
 set_tests_properties(launcher.pmi_wire_fuzz PROPERTIES TIMEOUT 300)
 
@@ -38,6 +39,7 @@ add_executable(launcher_pmi_test
   ${CMAKE_SOURCE_DIR}/src/util/tunables.c)
 target_include_directories(launcher_pmi_test PRIVATE ${CMAKE_SOURCE_DIR}/src)
 target_compile_options(launcher_pmi_test PRIVATE ${WH_WARN})
+target_link_libraries(launcher_pmi_test PRIVATE OpenSSL::Crypto)
 
 # An MPI rank program (libmpi) for the attacker and fault cases.
 add_executable(launcher_mpi_hold ${WH_LAUNCHER_TESTS}/mpi_hold.c)

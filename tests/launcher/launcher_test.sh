@@ -505,8 +505,16 @@ attacker)
     key=$(tr '\0' '\n' </proc/$rpid/environ | sed -n 's/^WHARF_PMI_SECRET=//p')
     [ ${#key} = 64 ] || fail "key '$key' is not 64 hex digits"
     id=$(tr '\0' '\n' </proc/$rpid/environ | sed -n 's/^PMI_ID=//p')
+    # the key anywhere on the machine; PMI variables on the command line of this job's
+    # processes (wharfrun and its descendants: agent, bootstrap, ranks), not of other jobs
+    # that may run beside this test
+    job=$(ps -e -o pid=,ppid= | awk -v root="$BG" '{ kids[$2] = kids[$2] " " $1 }
+        END { q = root; while (q != "") { split(q, a, " "); q = ""; for (i in a) { print a[i]; q = q " " kids[a[i]] } } }')
     for c in /proc/[0-9]*/cmdline; do
-        { tr '\0' ' ' <"$c"; } 2>/dev/null | grep -Eq "$key|PMI_ID=|PMI_PORT=|WHARF_PMI_SECRET" &&
+        pid=${c#/proc/}; pid=${pid%/cmdline}
+        pat="$key"
+        echo " $job " | tr '\n' ' ' | grep -q " $pid " && pat="$key|PMI_ID=|PMI_PORT=|WHARF_PMI_SECRET"
+        { tr '\0' ' ' <"$c"; } 2>/dev/null | grep -Eq "$pat" &&
             fail "secret or PMI variables on a command line: $c: $({ tr '\0' ' ' <"$c"; } 2>/dev/null | head -c 300)"
     done
     $AS sh -c "tr '\\0' '\\n' </proc/$rpid/environ" 2>/dev/null | grep -q . &&
