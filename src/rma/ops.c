@@ -280,9 +280,17 @@ static int zcopy(wh_win_t *w, const wh_rma_args_t *a, int wt, uint64_t raddr, si
 static int acc_direct(wh_win_t *w, const wh_rma_args_t *a, char *tb, uint32_t *lk, MPI_Datatype eh,
                       const wh_dtype_t *et, int split)
 {
-    (void)w;
     size_t esz = et->size;
+    int sgn = 0, abytes = wh_rma_atomic_class(w, et, &sgn);
+    if (abytes && ((uintptr_t)tb & (uintptr_t)(abytes - 1)))
+        abytes = 0; /* misaligned: this element always goes under the lock word */
+    wh_coord_note(a->target == w->rank ? WH_CHAN_SELF : WH_CHAN_SHM, abytes ? WH_PROTO_ATOMIC : WH_PROTO_ACCLOCK,
+                  a->kind == WH_RMA_CAS ? esz : a->tdt->size * (size_t)a->tcount);
     if (a->kind == WH_RMA_CAS) {
+        if (abytes) {
+            wh_rma_atomic_cas(tb, abytes, a->obuf, a->cbuf, a->rbuf);
+            return MPI_SUCCESS;
+        }
         wh_rma_acc_lock(lk);
         memcpy(a->rbuf, tb, esz);
         if (!memcmp(tb, a->cbuf, esz))
@@ -290,6 +298,7 @@ static int acc_direct(wh_win_t *w, const wh_rma_args_t *a, char *tb, uint32_t *l
         wh_rma_acc_unlock(lk);
         return MPI_SUCCESS;
     }
+    abytes = wh_rma_atomic_class(w, et, &sgn); /* per run from here */
     size_t tcount = (size_t)a->tcount, tbytes = a->tdt->size * tcount;
     int noop = a->op->builtin == WH_OPI_NO_OP;
     wh_rma_run_t *runs = NULL;
@@ -308,9 +317,7 @@ static int acc_direct(wh_win_t *w, const wh_rma_args_t *a, char *tb, uint32_t *l
     if (rc == MPI_SUCCESS && a->kind == WH_RMA_GACC && !(old = malloc(tbytes)))
         rc = wh_error(MPI_ERR_NO_MEM, "out of memory");
     if (rc == MPI_SUCCESS) {
-        wh_rma_acc_lock(lk);
-        wh_rma_apply_runs(tb, runs, nruns, noop ? NULL : oc, old, a->op, eh, et);
-        wh_rma_acc_unlock(lk);
+        wh_rma_acc_runs(lk, abytes, sgn, tb, runs, nruns, noop ? NULL : oc, old, a->op, eh, et);
         if (old)
             rc = wh_dtype_unpack(a->rbuf, (size_t)a->rcount, a->rdt, 0, old, tbytes);
     }
@@ -374,7 +381,7 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
                      : wh_dtype_copy(tp, tcount, a->tdt, a->rbuf, (size_t)a->rcount, a->rdt);
             WH_CHECK(rc);
             /* node-region load/store counts as shm (self for my own memory) */
-            wh_coord_note(t == w->rank ? WH_CHAN_SELF : WH_CHAN_SHM, put ? WH_PROTO_PUT : WH_PROTO_GET, tbytes);
+            wh_coord_note(t == w->rank ? WH_CHAN_SELF : WH_CHAN_SHM, WH_PROTO_LDST, tbytes);
             goto done_now;
         }
         const char *tc;
@@ -384,7 +391,7 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
             rc = zcopy(w, a, wt, (uint64_t)(uintptr_t)tc, tbytes);
             if (rc != WH_FALLBACK) {
                 WH_CHECK(rc);
-                wh_coord_note(ch.chan, ch.proto, tbytes);
+                wh_coord_note(ch.chan, ch.chan == WH_CHAN_NET ? WH_PROTO_FABRIC : WH_PROTO_CMA, tbytes);
                 goto done_now;
             }
         }
@@ -394,7 +401,6 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
     int split = a->kind >= WH_RMA_ACC && !et->contig;
     if (a->kind >= WH_RMA_ACC && p->ptr && p->lockp && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
         WH_CHECK(acc_direct(w, a, p->ptr + tbase, p->lockp, eh, et, split));
-        wh_coord_note(t == w->rank ? WH_CHAN_SELF : WH_CHAN_SHM, WH_PROTO_PUT, tbytes);
         goto done_now;
     }
     rma_send_t s = {.w = w, .target = t, .wt = wt, .kind = a->kind, .obuf = a->obuf, .ocount = (size_t)a->ocount,

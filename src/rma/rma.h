@@ -93,6 +93,7 @@ typedef struct wh_win {
     int own_mem;              /* 1: base was malloc'ed by us; 2: node heap (heap_off); 3: shared segment */
     uint64_t heap_off;        /* own node-heap allocation (own_mem 2) or the shared segment (3) */
     uint32_t *lockw;          /* my memory's accumulate lock word (node-region windows), or NULL */
+    int acc_atomic;           /* integer accumulates use CPU atomics (WHARF_RMA_ATOMICS, agreed by all ranks) */
     wh_win_region_t *regions; /* dynamic windows */
     int rank, size_c;         /* my rank and the comm size (copies) */
     MPI_Aint attr_size;       /* values handed out by MPI_Win_get_attr (by address) */
@@ -131,6 +132,10 @@ int wh_win_arg(const char *fname, MPI_Win h, wh_win_t **w);
 int wh_raise_win(wh_win_t *w, const char *fname, int code);
 
 int wh_rma_init(void);      /* MPI_Init: active-message handlers, progress hook */
+/* asynchronous progress thread (async.c): started by the first window
+ * creation when WHARF_ASYNC_PROGRESS is on, stopped by wh_rma_finalize */
+int wh_rma_async_start(void);
+void wh_rma_async_stop(void);
 void wh_rma_finalize(void); /* MPI_Finalize: free windows the program left */
 
 /* ---- windows (win.c) ---- */
@@ -224,6 +229,19 @@ typedef struct wh_rma_run {
  * The caller holds the lock word where there is one. */
 void wh_rma_apply_runs(char *base, const wh_rma_run_t *runs, size_t nruns, const char *data, char *old, wh_op_t *op,
                        MPI_Datatype eh, const wh_dtype_t *et);
+
+/* ---- CPU atomics (atomic.c) ---- */
+/* Bytes (1, 2, 4, 8) of element type et when accumulates on w apply it with
+ * CPU atomics (integers, atomics on), else 0; *sgn = signed. */
+int wh_rma_atomic_class(const wh_win_t *w, const wh_dtype_t *et, int *sgn);
+void wh_rma_atomic_apply(char *a, size_t n, int bytes, int sgn, const char *data, char *old, int opi);
+/* compare-and-swap of one aligned element: old receives the value found */
+void wh_rma_atomic_cas(char *a, int bytes, const void *nv, const void *cmp, void *old);
+/* Apply runs to node-region memory: aligned elements of an atomic class
+ * (abytes, from wh_rma_atomic_class) with atomics, the rest under lock word
+ * lk (NULL: none).  data NULL: MPI_NO_OP.  old: previous values, packed. */
+void wh_rma_acc_runs(uint32_t *lk, int abytes, int sgn, char *base, const wh_rma_run_t *runs, size_t nruns,
+                     const char *data, char *old, wh_op_t *op, MPI_Datatype eh, const wh_dtype_t *et);
 
 /* CAS payload after the prefix: new value then compare value (basic size each) */
 #endif

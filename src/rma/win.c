@@ -9,6 +9,7 @@
 #include "comm/comm.h"
 #include "rma/rma.h"
 #include "util/log.h"
+#include "util/tunables.h"
 
 #define WH_SHM_ALIGN 64
 
@@ -172,6 +173,7 @@ typedef struct win_pub {
     uint64_t base, size, heap_off;
     int64_t disp_unit;
     uint64_t id;
+    uint64_t atomics; /* WHARF_RMA_ATOMICS here: all must agree for atomics to be used */
 } win_pub_t;
 
 int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
@@ -239,12 +241,15 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
     }
     /* local state is ready before anyone learns the window exists */
     win_pub_t me = {.base = (uint64_t)(uintptr_t)w->base, .size = (uint64_t)size, .disp_unit = disp_unit,
-                    .heap_off = w->own_mem == 2 ? w->heap_off : UINT64_MAX, .id = WH_HINDEX(w->obj.handle)};
+                    .heap_off = w->own_mem == 2 ? w->heap_off : UINT64_MAX, .id = WH_HINDEX(w->obj.handle),
+                    .atomics = (uint64_t)(wh_tun.rma_atomics != 0)};
     wh_dtype_t *bt = wh_dtype_get(MPI_BYTE);
     if ((rc = wh_allgather(&me, sizeof me, bt, pub, sizeof me, bt, wc)))
         goto fail;
+    w->acc_atomic = 1;
     for (int i = 0; i < wc->size; i++) {
         wh_win_peer_t *p = &w->peers[i];
+        w->acc_atomic &= pub[i].atomics != 0;
         p->base = pub[i].base;
         p->size = pub[i].size;
         p->disp_unit = pub[i].disp_unit;
@@ -270,7 +275,7 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
              flavor, (long)size, (long)disp_unit, wc->size,
              w->own_mem >= 2 ? "node region" : flavor == MPI_WIN_FLAVOR_DYNAMIC ? "attached" : "private");
     *out = w;
-    return MPI_SUCCESS;
+    return wh_rma_async_start();
 fail:
     free(offs);
     free(pub);
