@@ -9,6 +9,7 @@
 #include "coord/coord.h"
 #include "rma/rma.h"
 #include "util/log.h"
+#include "util/tunables.h"
 
 /* an operation waiting for reply data (GET, GACC, CAS) */
 typedef struct rma_pop {
@@ -252,7 +253,7 @@ static void zc_done(wh_comp_t *c, int err)
 }
 
 /* channel put/get of a contiguous target range; WH_FALLBACK when refused */
-static int zcopy(wh_win_t *w, const wh_rma_args_t *a, int wt, uint64_t raddr, size_t bytes)
+static int zcopy(wh_win_t *w, const wh_rma_args_t *a, int wt, uint64_t raddr, uint64_t rkey, size_t bytes)
 {
     int chan = wh_coord_peers[wt].chan;
     wh_data_t d = {.len = bytes, .mem = WH_MEM_HOST};
@@ -264,7 +265,7 @@ static int zcopy(wh_win_t *w, const wh_rma_args_t *a, int wt, uint64_t raddr, si
         return WH_FALLBACK;
     d.base = (char *)oc;
     rma_zc_t z = {.c = {.done = zc_done}};
-    int rc = put ? wh_chans[chan]->put_zcopy(wt, raddr, 0, &d, &z.c) : wh_chans[chan]->get_zcopy(wt, raddr, 0, &d, &z.c);
+    int rc = put ? wh_chans[chan]->put_zcopy(wt, raddr, rkey, &d, &z.c) : wh_chans[chan]->get_zcopy(wt, raddr, rkey, &d, &z.c);
     if (rc != MPI_SUCCESS)
         return rc;
     unsigned idle = 0;
@@ -387,8 +388,14 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
         const char *tc;
         wh_coord_choice_t ch = wh_coord_decide_pure(&wh_coord_peers[wt], &wh_coord_lim, tbytes, WH_MEM_HOST,
                                                     put ? WH_OPK_PUT : WH_OPK_GET, 1);
-        if (ch.proto != WH_PROTO_AM && wh_dtype_is_contig(a->tdt, tcount, (void *)(uintptr_t)(p->base + tbase), &tc)) {
-            rc = zcopy(w, a, wt, (uint64_t)(uintptr_t)tc, tbytes);
+        /* libfabric RMA into the target's registered memory (net channel) */
+        int fab = p->has_rkey && (wh_coord_peers[wt].caps & WH_CAP_RMA_REG) && tbytes >= wh_tun.net_rma_min;
+        if (((ch.proto != WH_PROTO_AM && wh_coord_peers[wt].chan != WH_CHAN_NET) || fab) &&
+            wh_dtype_is_contig(a->tdt, tcount, (void *)(uintptr_t)(p->base + tbase), &tc)) {
+            uint64_t raddr = (uint64_t)(uintptr_t)tc;
+            if (fab)
+                raddr = p->rbase + (raddr - p->base);
+            rc = zcopy(w, a, wt, raddr, fab ? p->rkey : 0, tbytes);
             if (rc != WH_FALLBACK) {
                 WH_CHECK(rc);
                 wh_coord_note(ch.chan, ch.chan == WH_CHAN_NET ? WH_PROTO_FABRIC : WH_PROTO_CMA, tbytes);

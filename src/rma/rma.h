@@ -46,6 +46,9 @@ typedef struct wh_win_peer {
     int wrank;          /* world rank */
     char *ptr;          /* its memory mapped here (node region), or NULL */
     uint32_t *lockp;    /* its accumulate lock word in the node region, or NULL */
+    uint64_t rkey;      /* key of its memory registered with the net channel (has_rkey) */
+    uint64_t rbase;     /* the address the channel wants for its byte 0 */
+    int has_rkey;
 } wh_win_peer_t;
 
 /* Node-region windows carry a lock word ahead of the memory: every
@@ -94,6 +97,7 @@ typedef struct wh_win {
     uint64_t heap_off;        /* own node-heap allocation (own_mem 2) or the shared segment (3) */
     uint32_t *lockw;          /* my memory's accumulate lock word (node-region windows), or NULL */
     int acc_atomic;           /* integer accumulates use CPU atomics (WHARF_RMA_ATOMICS, agreed by all ranks) */
+    void *reg;                /* my memory's registration with the net channel (mem_reg), or NULL */
     wh_win_region_t *regions; /* dynamic windows */
     int rank, size_c;         /* my rank and the comm size (copies) */
     MPI_Aint attr_size;       /* values handed out by MPI_Win_get_attr (by address) */

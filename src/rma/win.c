@@ -7,6 +7,7 @@
 #include "coll/coll.h"
 #include "locality/nodeheap.h"
 #include "comm/comm.h"
+#include "coord/coord.h"
 #include "rma/rma.h"
 #include "util/log.h"
 #include "util/tunables.h"
@@ -34,6 +35,8 @@ static int all_coresident(const wh_comm_t *c)
 
 static void win_release(wh_win_t *w)
 {
+    if (w->reg)
+        wh_chans[WH_CHAN_NET]->mem_dereg(w->reg);
     if (w->own_mem == 1) /* a shared window over one rank: the block starts with the lock word */
         free(w->flavor == MPI_WIN_FLAVOR_SHARED ? (void *)w->lockw : w->base);
     else if (w->own_mem == 2)
@@ -174,7 +177,26 @@ typedef struct win_pub {
     int64_t disp_unit;
     uint64_t id;
     uint64_t atomics; /* WHARF_RMA_ATOMICS here: all must agree for atomics to be used */
+    uint64_t rkey, rbase, has_rkey; /* registration with the net channel */
 } win_pub_t;
+
+/* Register my memory with the net channel when a peer of the window reaches
+ * me through it and the channel can (libfabric RMA, src/chan/net/net_rma.c). */
+static void net_register(wh_win_t *w, uint64_t *rkey, uint64_t *rbase)
+{
+    const wh_chan_ops_t *net = wh_chans[WH_CHAN_NET];
+    if (!w->base || w->size <= 0 || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || !net->mem_reg ||
+        !wh_chan_usable[WH_CHAN_NET])
+        return;
+    int any = 0;
+    for (int i = 0; i < w->size_c && !any; i++) {
+        int wr = wh_comm_wrank(w->comm, i);
+        any = wr != wh_job.rank && wh_coord_peers[wr].chan == WH_CHAN_NET &&
+              (wh_coord_peers[wr].caps & WH_CAP_RMA_REG);
+    }
+    if (any && net->mem_reg(w->base, (size_t)w->size, rkey, rbase, &w->reg) != MPI_SUCCESS)
+        w->reg = NULL;
+}
 
 int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
                 void **base_out, wh_win_t **out)
@@ -240,9 +262,12 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
         break;
     }
     /* local state is ready before anyone learns the window exists */
+    uint64_t rkey = 0, rbase = 0;
+    net_register(w, &rkey, &rbase);
     win_pub_t me = {.base = (uint64_t)(uintptr_t)w->base, .size = (uint64_t)size, .disp_unit = disp_unit,
                     .heap_off = w->own_mem == 2 ? w->heap_off : UINT64_MAX, .id = WH_HINDEX(w->obj.handle),
-                    .atomics = (uint64_t)(wh_tun.rma_atomics != 0)};
+                    .atomics = (uint64_t)(wh_tun.rma_atomics != 0), .rkey = rkey, .rbase = rbase,
+                    .has_rkey = w->reg != NULL};
     wh_dtype_t *bt = wh_dtype_get(MPI_BYTE);
     if ((rc = wh_allgather(&me, sizeof me, bt, pub, sizeof me, bt, wc)))
         goto fail;
@@ -255,6 +280,9 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
         p->disp_unit = pub[i].disp_unit;
         p->heap_off = pub[i].heap_off;
         p->id = (uint32_t)pub[i].id;
+        p->rkey = pub[i].rkey;
+        p->rbase = pub[i].rbase;
+        p->has_rkey = pub[i].has_rkey != 0;
         p->wrank = wh_comm_wrank(wc, i);
         if (i == w->rank && flavor != MPI_WIN_FLAVOR_DYNAMIC) {
             p->ptr = w->base;

@@ -44,3 +44,11 @@ foreach(t rma_acc rma_sync rma_shared rma_atomic rma_async)
       SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 240)
   endforeach()
 endforeach()
+
+# libfabric RMA (src/chan/net/net_rma.c) for every contiguous put and get,
+# however small: the network channel only, WHARF_NET_RMA_MIN=1.
+foreach(t rma_basic rma_sync rma_async rma_atomic rma_dynamic)
+  add_test(NAME mpi.rma.fabric.${t} COMMAND ${WHARFRUN} -n 3 --timeout 150 $<TARGET_FILE:mpit_${t}>)
+  set_tests_properties(mpi.rma.fabric.${t} PROPERTIES ENVIRONMENT "WHARF_CHANNEL=net;WHARF_NET_RMA_MIN=1"
+                       TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;net" PROCESSORS 3)
+endforeach()
