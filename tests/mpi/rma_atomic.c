@@ -5,7 +5,8 @@
  * be exactly 0..total-1 (no duplicates: no lost update).  Window flavors:
  * Win_allocate (node region among co-residents: origins apply directly with
  * CPU atomics, remote origins through the target's handler), Win_create
- * (private memory: the target's handler), Win_allocate_shared (when the ranks
+ * (private memory: the target's handler), Win_create inside an MPI_Alloc_mem
+ * block (node region among co-residents), Win_allocate_shared (when the ranks
  * share the node).  Types: int64, int32, uint8 (atomics), an int64 at a
  * misaligned address and a double (the lock word).  argv[1] == "lock" runs
  * with WHARF_RMA_ATOMICS=0 (every accumulate under the lock word). */
@@ -150,6 +151,15 @@ int main(int argc, char **argv)
     run(win, own, "Win_create");
     MPI_Win_free(&win);
     free(own);
+
+    /* Win_create inside an MPI_Alloc_mem block (node heap among co-residents:
+     * a node-region window, the block's lock word), not at its start */
+    char *am;
+    MPI_Alloc_mem(WIN_BYTES + 64, MPI_INFO_NULL, &am);
+    MPI_Win_create(am + 64, rank == 0 ? WIN_BYTES : 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    run(win, am + 64, "Win_create on MPI_Alloc_mem");
+    MPI_Win_free(&win);
+    MPI_Free_mem(am);
 
     /* shared windows where the ranks share a node (else MPI_ERR_RMA_SHARED) */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
