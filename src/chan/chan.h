@@ -136,6 +136,8 @@ typedef struct wh_chan_ops {
      * bytes at base writable and readable by peers' put_zcopy/get_zcopy with
      * the key *rkey; peers address byte k of it as *rbase + k (the virtual
      * address or an offset, as the provider wants); WH_FALLBACK if refused.
+     * Keys are never 0: put_zcopy/get_zcopy with rkey 0 target memory the
+     * peer did not register, which such a channel refuses (WH_FALLBACK).
      * A put_zcopy into such memory completes once the bytes are in it. */
     int (*mem_reg)(void *base, size_t len, uint64_t *rkey, uint64_t *rbase, void **handle);
     void (*mem_dereg)(void *handle);

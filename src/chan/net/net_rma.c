@@ -38,6 +38,10 @@ int wh_net_mem_reg(void *base, size_t len, uint64_t *rkey, uint64_t *rbase, void
         return WH_FALLBACK;
     }
     *rkey = fi_mr_key(mr);
+    if (!*rkey) { /* 0 means "not registered memory" to put_zcopy/get_zcopy (chan.h) */
+        fi_close(&mr->fid);
+        return WH_FALLBACK;
+    }
     *rbase = wh_net.rma_virt ? (uint64_t)(uintptr_t)base : 0;
     *handle = mr;
     return MPI_SUCCESS;
@@ -81,7 +85,7 @@ static ssize_t post(wh_net_op_t *op, int put, char *buf, uint64_t raddr, uint64_
 
 static int xfer(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *d, wh_comp_t *c, int put)
 {
-    if (!wh_net.open || !wh_net.rma || (put && wh_net.rma_no_dc) || !d->base || d->mem != WH_MEM_HOST ||
+    if (!rkey || !wh_net.open || !wh_net.rma || (put && wh_net.rma_no_dc) || !d->base || d->mem != WH_MEM_HOST ||
         wpeer < 0 || wpeer >= wh_net.size || wh_net.peers[wpeer].addr == FI_ADDR_NOTAVAIL)
         return WH_FALLBACK;
     size_t cs = wh_net.rma_max ? wh_net.rma_max : d->len, n = d->len ? (d->len + cs - 1) / cs : 1;
