@@ -6,7 +6,7 @@
 /* One-sided driver                                                         */
 /* ------------------------------------------------------------------------ */
 
-enum wb_rma_op { WB_PUT, WB_GET, WB_ACC };
+enum wb_rma_op { WB_PUT, WB_GET, WB_ACC, WB_FOP };
 enum wb_rma_kind { WB_LAT, WB_BW };
 
 struct wb_rma {
@@ -27,9 +27,16 @@ static inline int wb_rma_issue(enum wb_rma_op op, struct wb_rma *r, void *local,
         return MPI_Put(local, count, MPI_BYTE, peer, disp, count, MPI_BYTE, r->win);
     case WB_GET:
         return MPI_Get(local, count, MPI_BYTE, peer, disp, count, MPI_BYTE, r->win);
+    case WB_FOP: /* one int64 (count is 1); the result lands after the operand */
+        return MPI_Fetch_and_op(local, (char *)local + sizeof(int64_t), MPI_INT64_T, peer, disp, MPI_SUM, r->win);
     default:
         return MPI_Accumulate(local, count, MPI_INT, peer, disp, count, MPI_INT, MPI_SUM, r->win);
     }
+}
+
+static inline const char *wb_rma_name(enum wb_rma_op op)
+{
+    return op == WB_PUT ? "MPI_Put" : op == WB_GET ? "MPI_Get" : op == WB_ACC ? "MPI_Accumulate" : "MPI_Fetch_and_op";
 }
 
 struct wb_rma_status {
@@ -94,13 +101,11 @@ static inline int wb_rma_open(struct wb_rma *r, size_t bytes, enum wb_rma_op op)
             if (wb.o.sync == WB_SYNC_FENCE) {
                 wb_rma_note(&st, "MPI_Win_fence", MPI_Win_fence(0, r->win));
                 if (wb.rank == 0)
-                    wb_rma_note(&st, op == WB_PUT ? "MPI_Put" : op == WB_GET ? "MPI_Get" : "MPI_Accumulate",
-                                wb_rma_issue(op, r, r->local.p, count, 0));
+                    wb_rma_note(&st, wb_rma_name(op), wb_rma_issue(op, r, r->local.p, count, 0));
                 wb_rma_note(&st, "MPI_Win_fence", MPI_Win_fence(0, r->win));
             } else if (wb.rank == 0) {
                 wb_rma_note(&st, "MPI_Win_lock", MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, r->win));
-                wb_rma_note(&st, op == WB_PUT ? "MPI_Put" : op == WB_GET ? "MPI_Get" : "MPI_Accumulate",
-                            wb_rma_issue(op, r, r->local.p, count, 0));
+                wb_rma_note(&st, wb_rma_name(op), wb_rma_issue(op, r, r->local.p, count, 0));
                 wb_rma_note(&st, "MPI_Win_flush", MPI_Win_flush(1, r->win));
                 wb_rma_note(&st, "MPI_Win_unlock", MPI_Win_unlock(1, r->win));
             }
@@ -162,10 +167,10 @@ static inline int wb_rma_main(enum wb_rma_op op, enum wb_rma_kind kind)
         return wb_finish_pair();
     if (r.comm != MPI_COMM_NULL) {
         int me = wb.rank, fence = wb.o.sync == WB_SYNC_FENCE;
-        size_t elem = op == WB_ACC ? sizeof(int) : 1;
+        size_t elem = op == WB_ACC ? sizeof(int) : op == WB_FOP ? sizeof(int64_t) : 1;
         char what[160];
         WB_FOR_SIZES(s) {
-            if (s < elem)
+            if (s < elem || (op == WB_FOP && s != elem))
                 continue;
             int it = wb_iters(s), wu = wb_warmup(s), total = it + wu;
             int ns = wb_slots(s, W), used = ns < W ? ns : W;
@@ -198,7 +203,10 @@ static inline int wb_rma_main(enum wb_rma_op op, enum wb_rma_kind kind)
                                 wb_fill(r.local.p + (size_t)k * stride, s, wb_seed(0, i, k, s));
                         else if (op == WB_GET)
                             memset(r.local.p, 0, (size_t)used * stride);
-                        else
+                        else if (op == WB_FOP) {
+                            int64_t one = 1;
+                            memcpy(r.local.p, &one, sizeof one);
+                        } else
                             for (size_t k = 0; k < count; k++) {
                                 int v = wb_aval(k, i);
                                 memcpy(r.local.p + k * sizeof v, &v, sizeof v);
@@ -208,7 +216,7 @@ static inline int wb_rma_main(enum wb_rma_op op, enum wb_rma_kind kind)
                         MPI_Aint off = (MPI_Aint)((size_t)(j % ns) * stride);
                         int rc = wb_rma_issue(op, &r, r.local.p + off, (int)count, off);
                         if (rc != MPI_SUCCESS)
-                            wb_mpi_fail(op == WB_PUT ? "MPI_Put" : op == WB_GET ? "MPI_Get" : "MPI_Accumulate", rc);
+                            wb_mpi_fail(wb_rma_name(op), rc);
                     }
                     if (!fence)
                         WB_CHECK(MPI_Win_flush(1, r.win));
@@ -229,7 +237,14 @@ static inline int wb_rma_main(enum wb_rma_op op, enum wb_rma_kind kind)
             if (wb.o.validate && me == 1 && op != WB_GET) {
                 if (!fence)
                     WB_CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, r.win));
-                if (op == WB_PUT) {
+                if (op == WB_FOP) {
+                    int64_t v;
+                    memcpy(&v, r.base, sizeof v);
+                    wb.checks++;
+                    if (v != (int64_t)total * W)
+                        wb_report("MPI_Fetch_and_op after %d iterations: target holds %lld, expected %lld", total,
+                                  (long long)v, (long long)total * W);
+                } else if (op == WB_PUT) {
                     for (int k = 0; k < used; k++) {
                         snprintf(what, sizeof what, "MPI_Put size %zu slot %d (after %d iterations)", s, k, total);
                         wb_check(r.base + (size_t)k * stride, s, wb_seed(0, total - 1, k, s), what);

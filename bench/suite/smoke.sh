@@ -81,7 +81,7 @@ run() {
         [ "$rc" -eq 124 ] && verdict="timed out after ${SMOKE_TIMEOUT:-60} s"
     elif grep -q '^# SKIPPED: one-sided communication not available' "$out"; then
         case $bench in
-        wh_put_* | wh_get_* | wh_acc_*) verdict=skip ;;
+        wh_put_* | wh_get_* | wh_acc_* | wh_fop_*) verdict=skip ;;
         *) verdict="unexpected SKIPPED" ;;
         esac
     elif [ "$np" -eq 1 ] && grep -q 'needs at least 2 ranks' "$out"; then
@@ -135,6 +135,7 @@ for s in fence lock; do
     done
 done
 run 2 wh_put_bw -s lock -w allocate
+run 2 wh_fop_latency -s lock -w allocate
 run 3 wh_get_latency -s fence
 for np in 2 3; do
     for b in wh_barrier wh_bcast wh_reduce wh_allreduce wh_gather wh_scatter wh_allgather wh_alltoall; do

@@ -85,6 +85,7 @@ enum {
     WH_CAP_BULK = 1u << 3,      /* bulk_recv/bulk_send: receiver-posted streams into the user buffer */
     WH_CAP_ATOMIC = 1u << 4,    /* remote atomics */
     WH_CAP_FALLBACK = 1u << 5,  /* opened only when a peer is not reached by another channel */
+    WH_CAP_RMA_REG = 1u << 6,   /* put_zcopy/get_zcopy into memory the peer registered with mem_reg (its rkey) */
 };
 
 /* What a channel offers (query, after init). */
@@ -131,6 +132,15 @@ typedef struct wh_chan_ops {
      * data from wpeer and returns a token the peer passes to bulk_send. */
     int (*bulk_recv)(int wpeer, const wh_data_t *dst, uint64_t *token, wh_comp_t *c);
     int (*bulk_send)(int wpeer, uint64_t token, const wh_data_t *src, wh_comp_t *c);
+    /* One-sided windows (WH_CAP_RMA_REG; NULL where not offered): make len
+     * bytes at base writable and readable by peers' put_zcopy/get_zcopy with
+     * the key *rkey; peers address byte k of it as *rbase + k (the virtual
+     * address or an offset, as the provider wants); WH_FALLBACK if refused.
+     * Keys are never 0: put_zcopy/get_zcopy with rkey 0 target memory the
+     * peer did not register, which such a channel refuses (WH_FALLBACK).
+     * A put_zcopy into such memory completes once the bytes are in it. */
+    int (*mem_reg)(void *base, size_t len, uint64_t *rkey, uint64_t *rbase, void **handle);
+    void (*mem_dereg)(void *handle);
     /* fd readable on inbound traffic, or -1; wait_arm (may be NULL) returns 0
      * when blocking on it is safe after an idle progress(). */
     int (*wait_fd)(void);

@@ -15,6 +15,8 @@ const char *const wh_proto_names[WH_PROTO_MAX] = {
     [WH_PROTO_EAGER] = "eager", [WH_PROTO_RNDV] = "rts",  [WH_PROTO_GET] = "single-copy",
     [WH_PROTO_BULK] = "rndv",   [WH_PROTO_FRAG] = "rndv", [WH_PROTO_PUT] = "put",
     [WH_PROTO_AM] = "am",       [WH_PROTO_CUDA_IPC] = "cuda-ipc",
+    [WH_PROTO_LDST] = "load-store", [WH_PROTO_ATOMIC] = "atomic", [WH_PROTO_ACCLOCK] = "acc-locked",
+    [WH_PROTO_CMA] = "cma",     [WH_PROTO_FABRIC] = "fabric-rma",
 };
 
 wh_coord_peer_t *wh_coord_peers;

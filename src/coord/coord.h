@@ -31,6 +31,12 @@ enum wh_proto_id {
     WH_PROTO_PUT,       /* zero-copy put (one-sided, later) */
     WH_PROTO_AM,        /* emulated through active messages (one-sided, later) */
     WH_PROTO_CUDA_IPC,  /* receiver maps the sender's device buffer (CUDA IPC) and copies */
+    /* one-sided paths (src/rma, WHARF_REPORT=channels) */
+    WH_PROTO_LDST,      /* load/store into a node-region window */
+    WH_PROTO_ATOMIC,    /* accumulate with CPU atomics on a node-region window */
+    WH_PROTO_ACCLOCK,   /* accumulate under a node-region window's lock word */
+    WH_PROTO_CMA,       /* put/get by the shm channel's zero-copy (process_vm_readv/writev) */
+    WH_PROTO_FABRIC,    /* put/get by the net channel's zero-copy (libfabric RMA) */
     WH_PROTO_MAX
 };
 extern const char *const wh_proto_names[WH_PROTO_MAX];

@@ -366,8 +366,8 @@ static int body_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     (void)info;
     if (size < 0)
         return wh_raise_comm(NULL, "MPI_Alloc_mem", wh_error(MPI_ERR_SIZE, "negative size %ld", (long)size));
-    void *p = NULL;
-    if (posix_memalign(&p, 64, size ? (size_t)size : 1) != 0)
+    void *p = wh_rma_alloc_mem((size_t)size); /* node region, for one-sided windows (rma/win.c) */
+    if (!p && posix_memalign(&p, 64, size ? (size_t)size : 1) != 0)
         return wh_raise_comm(NULL, "MPI_Alloc_mem", wh_error(MPI_ERR_NO_MEM, "cannot allocate %ld bytes", (long)size));
     *(void **)baseptr = p;
     return MPI_SUCCESS;
@@ -375,7 +375,8 @@ static int body_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 
 static int body_Free_mem(void *base)
 {
-    free(base);
+    if (!wh_rma_free_mem(base))
+        free(base);
     return MPI_SUCCESS;
 }
 

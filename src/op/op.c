@@ -237,6 +237,15 @@ static wh_tclass_t classify(const wh_dtype_t *t)
     return c;
 }
 
+int wh_op_int_bytes(const wh_dtype_t *t, int *sgn)
+{
+    wh_tclass_t c = classify(t);
+    if (c.kind < WH_K_I8 || c.kind > WH_K_U64 || (size_t)t->size != wh_opk_size[c.kind])
+        return 0;
+    *sgn = c.kind == WH_K_I8 || c.kind == WH_K_I16 || c.kind == WH_K_I32 || c.kind == WH_K_I64;
+    return wh_opk_size[c.kind];
+}
+
 static int op_error(const wh_op_t *op, const wh_dtype_t *t, const char *why)
 {
     const char *tn = t->name[0] ? t->name : "(unnamed derived datatype)";

@@ -68,4 +68,10 @@ int wh_op_check_reduce(const wh_op_t *op, const wh_dtype_t *t);
  * User functions get (in, inout, &count, &th).  Returns MPI_SUCCESS or an
  * MPI_ERR_OP code when the op is not defined on t. */
 int wh_op_apply(const wh_op_t *op, const void *in, void *inout, size_t count, MPI_Datatype th, const wh_dtype_t *t);
+
+/* Bytes (1, 2, 4, 8) of the integer representation predefined ops compute
+ * on for t (C and Fortran integers, logicals, MPI_BYTE, MPI_AINT/OFFSET/COUNT;
+ * *sgn = signed), or 0 when t is not one integer element (one-sided
+ * accumulates use it to pick CPU atomics, src/rma/atomic.c). */
+int wh_op_int_bytes(const wh_dtype_t *t, int *sgn);
 #endif

@@ -199,6 +199,7 @@ int wh_rma_init(void)
 
 void wh_rma_finalize(void)
 {
+    wh_rma_async_stop();
     /* push what is still queued (acks of the last epoch) */
     unsigned idle = 0;
     for (long i = 0; q_head && i < 100000000L; i++)

@@ -9,6 +9,7 @@
 #include "coord/coord.h"
 #include "rma/rma.h"
 #include "util/log.h"
+#include "util/tunables.h"
 
 /* an operation waiting for reply data (GET, GACC, CAS) */
 typedef struct rma_pop {
@@ -252,7 +253,7 @@ static void zc_done(wh_comp_t *c, int err)
 }
 
 /* channel put/get of a contiguous target range; WH_FALLBACK when refused */
-static int zcopy(wh_win_t *w, const wh_rma_args_t *a, int wt, uint64_t raddr, size_t bytes)
+static int zcopy(wh_win_t *w, const wh_rma_args_t *a, int wt, uint64_t raddr, uint64_t rkey, size_t bytes)
 {
     int chan = wh_coord_peers[wt].chan;
     wh_data_t d = {.len = bytes, .mem = WH_MEM_HOST};
@@ -264,7 +265,7 @@ static int zcopy(wh_win_t *w, const wh_rma_args_t *a, int wt, uint64_t raddr, si
         return WH_FALLBACK;
     d.base = (char *)oc;
     rma_zc_t z = {.c = {.done = zc_done}};
-    int rc = put ? wh_chans[chan]->put_zcopy(wt, raddr, 0, &d, &z.c) : wh_chans[chan]->get_zcopy(wt, raddr, 0, &d, &z.c);
+    int rc = put ? wh_chans[chan]->put_zcopy(wt, raddr, rkey, &d, &z.c) : wh_chans[chan]->get_zcopy(wt, raddr, rkey, &d, &z.c);
     if (rc != MPI_SUCCESS)
         return rc;
     unsigned idle = 0;
@@ -280,9 +281,17 @@ static int zcopy(wh_win_t *w, const wh_rma_args_t *a, int wt, uint64_t raddr, si
 static int acc_direct(wh_win_t *w, const wh_rma_args_t *a, char *tb, uint32_t *lk, MPI_Datatype eh,
                       const wh_dtype_t *et, int split)
 {
-    (void)w;
     size_t esz = et->size;
+    int sgn = 0, abytes = wh_rma_atomic_class(w, et, &sgn);
+    if (abytes && ((uintptr_t)tb & (uintptr_t)(abytes - 1)))
+        abytes = 0; /* misaligned: this element always goes under the lock word */
+    wh_coord_note(a->target == w->rank ? WH_CHAN_SELF : WH_CHAN_SHM, abytes ? WH_PROTO_ATOMIC : WH_PROTO_ACCLOCK,
+                  a->kind == WH_RMA_CAS ? esz : a->tdt->size * (size_t)a->tcount);
     if (a->kind == WH_RMA_CAS) {
+        if (abytes) {
+            wh_rma_atomic_cas(tb, abytes, a->obuf, a->cbuf, a->rbuf);
+            return MPI_SUCCESS;
+        }
         wh_rma_acc_lock(lk);
         memcpy(a->rbuf, tb, esz);
         if (!memcmp(tb, a->cbuf, esz))
@@ -290,6 +299,7 @@ static int acc_direct(wh_win_t *w, const wh_rma_args_t *a, char *tb, uint32_t *l
         wh_rma_acc_unlock(lk);
         return MPI_SUCCESS;
     }
+    abytes = wh_rma_atomic_class(w, et, &sgn); /* per run from here */
     size_t tcount = (size_t)a->tcount, tbytes = a->tdt->size * tcount;
     int noop = a->op->builtin == WH_OPI_NO_OP;
     wh_rma_run_t *runs = NULL;
@@ -308,9 +318,7 @@ static int acc_direct(wh_win_t *w, const wh_rma_args_t *a, char *tb, uint32_t *l
     if (rc == MPI_SUCCESS && a->kind == WH_RMA_GACC && !(old = malloc(tbytes)))
         rc = wh_error(MPI_ERR_NO_MEM, "out of memory");
     if (rc == MPI_SUCCESS) {
-        wh_rma_acc_lock(lk);
-        wh_rma_apply_runs(tb, runs, nruns, noop ? NULL : oc, old, a->op, eh, et);
-        wh_rma_acc_unlock(lk);
+        wh_rma_acc_runs(lk, abytes, sgn, tb, runs, nruns, noop ? NULL : oc, old, a->op, eh, et);
         if (old)
             rc = wh_dtype_unpack(a->rbuf, (size_t)a->rcount, a->rdt, 0, old, tbytes);
     }
@@ -374,17 +382,23 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
                      : wh_dtype_copy(tp, tcount, a->tdt, a->rbuf, (size_t)a->rcount, a->rdt);
             WH_CHECK(rc);
             /* node-region load/store counts as shm (self for my own memory) */
-            wh_coord_note(t == w->rank ? WH_CHAN_SELF : WH_CHAN_SHM, put ? WH_PROTO_PUT : WH_PROTO_GET, tbytes);
+            wh_coord_note(t == w->rank ? WH_CHAN_SELF : WH_CHAN_SHM, WH_PROTO_LDST, tbytes);
             goto done_now;
         }
         const char *tc;
         wh_coord_choice_t ch = wh_coord_decide_pure(&wh_coord_peers[wt], &wh_coord_lim, tbytes, WH_MEM_HOST,
                                                     put ? WH_OPK_PUT : WH_OPK_GET, 1);
-        if (ch.proto != WH_PROTO_AM && wh_dtype_is_contig(a->tdt, tcount, (void *)(uintptr_t)(p->base + tbase), &tc)) {
-            rc = zcopy(w, a, wt, (uint64_t)(uintptr_t)tc, tbytes);
+        /* libfabric RMA into the target's registered memory (net channel) */
+        int fab = p->has_rkey && (wh_coord_peers[wt].caps & WH_CAP_RMA_REG) && tbytes >= wh_tun.net_rma_min;
+        if (((ch.proto != WH_PROTO_AM && wh_coord_peers[wt].chan != WH_CHAN_NET) || fab) &&
+            wh_dtype_is_contig(a->tdt, tcount, (void *)(uintptr_t)(p->base + tbase), &tc)) {
+            uint64_t raddr = (uint64_t)(uintptr_t)tc;
+            if (fab)
+                raddr = p->rbase + (raddr - p->base);
+            rc = zcopy(w, a, wt, raddr, fab ? p->rkey : 0, tbytes);
             if (rc != WH_FALLBACK) {
                 WH_CHECK(rc);
-                wh_coord_note(ch.chan, ch.proto, tbytes);
+                wh_coord_note(ch.chan, ch.chan == WH_CHAN_NET ? WH_PROTO_FABRIC : WH_PROTO_CMA, tbytes);
                 goto done_now;
             }
         }
@@ -394,7 +408,6 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
     int split = a->kind >= WH_RMA_ACC && !et->contig;
     if (a->kind >= WH_RMA_ACC && p->ptr && p->lockp && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
         WH_CHECK(acc_direct(w, a, p->ptr + tbase, p->lockp, eh, et, split));
-        wh_coord_note(t == w->rank ? WH_CHAN_SELF : WH_CHAN_SHM, WH_PROTO_PUT, tbytes);
         goto done_now;
     }
     rma_send_t s = {.w = w, .target = t, .wt = wt, .kind = a->kind, .obuf = a->obuf, .ocount = (size_t)a->ocount,

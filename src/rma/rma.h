@@ -46,6 +46,9 @@ typedef struct wh_win_peer {
     int wrank;          /* world rank */
     char *ptr;          /* its memory mapped here (node region), or NULL */
     uint32_t *lockp;    /* its accumulate lock word in the node region, or NULL */
+    uint64_t rkey;      /* key of its memory registered with the net channel (has_rkey) */
+    uint64_t rbase;     /* the address the channel wants for its byte 0 */
+    int has_rkey;
 } wh_win_peer_t;
 
 /* Node-region windows carry a lock word ahead of the memory: every
@@ -93,6 +96,8 @@ typedef struct wh_win {
     int own_mem;              /* 1: base was malloc'ed by us; 2: node heap (heap_off); 3: shared segment */
     uint64_t heap_off;        /* own node-heap allocation (own_mem 2) or the shared segment (3) */
     uint32_t *lockw;          /* my memory's accumulate lock word (node-region windows), or NULL */
+    int acc_atomic;           /* integer accumulates use CPU atomics (WHARF_RMA_ATOMICS, agreed by all ranks) */
+    void *reg;                /* my memory's registration with the net channel (mem_reg), or NULL */
     wh_win_region_t *regions; /* dynamic windows */
     int rank, size_c;         /* my rank and the comm size (copies) */
     MPI_Aint attr_size;       /* values handed out by MPI_Win_get_attr (by address) */
@@ -131,6 +136,10 @@ int wh_win_arg(const char *fname, MPI_Win h, wh_win_t **w);
 int wh_raise_win(wh_win_t *w, const char *fname, int code);
 
 int wh_rma_init(void);      /* MPI_Init: active-message handlers, progress hook */
+/* asynchronous progress thread (async.c): started by the first window
+ * creation when WHARF_ASYNC_PROGRESS is on, stopped by wh_rma_finalize */
+int wh_rma_async_start(void);
+void wh_rma_async_stop(void);
 void wh_rma_finalize(void); /* MPI_Finalize: free windows the program left */
 
 /* ---- windows (win.c) ---- */
@@ -142,6 +151,11 @@ int wh_win_free(wh_win_t *w);
 int wh_win_attach(wh_win_t *w, void *base, MPI_Aint size);
 int wh_win_detach(wh_win_t *w, const void *base);
 int wh_win_set_hints(wh_win_t *w, MPI_Info info); /* keep the recognized hints of info */
+/* MPI_Alloc_mem / MPI_Free_mem: memory from the node heap (up to
+ * WHARF_ALLOC_MEM_NODE bytes), so MPI_Win_create over it is a node-region
+ * window; NULL / 0 when not served here (the caller uses malloc / free). */
+void *wh_rma_alloc_mem(size_t size);
+int wh_rma_free_mem(void *base);
 /* comm rank of world rank wr in the window, or -1 */
 int wh_win_rank_of(const wh_win_t *w, int wr);
 
@@ -224,6 +238,19 @@ typedef struct wh_rma_run {
  * The caller holds the lock word where there is one. */
 void wh_rma_apply_runs(char *base, const wh_rma_run_t *runs, size_t nruns, const char *data, char *old, wh_op_t *op,
                        MPI_Datatype eh, const wh_dtype_t *et);
+
+/* ---- CPU atomics (atomic.c) ---- */
+/* Bytes (1, 2, 4, 8) of element type et when accumulates on w apply it with
+ * CPU atomics (integers, atomics on), else 0; *sgn = signed. */
+int wh_rma_atomic_class(const wh_win_t *w, const wh_dtype_t *et, int *sgn);
+void wh_rma_atomic_apply(char *a, size_t n, int bytes, int sgn, const char *data, char *old, int opi);
+/* compare-and-swap of one aligned element: old receives the value found */
+void wh_rma_atomic_cas(char *a, int bytes, const void *nv, const void *cmp, void *old);
+/* Apply runs to node-region memory: aligned elements of an atomic class
+ * (abytes, from wh_rma_atomic_class) with atomics, the rest under lock word
+ * lk (NULL: none).  data NULL: MPI_NO_OP.  old: previous values, packed. */
+void wh_rma_acc_runs(uint32_t *lk, int abytes, int sgn, char *base, const wh_rma_run_t *runs, size_t nruns,
+                     const char *data, char *old, wh_op_t *op, MPI_Datatype eh, const wh_dtype_t *et);
 
 /* CAS payload after the prefix: new value then compare value (basic size each) */
 #endif

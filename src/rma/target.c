@@ -97,7 +97,35 @@ static void reply_add(reply_t *r, const char *addr, size_t n, const wh_dtype_t *
     }
 }
 
+/* append n packed bytes to the reply */
+static void reply_add_packed(reply_t *r, const char *src, size_t n)
+{
+    while (n) {
+        if (r->pos == r->cap)
+            reply_flush(r);
+        size_t k = r->cap - r->pos < n ? r->cap - r->pos : n;
+        memcpy(r->buf + r->pos, src, k);
+        r->pos += k;
+        src += k;
+        n -= k;
+    }
+}
+
 /* ---------- operations ---------- */
+
+static unsigned char *old_mem;
+static size_t old_cap;
+
+static char *old_get(size_t n)
+{
+    if (old_cap < n) {
+        free(old_mem);
+        if (!(old_mem = malloc(n)))
+            wh_job_abort(1, "wharf: out of memory answering a get-accumulate");
+        old_cap = n;
+    }
+    return (char *)old_mem;
+}
 
 static unsigned char *tmp_mem;
 static size_t tmp_cap;
@@ -157,6 +185,15 @@ static void do_cas(wh_win_t *w, int wpeer, const wh_rma_pfx_t *pfx, const unsign
     reply_open(&r, wpeer, pfx);
     if (!a)
         w->tgt_err[origin] = MPI_ERR_RMA_RANGE;
+    int sgn = 0, abytes = w->lockw ? wh_rma_atomic_class(w, et, &sgn) : 0;
+    if (a && abytes && !((uintptr_t)a & (uintptr_t)(abytes - 1))) {
+        /* the mechanism co-resident origins use on this element (atomic.c) */
+        char old[8];
+        wh_rma_atomic_cas(a, abytes, d, d + esz, old);
+        reply_add_packed(&r, old, esz);
+        reply_flush(&r);
+        return;
+    }
     if (w->lockw)
         wh_rma_acc_lock(w->lockw);
     if (et)
@@ -196,10 +233,33 @@ void wh_rma_target_op(int chan, int wpeer, const wh_hdr_t *h, const void *payloa
     reply_t r;
     if (answers)
         reply_open(&r, wpeer, &pfx);
-    /* co-residents may apply accumulates to this memory directly */
+    /* co-residents may apply accumulates to this memory directly: use their
+     * mechanism per element (atomic.c) */
     uint32_t *lk = kind >= WH_RMA_ACC ? w->lockw : NULL;
-    if (lk)
-        wh_rma_acc_lock(lk);
+    if (lk) {
+        int sgn = 0, abytes = wh_rma_atomic_class(w, et, &sgn);
+        for (unsigned i = 0; i < pfx.nruns; i++) {
+            wh_rma_run_t run;
+            memcpy(&run, p + i * sizeof run, sizeof run);
+            size_t span = run.n ? (run.n - 1) * ext + (size_t)et->true_extent : 0;
+            char *a = target_addr(w, pfx.tbase, run.off, span);
+            char *old = answers && a ? old_get(run.n * esz) : NULL;
+            wh_rma_run_t one = {.off = 0, .n = run.n};
+            if (!a)
+                w->tgt_err[origin] = MPI_ERR_RMA_RANGE;
+            else
+                wh_rma_acc_runs(lk, abytes, sgn, a, &one, 1, hasdata ? (const char *)data : NULL, old, op, eh, et);
+            if (answers && old)
+                reply_add_packed(&r, old, run.n * esz);
+            else if (answers)
+                reply_add(&r, NULL, run.n, et);
+            if (hasdata)
+                data += run.n * esz;
+        }
+        if (answers)
+            reply_flush(&r);
+        return;
+    }
     for (unsigned i = 0; i < pfx.nruns; i++) {
         wh_rma_run_t run;
         memcpy(&run, p + i * sizeof run, sizeof run);
@@ -216,8 +276,6 @@ void wh_rma_target_op(int chan, int wpeer, const wh_hdr_t *h, const void *payloa
         if (hasdata)
             data += run.n * esz;
     }
-    if (lk)
-        wh_rma_acc_unlock(lk);
     if (answers)
         reply_flush(&r);
 }

@@ -7,8 +7,10 @@
 #include "coll/coll.h"
 #include "locality/nodeheap.h"
 #include "comm/comm.h"
+#include "coord/coord.h"
 #include "rma/rma.h"
 #include "util/log.h"
+#include "util/tunables.h"
 
 #define WH_SHM_ALIGN 64
 
@@ -33,6 +35,8 @@ static int all_coresident(const wh_comm_t *c)
 
 static void win_release(wh_win_t *w)
 {
+    if (w->reg)
+        wh_chans[WH_CHAN_NET]->mem_dereg(w->reg);
     if (w->own_mem == 1) /* a shared window over one rank: the block starts with the lock word */
         free(w->flavor == MPI_WIN_FLAVOR_SHARED ? (void *)w->lockw : w->base);
     else if (w->own_mem == 2)
@@ -168,11 +172,86 @@ static int shared_alloc(wh_win_t *w, MPI_Aint size, uint64_t *offs)
     return MPI_SUCCESS;
 }
 
+/* ---------- MPI_Alloc_mem in the node region ---------- */
+
+/* A block handed out by MPI_Alloc_mem from the node heap: a lock word pad,
+ * then the memory.  MPI_Win_create over memory inside such a block becomes a
+ * node-region window (co-residents load, store and apply accumulates). */
+typedef struct amem {
+    struct amem *next;
+    char *base;        /* what the program got */
+    size_t size;
+    uint64_t heap_off; /* of the block (pad first) */
+} amem_t;
+static amem_t *amem_list;
+
+void *wh_rma_alloc_mem(size_t size)
+{
+    if (!size || size > wh_tun.alloc_mem_node)
+        return NULL;
+    amem_t *a = malloc(sizeof *a);
+    uint64_t off;
+    char *m = a ? wh_node_alloc(size + WH_RMA_LOCKPAD, &off) : NULL;
+    if (!m) {
+        free(a);
+        return NULL;
+    }
+    a->base = m + WH_RMA_LOCKPAD;
+    a->size = size;
+    a->heap_off = off;
+    a->next = amem_list;
+    amem_list = a;
+    return a->base;
+}
+
+int wh_rma_free_mem(void *base)
+{
+    for (amem_t **pp = &amem_list; *pp; pp = &(*pp)->next)
+        if ((*pp)->base == base) {
+            amem_t *a = *pp;
+            *pp = a->next;
+            wh_node_free(a->heap_off);
+            free(a);
+            return 1;
+        }
+    return 0;
+}
+
+static const amem_t *amem_find(const void *base, size_t size)
+{
+    const char *b = base;
+    for (const amem_t *a = amem_list; a; a = a->next)
+        if (b >= a->base && b <= a->base + a->size && size <= (size_t)(a->base + a->size - b))
+            return a;
+    return NULL;
+}
+
 typedef struct win_pub {
     uint64_t base, size, heap_off;
+    uint64_t heap_len, heap_skip; /* node region: bytes to attach at heap_off, memory at +heap_skip (lock word at +0) */
     int64_t disp_unit;
     uint64_t id;
+    uint64_t atomics; /* WHARF_RMA_ATOMICS here: all must agree for atomics to be used */
+    uint64_t rkey, rbase, has_rkey; /* registration with the net channel */
 } win_pub_t;
+
+/* Register my memory with the net channel when a peer of the window reaches
+ * me through it and the channel can (libfabric RMA, src/chan/net/net_rma.c). */
+static void net_register(wh_win_t *w, uint64_t *rkey, uint64_t *rbase)
+{
+    const wh_chan_ops_t *net = wh_chans[WH_CHAN_NET];
+    if (!w->base || w->size <= 0 || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || !net->mem_reg ||
+        !wh_chan_usable[WH_CHAN_NET])
+        return;
+    int any = 0;
+    for (int i = 0; i < w->size_c && !any; i++) {
+        int wr = wh_comm_wrank(w->comm, i);
+        any = wr != wh_job.rank && wh_coord_peers[wr].chan == WH_CHAN_NET &&
+              (wh_coord_peers[wr].caps & WH_CAP_RMA_REG);
+    }
+    if (any && net->mem_reg(w->base, (size_t)w->size, rkey, rbase, &w->reg) != MPI_SUCCESS)
+        w->reg = NULL;
+}
 
 int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
                 void **base_out, wh_win_t **out)
@@ -204,6 +283,8 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
     w->size_c = wc->size;
     w->heap_off = UINT64_MAX;
     w->peers = calloc((size_t)wc->size, sizeof *w->peers);
+    const amem_t *am = NULL;
+    uint64_t heap_len = 0, heap_skip = 0;
     uint64_t *offs = calloc((size_t)wc->size, sizeof(uint64_t));
     win_pub_t *pub = calloc((size_t)wc->size, sizeof *pub);
     if (!w->peers || !offs || !pub) {
@@ -215,6 +296,12 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
     switch (flavor) {
     case MPI_WIN_FLAVOR_CREATE:
         w->base = base;
+        if (size > 0 && (am = amem_find(base, (size_t)size))) {
+            /* MPI_Alloc_mem memory in the node region: its block's lock word */
+            w->lockw = (uint32_t *)(void *)(am->base - WH_RMA_LOCKPAD);
+            heap_len = am->size + WH_RMA_LOCKPAD;
+            heap_skip = (uint64_t)((char *)base - am->base) + WH_RMA_LOCKPAD;
+        }
         break;
     case MPI_WIN_FLAVOR_ALLOCATE:
         /* among co-residents, node-region memory lets origins load and store directly */
@@ -238,27 +325,42 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
         break;
     }
     /* local state is ready before anyone learns the window exists */
+    uint64_t rkey = 0, rbase = 0;
+    net_register(w, &rkey, &rbase);
+    if (w->own_mem == 2) {
+        heap_len = (uint64_t)size + WH_RMA_LOCKPAD;
+        heap_skip = WH_RMA_LOCKPAD;
+    }
     win_pub_t me = {.base = (uint64_t)(uintptr_t)w->base, .size = (uint64_t)size, .disp_unit = disp_unit,
-                    .heap_off = w->own_mem == 2 ? w->heap_off : UINT64_MAX, .id = WH_HINDEX(w->obj.handle)};
+                    .heap_off = w->own_mem == 2 ? w->heap_off : am ? am->heap_off : UINT64_MAX,
+                    .heap_len = heap_len, .heap_skip = heap_skip, .id = WH_HINDEX(w->obj.handle),
+                    .atomics = (uint64_t)(wh_tun.rma_atomics != 0), .rkey = rkey, .rbase = rbase,
+                    .has_rkey = w->reg != NULL};
     wh_dtype_t *bt = wh_dtype_get(MPI_BYTE);
     if ((rc = wh_allgather(&me, sizeof me, bt, pub, sizeof me, bt, wc)))
         goto fail;
+    w->acc_atomic = 1;
     for (int i = 0; i < wc->size; i++) {
         wh_win_peer_t *p = &w->peers[i];
+        w->acc_atomic &= pub[i].atomics != 0;
         p->base = pub[i].base;
         p->size = pub[i].size;
         p->disp_unit = pub[i].disp_unit;
         p->heap_off = pub[i].heap_off;
         p->id = (uint32_t)pub[i].id;
+        p->rkey = pub[i].rkey;
+        p->rbase = pub[i].rbase;
+        p->has_rkey = pub[i].has_rkey != 0;
         p->wrank = wh_comm_wrank(wc, i);
         if (i == w->rank && flavor != MPI_WIN_FLAVOR_DYNAMIC) {
             p->ptr = w->base;
             p->lockp = w->lockw;
-        } else if (p->heap_off != UINT64_MAX && p->size) {
-            char *m = wh_node_attach(p->heap_off, p->size + WH_RMA_LOCKPAD); /* NULL: active messages */
+        } else if (p->heap_off != UINT64_MAX && p->size && wh_job.local_index &&
+                   wh_job.local_index[p->wrank] >= 0) { /* its node heap is mine only if it shares my node */
+            char *m = wh_node_attach(p->heap_off, pub[i].heap_len); /* NULL: active messages */
             if (m) {
                 p->lockp = (uint32_t *)(void *)m;
-                p->ptr = m + WH_RMA_LOCKPAD;
+                p->ptr = m + pub[i].heap_skip;
             }
         }
     }
@@ -268,9 +370,9 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
         *base_out = w->base;
     WH_DEBUG("rma", "window 0x%x: flavor %d, %ld bytes, unit %ld, %d ranks, memory %s", (unsigned)w->obj.handle,
              flavor, (long)size, (long)disp_unit, wc->size,
-             w->own_mem >= 2 ? "node region" : flavor == MPI_WIN_FLAVOR_DYNAMIC ? "attached" : "private");
+             w->own_mem >= 2 || w->lockw ? "node region" : flavor == MPI_WIN_FLAVOR_DYNAMIC ? "attached" : "private");
     *out = w;
-    return MPI_SUCCESS;
+    return wh_rma_async_start();
 fail:
     free(offs);
     free(pub);

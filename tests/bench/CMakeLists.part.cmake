@@ -3,7 +3,7 @@
 # (one-sided with -s fence and -s lock), collectives also with 3, tiny sizes
 # (-m 1:1024 -i 10 -x 2) and validation (-c).  A run passes when it exits 0 and
 # prints data rows; a one-sided benchmark may instead print
-# "# SKIPPED: one-sided communication not available" (wharf has no RMA yet).
+# "# SKIPPED: one-sided communication not available" (a library without RMA).
 # Needs make and sh; the suite is rebuilt into a temporary directory each time.
 add_test(NAME bench.smoke
          COMMAND sh ${CMAKE_SOURCE_DIR}/bench/suite/smoke.sh

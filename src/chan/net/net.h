@@ -4,6 +4,7 @@
  *   net_init.c   provider choice, endpoint setup, address exchange, finalize
  *   net_io.c     active messages: bounce pools, send queue, progress, inbound dispatch
  *   net_bulk.c   bulk streams: receiver-posted tagged chunks
+ *   net_rma.c    window registration, fi_write/fi_read for one-sided puts and gets
  *
  * Tags (B = usable tag bits of the provider, 64 for tcp;ofi_rxm):
  *   control  0 (matched exactly: no ignore mask, which the 1.17 shm provider
@@ -49,6 +50,7 @@ enum wh_net_op_kind {
     WH_NET_OP_TX,       /* control/eager send from a bounce buffer */
     WH_NET_OP_BSEND,    /* one bulk chunk, sender side */
     WH_NET_OP_BRECV,    /* one bulk chunk, receiver side */
+    WH_NET_OP_RMA,      /* one chunk of an fi_write/fi_read (net_rma.c; x: its transfer, staged: 1 = write) */
 };
 
 struct wh_net_xfer;
@@ -142,6 +144,11 @@ typedef struct wh_net_state {
     unsigned idle;              /* consecutive progress calls without events */
     int auto_progress;          /* provider progresses data on its own thread */
     uint64_t n_reordered, n_eagain;
+    int rma;                    /* FI_RMA: windows are registered (WHARF_NET_RMA) */
+    int rma_virt;               /* remote addresses are virtual addresses (FI_MR_VIRT_ADDR), else offsets */
+    int rma_no_dc;              /* the provider refused a delivery-complete write: puts use active messages */
+    int atomic;                 /* the provider also offers FI_ATOMIC (not used: accumulates stay active messages) */
+    size_t rma_max;             /* largest fi_write/fi_read */
 } wh_net_state_t;
 
 extern wh_net_state_t wh_net;
@@ -167,6 +174,13 @@ int wh_net_bulk_send(int wpeer, uint64_t token, const wh_data_t *src, wh_comp_t 
 ssize_t wh_net_bulk_post(wh_net_op_t *op);
 void wh_net_bulk_done(wh_net_op_t *op, int err);
 void wh_net_bulk_finalize(void); /* frees transfers left at close */
+
+/* one-sided (net_rma.c) */
+int wh_net_mem_reg(void *base, size_t len, uint64_t *rkey, uint64_t *rbase, void **handle);
+void wh_net_mem_dereg(void *handle);
+int wh_net_put_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *src, wh_comp_t *c);
+int wh_net_get_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *dst, wh_comp_t *c);
+void wh_net_rma_done(wh_net_op_t *op, int err);
 
 /* Entry points used by init() and by tests that exchange addresses without
  * PMI.  wh_net_open: choose the provider, open the endpoint and return its

@@ -34,8 +34,10 @@ const wh_chan_ops_t wh_chan_net_ops = {
     .may_reach = net_may_reach,
     .reaches = net_reaches,
     .am_send = wh_net_am_send,
-    .get_zcopy = wh_chan_nosup_get,
-    .put_zcopy = wh_chan_nosup_put,
+    .get_zcopy = wh_net_get_zcopy,
+    .put_zcopy = wh_net_put_zcopy,
+    .mem_reg = wh_net_mem_reg,
+    .mem_dereg = wh_net_mem_dereg,
     .bulk_recv = wh_net_bulk_recv,
     .bulk_send = wh_net_bulk_send,
     .wait_fd = net_wait_fd,
@@ -44,13 +46,15 @@ const wh_chan_ops_t wh_chan_net_ops = {
 
 /* ---------- provider and interface choice ---------- */
 
-static struct fi_info *make_hints(const char *prov, int strict)
+#define NET_RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+
+static struct fi_info *make_hints(const char *prov, int strict, uint64_t extra_caps)
 {
     struct fi_info *h = fi_allocinfo();
     if (!h)
         return NULL;
     h->ep_attr->type = FI_EP_RDM;
-    h->caps = FI_TAGGED | FI_MSG;
+    h->caps = FI_TAGGED | FI_MSG | extra_caps;
     h->mode = FI_CONTEXT | FI_CONTEXT2;
     /* no FI_MR_LOCAL: we never register local buffers */
     h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
@@ -90,20 +94,22 @@ static void hmem_probe(void)
              wh_net_hmem ? "offers (not used yet)" : "does not offer");
 }
 
-/* fi_getinfo for provider prov: strict hints first, then relaxed ones. */
+/* fi_getinfo for provider prov: strict hints first, then relaxed ones; with
+ * the one-sided capabilities first (WHARF_NET_RMA), then without. */
 static int query(const char *prov, struct fi_info **out)
 {
     int rc = -FI_ENOMEM;
-    for (int strict = 1; strict >= 0; strict--) {
-        struct fi_info *h = make_hints(prov, strict);
+    for (int k = wh_tun.net_rma ? 3 : 1; k >= 0; k--) {
+        int strict = k & 1;
+        struct fi_info *h = make_hints(prov, strict, k >= 2 ? NET_RMA_CAPS : 0);
         if (!h)
             return -FI_ENOMEM;
         rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, h, out);
         fi_freeinfo(h);
         if (rc == 0 && *out)
             return 0;
-        WH_DEBUG("net", "provider \"%s\"%s: %s", prov, strict ? " (manual progress, ordered sends)" : "",
-                 fi_strerror(-rc));
+        WH_DEBUG("net", "provider \"%s\"%s%s: %s", prov, strict ? " (manual progress, ordered sends)" : "",
+                 k >= 2 ? " with FI_RMA" : "", fi_strerror(-rc));
     }
     return rc ? rc : -FI_ENODATA;
 }
@@ -332,6 +338,22 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
         goto fail;
     }
     wh_net.open = 1;
+    /* one-sided: RMA into registered windows when addressed by virtual address
+     * without endpoint binding; FI_ATOMIC probed and reported only */
+    uint64_t mm = (uint64_t)info->domain_attr->mr_mode;
+    wh_net.rma = (info->caps & FI_RMA) && !(mm & FI_MR_ENDPOINT) && !(mm & FI_MR_LOCAL);
+    wh_net.rma_virt = (mm & FI_MR_VIRT_ADDR) != 0;
+    wh_net.rma_max = info->ep_attr->max_msg_size < WH_NET_CHUNK_MAX ? info->ep_attr->max_msg_size : WH_NET_CHUNK_MAX;
+    if (wh_net.rma) {
+        struct fi_info *ah = make_hints(wh_net.prov, 0, NET_RMA_CAPS | FI_ATOMIC), *ai = NULL;
+        if (ah && fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, ah, &ai) == 0 && ai)
+            wh_net.atomic = 1;
+        fi_freeinfo(ai);
+        fi_freeinfo(ah);
+    }
+    WH_DEBUG("net", "one-sided: %s (mr_mode 0x%llx); FI_ATOMIC %s",
+             wh_net.rma ? "fi_write/fi_read into registered windows" : "active messages only (no usable FI_RMA)",
+             (unsigned long long)mm, wh_net.atomic ? "offered (unused)" : "not offered");
     wh_net.auto_progress = info->domain_attr->data_progress == FI_PROGRESS_AUTO;
     char text[INET6_ADDRSTRLEN];
     addr_rank(info, text, sizeof text);
@@ -479,7 +501,7 @@ static int net_init(int phase, int *usable)
 
 static void net_query(wh_chan_caps_t *caps)
 {
-    caps->flags = WH_CAP_AM | WH_CAP_BULK | WH_CAP_FALLBACK;
+    caps->flags = WH_CAP_AM | WH_CAP_BULK | WH_CAP_FALLBACK | (wh_net.rma ? WH_CAP_RMA_REG : 0u);
     caps->mem_kinds = 1u << WH_MEM_HOST;
     caps->max_am = wh_net.open ? wh_net.ctrl_cap : wh_tun.net_eager_max;
     caps->eager_max = wh_net.open ? wh_net.eager_max : wh_tun.net_eager_max;
@@ -499,7 +521,7 @@ static int net_reaches(int wpeer, int *why, uint32_t *peer_caps, int *cap_why)
         *why = WH_WHY_NO_ENDPOINT;
         return 0;
     }
-    *peer_caps = WH_CAP_AM | WH_CAP_BULK;
+    *peer_caps = WH_CAP_AM | WH_CAP_BULK | (wh_net.rma ? WH_CAP_RMA_REG : 0u);
     return 1;
 }
 

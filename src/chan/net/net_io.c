@@ -318,6 +318,9 @@ static void on_completion(const struct fi_cq_tagged_entry *e)
     case WH_NET_OP_BRECV:
         wh_net_bulk_done(op, e->len == op->len ? 0 : -FI_ETRUNC);
         break;
+    case WH_NET_OP_RMA:
+        wh_net_rma_done(op, 0);
+        break;
     default:
         wh_net_bulk_done(op, 0);
         break;
@@ -336,6 +339,10 @@ static void on_error(void)
     op->posted = 0;
     if (err.err == FI_ECANCELED)
         return;
+    if (op->kind == WH_NET_OP_RMA) {
+        wh_net_rma_done(op, -(int)err.err); /* it logs */
+        return;
+    }
     char pe[256];
     const char *pes = fi_cq_strerror(wh_net.cq, err.prov_errno, err.err_data, pe, sizeof pe);
     static const char *const kinds[] = {"?", "control receive", "control send", "bulk send", "bulk receive"};
