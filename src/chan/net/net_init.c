@@ -81,7 +81,7 @@ int wh_net_hmem = -1;
  * through host memory (the tcp provider never offers it). */
 static void hmem_probe(void)
 {
-    struct fi_info *h = make_hints(wh_net.info->fabric_attr->prov_name, 0), *out = NULL;
+    struct fi_info *h = make_hints(wh_net.info->fabric_attr->prov_name, 0, 0), *out = NULL;
     if (!h)
         return;
     h->caps |= FI_HMEM;
