@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "coll/algo.h"
+#include "coll/cstate.h"
 #include "coll/shmcoll.h"
 #include "coord/coord.h"
 #include "locality/locality.h"
@@ -85,13 +86,13 @@ static int members_local(const wh_comm_t *c)
     return 1;
 }
 
-static shmc_t *setup(wh_comm_t *c)
+static shmc_t *setup(wh_comm_t *c, wh_coll_state_t *st)
 {
     shmc_t *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     s->state = -1;
-    c->coll_data = s;
+    st->shm = s;
     s->cell = (wh_tun.coll_shm_max + LINE - 1) & ~(size_t)(LINE - 1);
     s->stride = 2 * LINE + NCELL * s->cell;
     size_t len = (size_t)c->size * s->stride;
@@ -122,20 +123,19 @@ static shmc_t *setup(wh_comm_t *c)
 /* the block of c, or NULL when c uses the point-to-point algorithms */
 static shmc_t *get(wh_comm_t *c)
 {
-    shmc_t *s = c->coll_data;
-    if (__builtin_expect(s != NULL, 1))
-        return s->state == 1 ? s : NULL;
+    wh_coll_state_t *st = c->coll_data;
+    if (__builtin_expect(st != NULL && st->shm != NULL, 1))
+        return st->shm->state == 1 ? st->shm : NULL;
     /* only what every rank sees alike may decide here: the setup itself is collective */
-    if (!wh_tun.coll_shm || c->size < 2 || c->is_inter)
+    if (!wh_tun.coll_shm || c->size < 2 || c->is_inter || !(st = wh_coll_state(c)))
         return NULL;
-    s = setup(c);
+    shmc_t *s = setup(c, st);
     return s && s->state == 1 ? s : NULL;
 }
 
-void wh_coll_comm_release(wh_comm_t *c)
+void wh_shmc_release(wh_comm_t *c, shmc_t *s)
 {
-    shmc_t *s = c->coll_data;
-    if (s && s->state == 1 && c->rank == 0) {
+    if (s->state == 1 && c->rank == 0) {
         /* the others may still be reading the last collective: wait (bounded) */
         int late = 0;
         for (int r = 0; r < c->size && !late; r++) {

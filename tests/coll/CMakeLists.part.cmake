@@ -49,3 +49,29 @@ endforeach()
 foreach(np 2 3 4 5 8)
   wh_mpi_test(coll.shm.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c ${np})
 endforeach()
+
+# Hierarchical collectives (src/coll/hier.c) over node groups emulated on one
+# machine: WHARF_LOCALITY=launcher and a WHARF_HOST_ID per rank computed from
+# PMI_RANK by a shell expression (contiguous "/2", interleaved "%2", uneven
+# "/3"), so each group has its own node region and the groups talk over the
+# network channel (over shm, shmcopy and net inside a group).
+# The same program on one node (flat algorithms) also defines the target.
+wh_mpi_test(coll.hier_flat.np5 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_hier.c 5 any)
+function(wh_hier_test NAME NPROCS GROUPEXPR)
+  foreach(v ${WH_CHANNEL_VARIANTS})
+    string(FIND "${v}" ":" colon)
+    string(SUBSTRING "${v}" 0 ${colon} vname)
+    math(EXPR colon "${colon} + 1")
+    string(SUBSTRING "${v}" ${colon} -1 venv)
+    string(REPLACE "," ";" venv "${venv}")
+    add_test(NAME mpi.${NAME}.${vname}
+             COMMAND ${WHARFRUN} -n ${NPROCS} --timeout 150 /bin/sh -c
+                     "WHARF_HOST_ID=$((PMI_RANK${GROUPEXPR})) exec \"$0\" \"$@\"" $<TARGET_FILE:mpit_coll_hier>)
+    set_tests_properties(mpi.${NAME}.${vname} PROPERTIES ENVIRONMENT "${venv};WHARF_LOCALITY=launcher"
+                         TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;${vname}" PROCESSORS ${NPROCS})
+  endforeach()
+endfunction()
+wh_hier_test(coll.hier.np4 4 "/2")
+wh_hier_test(coll.hier.np5 5 "%2")
+wh_hier_test(coll.hier.np6 6 "/3")
+wh_hier_test(coll.hier.np7 7 "%3")

@@ -25,3 +25,13 @@ if(TARGET mpit_p2p_pingpong)
       SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 240)
   endforeach()
 endif()
+
+# Hierarchical collectives across two emulated hosts: correctness with real
+# values, and fewer messages between the hosts than the flat algorithms.
+# The target comes from tests/coll/CMakeLists.part.cmake (included before).
+if(TARGET mpit_coll_hier)
+  add_test(NAME scenarios.twohost.coll_hier
+    COMMAND ${Python3_EXECUTABLE} ${WH_SCENARIOS}/coll_hier.py ${WHARFRUN} $<TARGET_FILE:mpit_coll_hier>)
+  set_tests_properties(scenarios.twohost.coll_hier PROPERTIES
+    SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 400)
+endif()
