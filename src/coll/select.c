@@ -53,6 +53,11 @@ int wh_bcast(void *buf, MPI_Count count, wh_dtype_t *dt, int root, wh_comm_t *c)
         wh_coll_count(c, WH_CK_BCAST, WH_CA_SHM);
         return wh_shmc_bcast((void *)start, nbytes, root, c);
     }
+    if (shm_contig(dt, count) && wh_shmc_large_usable(c, nbytes) &&
+        wh_dtype_is_contig(dt, (size_t)count, buf, &start)) {
+        wh_coll_count(c, WH_CK_BCAST, WH_CA_SHM_LARGE);
+        return wh_shmc_bcast_large((void *)start, nbytes, root, c);
+    }
     wh_coll_count(c, WH_CK_BCAST, WH_CA_P2P);
     if (c->size > 2 && nbytes >= wh_tun.coll_bcast_long && nbytes >= (size_t)c->size)
         return wh_bcast_scatter_ring(buf, count, dt, root, c);
@@ -77,6 +82,10 @@ int wh_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, w
     if (shm_contig(dt, count) && wh_shmc_usable(c, (size_t)count * dt->size)) {
         wh_coll_count(c, WH_CK_REDUCE, WH_CA_SHM);
         return wh_shmc_reduce(sbuf, rbuf, count, dth, dt, op, root, c);
+    }
+    if (shm_contig(dt, count) && wh_shmc_large_usable(c, (size_t)count * dt->size)) {
+        wh_coll_count(c, WH_CK_REDUCE, WH_CA_SHM_LARGE);
+        return wh_shmc_reduce_large(sbuf, rbuf, count, dth, dt, op, root, c);
     }
     wh_coll_count(c, WH_CK_REDUCE, WH_CA_P2P);
     if (op->commute)
@@ -103,6 +112,10 @@ int wh_allreduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth
     if (shm_contig(dt, count) && wh_shmc_usable(c, nbytes)) {
         wh_coll_count(c, WH_CK_ALLREDUCE, WH_CA_SHM);
         return wh_shmc_reduce(sbuf, rbuf, count, dth, dt, op, -1, c);
+    }
+    if (shm_contig(dt, count) && wh_shmc_large_usable(c, nbytes)) {
+        wh_coll_count(c, WH_CK_ALLREDUCE, WH_CA_SHM_LARGE);
+        return wh_shmc_reduce_large(sbuf, rbuf, count, dth, dt, op, -1, c);
     }
     wh_coll_count(c, WH_CK_ALLREDUCE, WH_CA_P2P);
     if (op->commute && nbytes >= wh_tun.coll_allreduce_long && count >= wh_coll_pof2(c->size))

@@ -42,6 +42,14 @@ typedef struct shmc {
     size_t cell;        /* bytes per cell */
     size_t stride;      /* bytes per rank */
     uint64_t seq;       /* the collective being run */
+    /* the large block (shm-large), set up by the first large collective */
+    int bstate;         /* 0 not tried, 1 ready, -1 not available */
+    unsigned char *bbase;
+    uint64_t boff;
+    size_t bcell;       /* bytes per cell (WHARF_COLL_SHM_CHUNK, rounded) */
+    size_t bstride;     /* bytes per rank: flag line, out line, 2 cells */
+    uint64_t bseq;      /* steps (bflag values) */
+    uint64_t bchunk;    /* chunks run (bout values; chunk t uses cell t % 2) */
 } shmc_t;
 
 static inline volatile uint64_t *flag(const shmc_t *s, int r)
@@ -86,6 +94,35 @@ static int members_local(const wh_comm_t *c)
     return 1;
 }
 
+/* One allocation of len bytes shared by every rank of c: rank 0 allocates,
+ * broadcasts the offset, all attach and agree (collective over c).  Returns
+ * 1 with *offp and *basep set, or 0 (then c keeps the point-to-point algorithms). */
+static int block_alloc(wh_comm_t *c, size_t len, uint64_t *offp, unsigned char **basep)
+{
+    int ok = wh_loc_have_region() && members_local(c);
+    uint64_t off = 0;
+    unsigned char *base = NULL;
+    if (c->rank == 0 && ok && !wh_node_alloc(len, &off))
+        off = 0;
+    wh_dtype_t *byte = wh_coll_byte();
+    int rc = wh_bcast_binomial(&off, sizeof off, byte, 0, c);
+    if (rc == MPI_SUCCESS && off)
+        base = wh_node_attach(off, len);
+    int mine = rc == MPI_SUCCESS && base != NULL, all = 0;
+    wh_dtype_t *i32 = wh_dtype_get(MPI_INT);
+    rc = wh_allreduce_recdbl(&mine, &all, 1, MPI_INT, i32, wh_op_get(MPI_MIN), c);
+    if (rc == MPI_SUCCESS && all) {
+        *offp = off;
+        *basep = base;
+        WH_DEBUG("coll", "communicator %#x: shared-memory collective block of %zu bytes at node offset %llu",
+                 (unsigned)c->obj.handle, len, (unsigned long long)off);
+        return 1;
+    }
+    if (c->rank == 0 && off)
+        wh_node_free(off);
+    return 0;
+}
+
 static shmc_t *setup(wh_comm_t *c, wh_coll_state_t *st)
 {
     shmc_t *s = calloc(1, sizeof *s);
@@ -95,28 +132,8 @@ static shmc_t *setup(wh_comm_t *c, wh_coll_state_t *st)
     st->shm = s;
     s->cell = (wh_tun.coll_shm_max + LINE - 1) & ~(size_t)(LINE - 1);
     s->stride = 2 * LINE + NCELL * s->cell;
-    size_t len = (size_t)c->size * s->stride;
-    int ok = wh_loc_have_region() && members_local(c);
-    uint64_t off = 0;
-    if (c->rank == 0 && ok && !wh_node_alloc(len, &off))
-        off = 0;
-    wh_dtype_t *byte = wh_coll_byte();
-    int rc = wh_bcast_binomial(&off, sizeof off, byte, 0, c);
-    if (rc == MPI_SUCCESS && off)
-        s->base = wh_node_attach(off, len);
-    int mine = rc == MPI_SUCCESS && s->base != NULL, all = 0;
-    wh_dtype_t *i32 = wh_dtype_get(MPI_INT);
-    rc = wh_allreduce_recdbl(&mine, &all, 1, MPI_INT, i32, wh_op_get(MPI_MIN), c);
-    if (rc == MPI_SUCCESS && all) {
+    if (block_alloc(c, (size_t)c->size * s->stride, &s->off, &s->base))
         s->state = 1;
-        s->off = off;
-        WH_DEBUG("coll", "communicator %#x: shared-memory collectives, %d x %zu bytes at node offset %llu",
-                 (unsigned)c->obj.handle, c->size, s->stride, (unsigned long long)off);
-    } else {
-        if (c->rank == 0 && off)
-            wh_node_free(off);
-        s->base = NULL;
-    }
     return s;
 }
 
@@ -133,24 +150,30 @@ static shmc_t *get(wh_comm_t *c)
     return s && s->state == 1 ? s : NULL;
 }
 
+/* rank 0: wait (bounded) until every rank's counter *at(r) reached v, then
+ * free the block at off; a late reader leaks it rather than reuse under it */
+static void free_when(const shmc_t *s, int n, volatile uint64_t *(*at)(const shmc_t *, int), uint64_t v,
+                      uint64_t off)
+{
+    for (int r = 0; r < n; r++) {
+        for (unsigned long i = 0; __atomic_load_n(at(s, r), __ATOMIC_ACQUIRE) < v; i++) {
+            if (i > 2000000UL)
+                return;
+            unsigned idle = 0;
+            wh_progress_idle(&idle);
+        }
+    }
+    wh_node_free(off);
+}
+
+static inline volatile uint64_t *bout(const shmc_t *s, int r);
+
 void wh_shmc_release(wh_comm_t *c, shmc_t *s)
 {
-    if (s->state == 1 && c->rank == 0) {
-        /* the others may still be reading the last collective: wait (bounded) */
-        int late = 0;
-        for (int r = 0; r < c->size && !late; r++) {
-            for (unsigned long i = 0; __atomic_load_n(done(s, r), __ATOMIC_ACQUIRE) < s->seq; i++) {
-                if (i > 2000000UL) {
-                    late = 1;
-                    break;
-                }
-                unsigned idle = 0;
-                wh_progress_idle(&idle);
-            }
-        }
-        if (!late)
-            wh_node_free(s->off); /* else leaked to the node heap rather than reused under a reader */
-    }
+    if (s->state == 1 && c->rank == 0)
+        free_when(s, c->size, done, s->seq, s->off);
+    if (s->bstate == 1 && c->rank == 0)
+        free_when(s, c->size, bout, s->bchunk, s->boff);
     free(s);
 }
 
@@ -214,5 +237,109 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
         }
     }
     __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
+    return rc;
+}
+
+/* ---------- large messages (shm-large) ----------
+ * A second block, per rank: a step flag line (bflag), a line with the last
+ * chunk the rank finished reading (bout), and 2 cells of WHARF_COLL_SHM_CHUNK
+ * bytes.  A message goes in chunks of one cell; chunk t (counted over every
+ * large collective of c) uses cell t % 2, so the next chunk's copy-in
+ * overlaps this one's copy-out; a cell is written for chunk t once every
+ * bout >= t - 2.  bflag holds steps (bseq, every rank counts alike) that
+ * only grow; bout chunk numbers that only grow.
+ *   bcast: the root copies the chunk into its cell and raises its flag;
+ *          the others copy it out.
+ *   reduce/allreduce ("parallel slices"): everyone copies its chunk into
+ *          its cell; once all have, rank r combines slice r of all cells in
+ *          rank order into the last rank's cell; once all have, the result
+ *          is copied out of the last rank's cell (by everyone, or the root). */
+static inline volatile uint64_t *bflag(const shmc_t *s, int r)
+{
+    return (volatile uint64_t *)(s->bbase + (size_t)r * s->bstride);
+}
+static inline volatile uint64_t *bout(const shmc_t *s, int r)
+{
+    return (volatile uint64_t *)(s->bbase + (size_t)r * s->bstride + LINE);
+}
+static inline unsigned char *bcell(const shmc_t *s, int r, uint64_t t)
+{
+    return s->bbase + (size_t)r * s->bstride + 2 * LINE + (size_t)(t % 2) * s->bcell;
+}
+
+int wh_shmc_large_usable(wh_comm_t *c, size_t bytes)
+{
+    if (bytes <= wh_tun.coll_shm_max || wh_tun.coll_shm_chunk < LINE)
+        return 0;
+    shmc_t *s = get(c);
+    if (!s)
+        return 0;
+    if (__builtin_expect(s->bstate == 0, 0)) {
+        s->bstate = -1;
+        s->bcell = wh_tun.coll_shm_chunk & ~(size_t)(LINE - 1);
+        s->bstride = 2 * LINE + 2 * s->bcell;
+        if (block_alloc(c, (size_t)c->size * s->bstride, &s->boff, &s->bbase))
+            s->bstate = 1;
+    }
+    return s->bstate == 1;
+}
+
+/* the next chunk: its number, once its cell may be written */
+static uint64_t next_chunk(shmc_t *s, int n)
+{
+    uint64_t t = ++s->bchunk;
+    if (t > 2)
+        wait_all(s, n, bout, t - 2);
+    return t;
+}
+
+int wh_shmc_bcast_large(void *buf, size_t bytes, int root, wh_comm_t *c)
+{
+    shmc_t *s = get(c);
+    int n = c->size, me = c->rank;
+    for (size_t pos = 0; pos < bytes; pos += s->bcell) {
+        size_t len = bytes - pos < s->bcell ? bytes - pos : s->bcell;
+        uint64_t k = ++s->bseq;
+        if (me == root) {
+            uint64_t t = next_chunk(s, n);
+            memcpy(bcell(s, root, t), (char *)buf + pos, len);
+            __atomic_store_n(bflag(s, root), k, __ATOMIC_RELEASE);
+            __atomic_store_n(bout(s, me), t, __ATOMIC_RELEASE);
+        } else {
+            uint64_t t = ++s->bchunk; /* the root waits for readers, they need not wait for each other */
+            wait_ge(bflag(s, root), k);
+            memcpy((char *)buf + pos, bcell(s, root, t), len);
+            __atomic_store_n(bout(s, me), t, __ATOMIC_RELEASE);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
+                         wh_op_t *op, int root, wh_comm_t *c)
+{
+    shmc_t *s = get(c);
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    size_t esz = dt->size, per = s->bcell / esz; /* elements per chunk */
+    const char *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    for (MPI_Count at = 0; at < count && rc == MPI_SUCCESS; at += (MPI_Count)per) {
+        size_t m = (size_t)(count - at) < per ? (size_t)(count - at) : per;
+        size_t pos = (size_t)at * esz;
+        uint64_t t = next_chunk(s, n), k1 = ++s->bseq, k2 = ++s->bseq;
+        memcpy(bcell(s, me, t), mine + pos, m * esz);
+        __atomic_store_n(bflag(s, me), k1, __ATOMIC_RELEASE);
+        wait_all(s, n, bflag, k1);
+        /* my slice: elements [lo, hi) of the chunk */
+        size_t lo = m * (size_t)me / (size_t)n, hi = m * (size_t)(me + 1) / (size_t)n;
+        unsigned char *acc = bcell(s, n - 1, t) + lo * esz;
+        for (int r = n - 2; r >= 0 && rc == MPI_SUCCESS && hi > lo; r--)
+            rc = wh_op_apply(op, bcell(s, r, t) + lo * esz, acc, hi - lo, dth, dt);
+        __atomic_store_n(bflag(s, me), k2, __ATOMIC_RELEASE);
+        if (root < 0 || me == root) {
+            wait_all(s, n, bflag, k2);
+            memcpy((char *)rbuf + pos, bcell(s, n - 1, t), m * esz);
+        }
+        __atomic_store_n(bout(s, me), t, __ATOMIC_RELEASE);
+    }
     return rc;
 }

@@ -49,6 +49,18 @@ endforeach()
 foreach(np 2 3 4 5 8)
   wh_mpi_test(coll.shm.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c ${np})
 endforeach()
+# the same with small pipeline chunks (many chunks per message, ragged ends,
+# slices of a few elements) and with the large path off (p2p fallback)
+foreach(np 3 6)
+  wh_mpi_test(coll.shm_chunk.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c ${np})
+  foreach(v shm shmcopy net)
+    set_property(TEST mpi.coll.shm_chunk.np${np}.${v} APPEND PROPERTY ENVIRONMENT "WHARF_COLL_SHM_CHUNK=4160")
+  endforeach()
+endforeach()
+wh_mpi_test(coll.shm_nolarge.np4 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c 4)
+foreach(v shm shmcopy net)
+  set_property(TEST mpi.coll.shm_nolarge.np4.${v} APPEND PROPERTY ENVIRONMENT "WHARF_COLL_SHM_CHUNK=0")
+endforeach()
 
 # Hierarchical collectives (src/coll/hier.c) over node groups emulated on one
 # machine: WHARF_LOCALITY=launcher and a WHARF_HOST_ID per rank computed from
