@@ -53,7 +53,7 @@ int wh_bcast(void *buf, MPI_Count count, wh_dtype_t *dt, int root, wh_comm_t *c)
         wh_coll_count(c, WH_CK_BCAST, WH_CA_SHM);
         return wh_shmc_bcast((void *)start, nbytes, root, c);
     }
-    if (shm_contig(dt, count) && wh_shmc_large_usable(c, nbytes) &&
+    if (shm_contig(dt, count) && wh_shmc_large_usable(c, nbytes, 1) &&
         wh_dtype_is_contig(dt, (size_t)count, buf, &start)) {
         wh_coll_count(c, WH_CK_BCAST, WH_CA_SHM_LARGE);
         return wh_shmc_bcast_large((void *)start, nbytes, root, c);
@@ -83,7 +83,7 @@ int wh_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, w
         wh_coll_count(c, WH_CK_REDUCE, WH_CA_SHM);
         return wh_shmc_reduce(sbuf, rbuf, count, dth, dt, op, root, c);
     }
-    if (shm_contig(dt, count) && wh_shmc_large_usable(c, (size_t)count * dt->size)) {
+    if (shm_contig(dt, count) && wh_shmc_large_usable(c, (size_t)count * dt->size, dt->size)) {
         wh_coll_count(c, WH_CK_REDUCE, WH_CA_SHM_LARGE);
         return wh_shmc_reduce_large(sbuf, rbuf, count, dth, dt, op, root, c);
     }
@@ -113,7 +113,7 @@ int wh_allreduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth
         wh_coll_count(c, WH_CK_ALLREDUCE, WH_CA_SHM);
         return wh_shmc_reduce(sbuf, rbuf, count, dth, dt, op, -1, c);
     }
-    if (shm_contig(dt, count) && wh_shmc_large_usable(c, nbytes)) {
+    if (shm_contig(dt, count) && wh_shmc_large_usable(c, nbytes, dt->size)) {
         wh_coll_count(c, WH_CK_ALLREDUCE, WH_CA_SHM_LARGE);
         return wh_shmc_reduce_large(sbuf, rbuf, count, dth, dt, op, -1, c);
     }
@@ -165,6 +165,15 @@ int wh_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf
     if (h || rc) {
         wh_coll_count(c, WH_CK_ALLGATHER, WH_CA_HIER);
         return rc ? rc : wh_hier_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c, h);
+    }
+    size_t blk = (size_t)rcount * rdt->size;
+    if (wh_shmc_usable(c, blk)) {
+        wh_coll_count(c, WH_CK_ALLGATHER, WH_CA_SHM);
+        return wh_shmc_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    }
+    if (wh_shmc_large_usable(c, blk, 1)) {
+        wh_coll_count(c, WH_CK_ALLGATHER, WH_CA_SHM_LARGE);
+        return wh_shmc_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c);
     }
     wh_coll_count(c, WH_CK_ALLGATHER, WH_CA_P2P);
     if ((n & (n - 1)) == 0 && total < wh_tun.coll_allgather_long)

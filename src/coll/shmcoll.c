@@ -267,9 +267,9 @@ static inline unsigned char *bcell(const shmc_t *s, int r, uint64_t t)
     return s->bbase + (size_t)r * s->bstride + 2 * LINE + (size_t)(t % 2) * s->bcell;
 }
 
-int wh_shmc_large_usable(wh_comm_t *c, size_t bytes)
+int wh_shmc_large_usable(wh_comm_t *c, size_t bytes, size_t elem)
 {
-    if (bytes <= wh_tun.coll_shm_max || wh_tun.coll_shm_chunk < LINE)
+    if (bytes <= wh_tun.coll_shm_max || wh_tun.coll_shm_chunk < LINE || elem > (wh_tun.coll_shm_chunk & ~(size_t)(LINE - 1)))
         return 0;
     shmc_t *s = get(c);
     if (!s)
@@ -341,5 +341,72 @@ int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Data
         }
         __atomic_store_n(bout(s, me), t, __ATOMIC_RELEASE);
     }
+    return rc;
+}
+
+/* Allgather of blk bytes per rank: small blocks through the inline cells,
+ * larger ones in chunks through the large block.  Either side may be any
+ * datatype: a non-contiguous contribution is packed first, a non-contiguous
+ * result gathered packed and unpacked at the end (local choices only). */
+int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                      wh_dtype_t *rdt, wh_comm_t *c)
+{
+    shmc_t *s = get(c);
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    size_t blk = (size_t)rcount * rdt->size;
+    wh_dtype_t *byte = wh_coll_byte();
+    if (sbuf == MPI_IN_PLACE) {
+        sbuf = wh_coll_elt(rbuf, (MPI_Aint)me * rcount, rdt);
+        scount = rcount;
+        sdt = rdt;
+    }
+    const char *src;
+    char *dst, *stmp = NULL, *rtmp = NULL;
+    if (!wh_dtype_is_contig(sdt, (size_t)scount, sbuf, &src)) {
+        if (!(stmp = malloc(blk)))
+            return wh_coll_nomem("shared-memory allgather", blk);
+        if ((rc = wh_dtype_copy(sbuf, (size_t)scount, sdt, stmp, blk, byte)) != MPI_SUCCESS) {
+            free(stmp);
+            return rc;
+        }
+        src = stmp;
+    }
+    const char *rstart;
+    if (wh_dtype_is_contig(rdt, (size_t)rcount * (size_t)n, rbuf, &rstart)) {
+        dst = (char *)rstart;
+    } else if (!(dst = rtmp = malloc(blk * (size_t)n))) {
+        free(stmp);
+        return wh_coll_nomem("shared-memory allgather", blk * (size_t)n);
+    }
+    if (blk <= wh_tun.coll_shm_max) {
+        uint64_t k = ++s->seq;
+        if (k >= NCELL)
+            wait_all(s, n, flag, k - NCELL + 1);
+        memcpy(cell(s, me, k), src, blk);
+        __atomic_store_n(flag(s, me), k, __ATOMIC_RELEASE);
+        for (int q = 0; q < n; q++) {
+            wait_ge(flag(s, q), k);
+            if (!(q == me && dst + (size_t)q * blk == src))
+                memcpy(dst + (size_t)q * blk, cell(s, q, k), blk);
+        }
+        __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
+    } else {
+        for (size_t pos = 0; pos < blk; pos += s->bcell) {
+            size_t len = blk - pos < s->bcell ? blk - pos : s->bcell;
+            uint64_t t = next_chunk(s, n), k = ++s->bseq;
+            memcpy(bcell(s, me, t), src + pos, len);
+            __atomic_store_n(bflag(s, me), k, __ATOMIC_RELEASE);
+            for (int q = 0; q < n; q++) {
+                wait_ge(bflag(s, q), k);
+                if (!(q == me && dst + (size_t)q * blk == src))
+                    memcpy(dst + (size_t)q * blk + pos, bcell(s, q, t), len);
+            }
+            __atomic_store_n(bout(s, me), t, __ATOMIC_RELEASE);
+        }
+    }
+    if (rtmp)
+        rc = wh_dtype_copy(rtmp, blk * (size_t)n, byte, rbuf, (size_t)rcount * (size_t)n, rdt);
+    free(stmp);
+    free(rtmp);
     return rc;
 }

@@ -4,7 +4,7 @@
  * MPI_IN_PLACE, a non-commutative user op that must see rank order), sizes
  * on both sides of WHARF_COLL_SHM_MAX, many short-lived communicators (their
  * blocks are allocated and freed), and a rank that arrives late.  Large
- * messages (the chunked shm-large path): broadcast, reduce and allreduce of
+ * messages (the chunked shm-large path): broadcast, reduce, allreduce and allgather of
  * sizes crossing WHARF_COLL_SHM_CHUNK (ragged last chunks), in place, with
  * the non-commutative op over thousands of elements. */
 #include <mpi.h>
@@ -82,6 +82,21 @@ static void large(MPI_Comm c, int it)
     if (r == root)
         for (size_t j = 0; j < cnt; j++)
             CHECK(b[j] == (long)want_f * (long)(j + 1), "large reduce it %d n %zu [%zu] = %ld", it, cnt, j, b[j]);
+    /* allgather of cnt / 4 longs per rank, in place on odd rounds */
+    size_t per = cnt / 4;
+    long *g = malloc(per * (size_t)n * sizeof(long));
+    for (size_t j = 0; j < per * (size_t)n; j++)
+        g[j] = (it / 10) % 2 && j / per == (size_t)r ? (long)(r * 100000 + (int)(j % per)) : -9;
+    for (size_t j = 0; j < per; j++)
+        a[j] = r * 100000L + (long)j;
+    if ((it / 10) % 2)
+        MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, g, (int)per, MPI_LONG, c);
+    else
+        MPI_Allgather(a, (int)per, MPI_LONG, g, (int)per, MPI_LONG, c);
+    for (size_t j = 0; j < per * (size_t)n; j++)
+        CHECK(g[j] == (long)(j / per) * 100000L + (long)(j % per), "large allgather it %d per %zu [%zu] = %ld", it,
+              per, j, g[j]);
+    free(g);
     /* non-commutative, 2x2 int matrices (16 B): rank order in every slice */
     MPI_Datatype mat;
     MPI_Type_contiguous(4, MPI_INT, &mat);
