@@ -18,10 +18,24 @@
  * Set up lazily by the first eligible collective on the communicator (one
  * allocation by rank 0, its offset broadcast, everyone attaches, all agree);
  * when the allocator says no (budget, no region) the communicator keeps the
- * point-to-point algorithms for good.  Waiting polls the progress engine and
- * gives the core away under oversubscription (wh_progress_idle). */
+ * point-to-point algorithms for good.
+ *
+ * Waiting polls the progress engine and gives the core away under
+ * oversubscription (wh_progress_idle); with WHARF_COLL_SLEEP (auto: when the
+ * node runs more ranks than cpus) a waiter that polled WHARF_COLL_SPIN times
+ * in vain sleeps on the flag word itself (FUTEX_WAIT on shared memory: keyed
+ * by the mapping, so it works across processes and PID namespaces of one
+ * kernel), counting itself in the word after the flag; a rank that raises a
+ * flag with sleepers counted wakes them.  The sleep is bounded (200 us) so
+ * point-to-point traffic still progresses; only where every member shares
+ * this kernel (boot_id), never across VMs. */
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "coll/algo.h"
 #include "coll/cstate.h"
@@ -42,6 +56,7 @@ typedef struct shmc {
     size_t cell;        /* bytes per cell */
     size_t stride;      /* bytes per rank */
     uint64_t seq;       /* the collective being run */
+    int can_sleep;      /* waiters may sleep on a futex (same kernel, WHARF_COLL_SLEEP) */
     /* the large block (shm-large), set up by the first large collective */
     int bstate;         /* 0 not tried, 1 ready, -1 not available */
     unsigned char *bbase;
@@ -66,21 +81,62 @@ static inline unsigned char *cell(const shmc_t *s, int r, uint64_t k)
     return s->base + (size_t)r * s->stride + 2 * LINE + (size_t)(k % NCELL) * s->cell;
 }
 
-static void wait_ge(volatile uint64_t *p, uint64_t v)
+/* the waiter count of a flag: the 32-bit word after it (flags start their line) */
+static inline volatile uint32_t *sleepers(volatile uint64_t *p)
+{
+    return (volatile uint32_t *)(p + 1);
+}
+
+static inline long futex(volatile uint64_t *p, int op, uint32_t val, const struct timespec *ts)
+{
+    /* the low half of the 64-bit flag: it changes with every new value */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    volatile uint32_t *w = (volatile uint32_t *)p;
+#else
+    volatile uint32_t *w = (volatile uint32_t *)p + 1;
+#endif
+    return syscall(SYS_futex, w, op, val, ts, NULL, 0);
+}
+
+/* raise a flag (single writer) and wake whoever sleeps on it */
+static inline void post(volatile uint64_t *p, uint64_t v)
+{
+    __atomic_store_n(p, v, __ATOMIC_SEQ_CST);
+    if (__builtin_expect(__atomic_load_n(sleepers(p), __ATOMIC_SEQ_CST) != 0, 0))
+        futex(p, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+static void wait_ge(const shmc_t *s, volatile uint64_t *p, uint64_t v)
 {
     unsigned idle = 0;
-    while (__atomic_load_n(p, __ATOMIC_ACQUIRE) < v) {
-        if (wh_progress())
+    int polls = 0;
+    uint64_t cur;
+    while ((cur = __atomic_load_n(p, __ATOMIC_ACQUIRE)) < v) {
+        if (wh_progress()) {
             idle = 0;
-        else
+        } else if (s->can_sleep) {
+            /* spin (no yield: the sleep gives the core away) then sleep */
+            if (++polls <= wh_tun.coll_spin) {
+#if defined(__x86_64__) || defined(__i386__)
+                __builtin_ia32_pause();
+#endif
+                continue;
+            }
+            static const struct timespec ts = {0, 200000};
+            __atomic_add_fetch(sleepers(p), 1, __ATOMIC_SEQ_CST);
+            if ((cur = __atomic_load_n(p, __ATOMIC_SEQ_CST)) < v)
+                futex(p, FUTEX_WAIT, (uint32_t)cur, &ts);
+            __atomic_sub_fetch(sleepers(p), 1, __ATOMIC_SEQ_CST);
+        } else {
             wh_progress_idle(&idle);
+        }
     }
 }
 
 static void wait_all(const shmc_t *s, int n, volatile uint64_t *(*which)(const shmc_t *, int), uint64_t v)
 {
     for (int r = 0; r < n; r++)
-        wait_ge(which(s, r), v);
+        wait_ge(s, which(s, r), v);
 }
 
 /* every member co-resident and served by the shm channel */
@@ -89,6 +145,24 @@ static int members_local(const wh_comm_t *c)
     for (int r = 0; r < c->size; r++) {
         int w = wh_comm_wrank(c, r);
         if (w != wh_job.rank && (wh_job.local_index[w] < 0 || wh_coord_peers[w].chan != WH_CHAN_SHM))
+            return 0;
+    }
+    return 1;
+}
+
+/* WHARF_COLL_SLEEP for c: on (or auto and the node oversubscribed) and
+ * every member on this kernel (a futex cannot wake a waiter in another VM) */
+static int may_sleep(const wh_comm_t *c)
+{
+    if (!strcmp(wh_tun.coll_sleep, "off") || (!strcmp(wh_tun.coll_sleep, "auto") && !wh_job.oversubscribed))
+        return 0;
+    const wh_reg_rec_t *me = wh_loc_me();
+    if (!me)
+        return 0;
+    for (int r = 0; r < c->size; r++) {
+        int lp = wh_job.local_index[wh_comm_wrank(c, r)];
+        const wh_reg_rec_t *o = lp >= 0 ? wh_loc_rec(lp) : NULL;
+        if (!o || strncmp(o->boot_id, me->boot_id, sizeof me->boot_id))
             return 0;
     }
     return 1;
@@ -134,6 +208,9 @@ static shmc_t *setup(wh_comm_t *c, wh_coll_state_t *st)
     s->stride = 2 * LINE + NCELL * s->cell;
     if (block_alloc(c, (size_t)c->size * s->stride, &s->off, &s->base))
         s->state = 1;
+    s->can_sleep = may_sleep(c);
+    WH_DEBUG("coll", "communicator %#x: shared-memory collectives %s, waiters %s", (unsigned)c->obj.handle,
+             s->state == 1 ? "on" : "off", s->can_sleep ? "sleep on the flags after WHARF_COLL_SPIN polls" : "yield");
     return s;
 }
 
@@ -188,7 +265,7 @@ int wh_shmc_barrier(wh_comm_t *c)
 {
     shmc_t *s = get(c);
     uint64_t k = ++s->seq;
-    __atomic_store_n(flag(s, c->rank), k, __ATOMIC_RELEASE);
+    post(flag(s, c->rank), k);
     wait_all(s, c->size, flag, k);
     __atomic_store_n(done(s, c->rank), k, __ATOMIC_RELEASE);
     return MPI_SUCCESS;
@@ -202,10 +279,10 @@ int wh_shmc_bcast(void *buf, size_t bytes, int root, wh_comm_t *c)
         if (k >= NCELL)
             wait_all(s, c->size, flag, k - NCELL + 1);
         memcpy(cell(s, root, k), buf, bytes);
-        __atomic_store_n(flag(s, root), k, __ATOMIC_RELEASE);
+        post(flag(s, root), k);
     } else {
-        __atomic_store_n(flag(s, c->rank), k, __ATOMIC_RELEASE);
-        wait_ge(flag(s, root), k);
+        post(flag(s, c->rank), k);
+        wait_ge(s, flag(s, root), k);
         memcpy(buf, cell(s, root, k), bytes);
     }
     __atomic_store_n(done(s, c->rank), k, __ATOMIC_RELEASE);
@@ -225,14 +302,14 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
     if (k >= NCELL)
         wait_all(s, n, flag, k - NCELL + 1);
     memcpy(cell(s, me, k), mine, bytes);
-    __atomic_store_n(flag(s, me), k, __ATOMIC_RELEASE);
+    post(flag(s, me), k);
     int rc = MPI_SUCCESS;
     if (root < 0 || me == root) {
-        wait_ge(flag(s, n - 1), k);
+        wait_ge(s, flag(s, n - 1), k);
         memcpy(rbuf, cell(s, n - 1, k), bytes);
         /* out = c0 op (c1 op (... op c(n-1))): rank order for non-commutative ops */
         for (int r = n - 2; r >= 0 && rc == MPI_SUCCESS; r--) {
-            wait_ge(flag(s, r), k);
+            wait_ge(s, flag(s, r), k);
             rc = wh_op_apply(op, cell(s, r, k), rbuf, (size_t)count, dth, dt);
         }
     }
@@ -303,13 +380,13 @@ int wh_shmc_bcast_large(void *buf, size_t bytes, int root, wh_comm_t *c)
         if (me == root) {
             uint64_t t = next_chunk(s, n);
             memcpy(bcell(s, root, t), (char *)buf + pos, len);
-            __atomic_store_n(bflag(s, root), k, __ATOMIC_RELEASE);
-            __atomic_store_n(bout(s, me), t, __ATOMIC_RELEASE);
+            post(bflag(s, root), k);
+            post(bout(s, me), t);
         } else {
             uint64_t t = ++s->bchunk; /* the root waits for readers, they need not wait for each other */
-            wait_ge(bflag(s, root), k);
+            wait_ge(s, bflag(s, root), k);
             memcpy((char *)buf + pos, bcell(s, root, t), len);
-            __atomic_store_n(bout(s, me), t, __ATOMIC_RELEASE);
+            post(bout(s, me), t);
         }
     }
     return MPI_SUCCESS;
@@ -327,19 +404,19 @@ int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Data
         size_t pos = (size_t)at * esz;
         uint64_t t = next_chunk(s, n), k1 = ++s->bseq, k2 = ++s->bseq;
         memcpy(bcell(s, me, t), mine + pos, m * esz);
-        __atomic_store_n(bflag(s, me), k1, __ATOMIC_RELEASE);
+        post(bflag(s, me), k1);
         wait_all(s, n, bflag, k1);
         /* my slice: elements [lo, hi) of the chunk */
         size_t lo = m * (size_t)me / (size_t)n, hi = m * (size_t)(me + 1) / (size_t)n;
         unsigned char *acc = bcell(s, n - 1, t) + lo * esz;
         for (int r = n - 2; r >= 0 && rc == MPI_SUCCESS && hi > lo; r--)
             rc = wh_op_apply(op, bcell(s, r, t) + lo * esz, acc, hi - lo, dth, dt);
-        __atomic_store_n(bflag(s, me), k2, __ATOMIC_RELEASE);
+        post(bflag(s, me), k2);
         if (root < 0 || me == root) {
             wait_all(s, n, bflag, k2);
             memcpy((char *)rbuf + pos, bcell(s, n - 1, t), m * esz);
         }
-        __atomic_store_n(bout(s, me), t, __ATOMIC_RELEASE);
+        post(bout(s, me), t);
     }
     return rc;
 }
@@ -383,9 +460,9 @@ int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
         if (k >= NCELL)
             wait_all(s, n, flag, k - NCELL + 1);
         memcpy(cell(s, me, k), src, blk);
-        __atomic_store_n(flag(s, me), k, __ATOMIC_RELEASE);
+        post(flag(s, me), k);
         for (int q = 0; q < n; q++) {
-            wait_ge(flag(s, q), k);
+            wait_ge(s, flag(s, q), k);
             if (!(q == me && dst + (size_t)q * blk == src))
                 memcpy(dst + (size_t)q * blk, cell(s, q, k), blk);
         }
@@ -395,13 +472,13 @@ int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
             size_t len = blk - pos < s->bcell ? blk - pos : s->bcell;
             uint64_t t = next_chunk(s, n), k = ++s->bseq;
             memcpy(bcell(s, me, t), src + pos, len);
-            __atomic_store_n(bflag(s, me), k, __ATOMIC_RELEASE);
+            post(bflag(s, me), k);
             for (int q = 0; q < n; q++) {
-                wait_ge(bflag(s, q), k);
+                wait_ge(s, bflag(s, q), k);
                 if (!(q == me && dst + (size_t)q * blk == src))
                     memcpy(dst + (size_t)q * blk + pos, bcell(s, q, t), len);
             }
-            __atomic_store_n(bout(s, me), t, __ATOMIC_RELEASE);
+            post(bout(s, me), t);
         }
     }
     if (rtmp)
