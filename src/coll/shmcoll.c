@@ -29,6 +29,7 @@
  * flag with sleepers counted wakes them.  The sleep is bounded (200 us) so
  * point-to-point traffic still progresses; only where every member shares
  * this kernel (boot_id), never across VMs. */
+#include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdlib.h>
@@ -43,6 +44,7 @@
 #include "coord/coord.h"
 #include "locality/locality.h"
 #include "locality/nodeheap.h"
+#include "pmi/pmi.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
@@ -108,7 +110,7 @@ static inline void post(volatile uint64_t *p, uint64_t v)
 
 static void wait_ge(const shmc_t *s, volatile uint64_t *p, uint64_t v)
 {
-    unsigned idle = 0;
+    unsigned idle = 0, naps = 0;
     int polls = 0;
     uint64_t cur;
     while ((cur = __atomic_load_n(p, __ATOMIC_ACQUIRE)) < v) {
@@ -123,10 +125,16 @@ static void wait_ge(const shmc_t *s, volatile uint64_t *p, uint64_t v)
                 continue;
             }
             static const struct timespec ts = {0, 200000};
+            long r = 0;
             __atomic_add_fetch(sleepers(p), 1, __ATOMIC_SEQ_CST);
             if ((cur = __atomic_load_n(p, __ATOMIC_SEQ_CST)) < v)
-                futex(p, FUTEX_WAIT, (uint32_t)cur, &ts);
+                r = futex(p, FUTEX_WAIT, (uint32_t)cur, &ts);
             __atomic_sub_fetch(sleepers(p), 1, __ATOMIC_SEQ_CST);
+            /* a long wait: the peer may be gone with the launcher (as wh_progress_idle checks) */
+            if (r != 0 && errno == ETIMEDOUT && (++naps & 4095) == 0 && wh_pmi_lost()) {
+                WH_ERRLOG("coll", "lost the connection to the launcher while waiting in a collective; exiting");
+                _exit(1);
+            }
         } else {
             wh_progress_idle(&idle);
         }

@@ -95,3 +95,14 @@ wh_hier_test(coll.hier.np4 4 "/2")
 wh_hier_test(coll.hier.np5 5 "%2")
 wh_hier_test(coll.hier.np6 6 "/3")
 wh_hier_test(coll.hier.np7 7 "%3")
+
+# A rank killed inside shared-memory collectives: the job ends cleanly,
+# nothing is left in the node directory.
+add_executable(mpit_coll_kill ${CMAKE_SOURCE_DIR}/tests/mpi/coll_kill.c)
+add_dependencies(mpit_coll_kill wh_headers)
+target_include_directories(mpit_coll_kill PRIVATE ${WH_INC})
+target_link_libraries(mpit_coll_kill PRIVATE mpi)
+set_target_properties(mpit_coll_kill PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/mpi)
+add_test(NAME coll.kill_in_shm
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/coll/coll_kill.py ${WHARFRUN} $<TARGET_FILE:mpit_coll_kill>)
+set_tests_properties(coll.kill_in_shm PROPERTIES TIMEOUT 200 LABELS "mpi;shm" PROCESSORS 4)
