@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int me, np, errs;
+static int me, np, errs, large_budget = 19;
 #define CHECK(c, ...)                                                                             \
     do {                                                                                          \
         if (!(c)) {                                                                               \
@@ -57,8 +57,8 @@ static void large(MPI_Comm c, int it)
     MPI_Comm_rank(c, &r);
     MPI_Comm_size(c, &n);
     static const size_t sizes[] = {600, 16411, 40000}; /* longs: 4.8 KB, 131 KB (chunk + 1 element), 320 KB */
-    size_t cnt = sizes[(it / 10) % 3], want_f = (size_t)n * (size_t)(n + 1) / 2;
-    int root = (it / 10) % n;
+    size_t cnt = sizes[(it / 20 + large_budget) % 3], want_f = (size_t)n * (size_t)(n + 1) / 2;
+    int root = (it / 20 + large_budget) % n;
     long *a = malloc(cnt * sizeof(long)), *b = malloc(cnt * sizeof(long));
     for (size_t j = 0; j < cnt; j++)
         a[j] = r == root ? (long)(j * 3 + (size_t)it) : -1;
@@ -67,7 +67,7 @@ static void large(MPI_Comm c, int it)
         CHECK(a[j] == (long)(j * 3 + (size_t)it), "large bcast it %d n %zu [%zu] = %ld", it, cnt, j, a[j]);
     for (size_t j = 0; j < cnt; j++)
         a[j] = (long)(r + 1) * (long)(j + 1);
-    if (it % 20)
+    if ((it / 20 + large_budget) % 2)
         MPI_Allreduce(MPI_IN_PLACE, a, (int)cnt, MPI_LONG, MPI_SUM, c);
     else
         MPI_Allreduce(a, b, (int)cnt, MPI_LONG, MPI_SUM, c), memcpy(a, b, cnt * sizeof(long));
@@ -75,7 +75,7 @@ static void large(MPI_Comm c, int it)
         CHECK(a[j] == (long)want_f * (long)(j + 1), "large allreduce it %d n %zu [%zu] = %ld", it, cnt, j, a[j]);
     for (size_t j = 0; j < cnt; j++)
         a[j] = (long)(r + 1) * (long)(j + 1), b[j] = -3;
-    if (r == root && it % 20)
+    if (r == root && (it / 20 + large_budget) % 2)
         MPI_Reduce(MPI_IN_PLACE, a, (int)cnt, MPI_LONG, MPI_SUM, root, c), memcpy(b, a, cnt * sizeof(long));
     else
         MPI_Reduce(a, b, (int)cnt, MPI_LONG, MPI_SUM, root, c);
@@ -86,10 +86,10 @@ static void large(MPI_Comm c, int it)
     size_t per = cnt / 4;
     long *g = malloc(per * (size_t)n * sizeof(long));
     for (size_t j = 0; j < per * (size_t)n; j++)
-        g[j] = (it / 10) % 2 && j / per == (size_t)r ? (long)(r * 100000 + (int)(j % per)) : -9;
+        g[j] = (it / 20) % 2 && j / per == (size_t)r ? (long)(r * 100000 + (int)(j % per)) : -9;
     for (size_t j = 0; j < per; j++)
         a[j] = r * 100000L + (long)j;
-    if ((it / 10) % 2)
+    if ((it / 20) % 2)
         MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, g, (int)per, MPI_LONG, c);
     else
         MPI_Allgather(a, (int)per, MPI_LONG, g, (int)per, MPI_LONG, c);
@@ -183,7 +183,7 @@ static void run(MPI_Comm c, int iters)
         MPI_Allreduce(m, out, 1, mat, op, c);
         CHECK(!memcmp(out, want, sizeof want), "matrix allreduce it %d: %d %d %d %d, want %d %d %d %d", it, out[0],
               out[1], out[2], out[3], want[0], want[1], want[2], want[3]);
-        if (it % 10 == 0)
+        if (it % 20 == 0 && large_budget-- > 0) /* world: 15 rounds; the first 4 short-lived communicators */
             large(c, it);
     }
     free(lv);
