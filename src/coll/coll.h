@@ -54,6 +54,10 @@ int wh_scan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_
 int wh_exscan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
               wh_comm_t *c);
 
+/* MPI_Finalize: WHARF_REPORT=coll for MPI_COMM_WORLD (other communicators
+ * report when they are freed) */
+void wh_coll_finalize(void);
+
 /* ---------- argument checks of the MPI collective entry points ----------
  * Implemented in src/mpi/coll.c, shared by the src/mpi/coll*.c files
  * (blocking, nonblocking and persistent forms).  Each raises the error on the

@@ -2,10 +2,14 @@
  * algorithm by message size, op and communicator.  Every input of a choice
  * must be the same on all ranks (sizes of significant arguments, the op,
  * the communicator), or ranks would run different algorithms.
- * Thresholds are tunables (WHARF_COLL_*). */
+ * Thresholds are tunables (WHARF_COLL_*).  A communicator that spans
+ * several node groups runs hierarchically (hier.c); one inside a node runs
+ * through node shared memory (shmcoll.c) where the size allows. */
 #include <stdlib.h>
 
 #include "coll/algo.h"
+#include "coll/cstate.h"
+#include "coll/hier.h"
 #include "coll/shmcoll.h"
 #include "util/tunables.h"
 
@@ -19,8 +23,17 @@ int wh_barrier(wh_comm_t *c)
 {
     if (c->size == 1)
         return MPI_SUCCESS;
-    if (wh_shmc_usable(c, 0))
+    int rc;
+    wh_coll_hier_t *h = wh_hier_get(c, &rc);
+    if (h || rc) {
+        wh_coll_count(c, WH_CK_BARRIER, WH_CA_HIER);
+        return rc ? rc : wh_hier_barrier(h);
+    }
+    if (wh_shmc_usable(c, 0)) {
+        wh_coll_count(c, WH_CK_BARRIER, WH_CA_SHM);
         return wh_shmc_barrier(c);
+    }
+    wh_coll_count(c, WH_CK_BARRIER, WH_CA_P2P);
     return wh_barrier_dissem(c);
 }
 
@@ -29,9 +42,23 @@ int wh_bcast(void *buf, MPI_Count count, wh_dtype_t *dt, int root, wh_comm_t *c)
     size_t nbytes = (size_t)count * dt->size;
     if (c->size == 1 || nbytes == 0)
         return MPI_SUCCESS;
+    int rc;
+    wh_coll_hier_t *h = wh_hier_get(c, &rc);
+    if (h || rc) {
+        wh_coll_count(c, WH_CK_BCAST, WH_CA_HIER);
+        return rc ? rc : wh_hier_bcast(buf, count, dt, root, h);
+    }
     const char *start;
-    if (shm_contig(dt, count) && wh_shmc_usable(c, nbytes) && wh_dtype_is_contig(dt, (size_t)count, buf, &start))
+    if (shm_contig(dt, count) && wh_shmc_usable(c, nbytes) && wh_dtype_is_contig(dt, (size_t)count, buf, &start)) {
+        wh_coll_count(c, WH_CK_BCAST, WH_CA_SHM);
         return wh_shmc_bcast((void *)start, nbytes, root, c);
+    }
+    if (shm_contig(dt, count) && wh_shmc_large_usable(c, nbytes, 1) &&
+        wh_dtype_is_contig(dt, (size_t)count, buf, &start)) {
+        wh_coll_count(c, WH_CK_BCAST, WH_CA_SHM_LARGE);
+        return wh_shmc_bcast_large((void *)start, nbytes, root, c);
+    }
+    wh_coll_count(c, WH_CK_BCAST, WH_CA_P2P);
     if (c->size > 2 && nbytes >= wh_tun.coll_bcast_long && nbytes >= (size_t)c->size)
         return wh_bcast_scatter_ring(buf, count, dt, root, c);
     return wh_bcast_binomial(buf, count, dt, root, c);
@@ -44,8 +71,23 @@ int wh_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, w
         return MPI_SUCCESS;
     if (c->size == 1)
         return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : wh_coll_copy(sbuf, count, dt, rbuf, count, dt);
-    if (shm_contig(dt, count) && wh_shmc_usable(c, (size_t)count * dt->size))
+    int rc;
+    wh_coll_hier_t *h = wh_hier_get(c, &rc);
+    if (rc)
+        return rc;
+    if (h && (op->commute || h->contiguous)) {
+        wh_coll_count(c, WH_CK_REDUCE, WH_CA_HIER);
+        return wh_hier_reduce(sbuf, rbuf, count, dth, dt, op, root, c, h);
+    }
+    if (shm_contig(dt, count) && wh_shmc_usable(c, (size_t)count * dt->size)) {
+        wh_coll_count(c, WH_CK_REDUCE, WH_CA_SHM);
         return wh_shmc_reduce(sbuf, rbuf, count, dth, dt, op, root, c);
+    }
+    if (shm_contig(dt, count) && wh_shmc_large_usable(c, (size_t)count * dt->size, dt->size)) {
+        wh_coll_count(c, WH_CK_REDUCE, WH_CA_SHM_LARGE);
+        return wh_shmc_reduce_large(sbuf, rbuf, count, dth, dt, op, root, c);
+    }
+    wh_coll_count(c, WH_CK_REDUCE, WH_CA_P2P);
     if (op->commute)
         return wh_reduce_binomial(sbuf, rbuf, count, dth, dt, op, root, c);
     return wh_reduce_ordered(sbuf, rbuf, count, dth, dt, op, root, c);
@@ -59,8 +101,23 @@ int wh_allreduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth
         return MPI_SUCCESS;
     if (c->size == 1)
         return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : wh_coll_copy(sbuf, count, dt, rbuf, count, dt);
-    if (shm_contig(dt, count) && wh_shmc_usable(c, nbytes))
+    int rc;
+    wh_coll_hier_t *h = wh_hier_get(c, &rc);
+    if (rc)
+        return rc;
+    if (h && (op->commute || h->contiguous)) {
+        wh_coll_count(c, WH_CK_ALLREDUCE, WH_CA_HIER);
+        return wh_hier_allreduce(sbuf, rbuf, count, dth, dt, op, h);
+    }
+    if (shm_contig(dt, count) && wh_shmc_usable(c, nbytes)) {
+        wh_coll_count(c, WH_CK_ALLREDUCE, WH_CA_SHM);
         return wh_shmc_reduce(sbuf, rbuf, count, dth, dt, op, -1, c);
+    }
+    if (shm_contig(dt, count) && wh_shmc_large_usable(c, nbytes, dt->size)) {
+        wh_coll_count(c, WH_CK_ALLREDUCE, WH_CA_SHM_LARGE);
+        return wh_shmc_reduce_large(sbuf, rbuf, count, dth, dt, op, -1, c);
+    }
+    wh_coll_count(c, WH_CK_ALLREDUCE, WH_CA_P2P);
     if (op->commute && nbytes >= wh_tun.coll_allreduce_long && count >= wh_coll_pof2(c->size))
         return wh_allreduce_rabenseifner(sbuf, rbuf, count, dth, dt, op, c);
     return wh_allreduce_recdbl(sbuf, rbuf, count, dth, dt, op, c);
@@ -103,6 +160,22 @@ int wh_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf
     size_t total = (size_t)rcount * rdt->size * (size_t)n;
     if (total == 0)
         return MPI_SUCCESS;
+    int rc;
+    wh_coll_hier_t *h = wh_hier_get(c, &rc);
+    if (h || rc) {
+        wh_coll_count(c, WH_CK_ALLGATHER, WH_CA_HIER);
+        return rc ? rc : wh_hier_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c, h);
+    }
+    size_t blk = (size_t)rcount * rdt->size;
+    if (wh_shmc_usable(c, blk)) {
+        wh_coll_count(c, WH_CK_ALLGATHER, WH_CA_SHM);
+        return wh_shmc_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    }
+    if (wh_shmc_large_usable(c, blk, 1)) {
+        wh_coll_count(c, WH_CK_ALLGATHER, WH_CA_SHM_LARGE);
+        return wh_shmc_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    }
+    wh_coll_count(c, WH_CK_ALLGATHER, WH_CA_P2P);
     if ((n & (n - 1)) == 0 && total < wh_tun.coll_allgather_long)
         return wh_allgather_recdbl(sbuf, scount, sdt, rbuf, rcount, rdt, c);
     return wh_allgather_ring(sbuf, scount, sdt, rbuf, rcount, rdt, c);

@@ -18,16 +18,33 @@
  * Set up lazily by the first eligible collective on the communicator (one
  * allocation by rank 0, its offset broadcast, everyone attaches, all agree);
  * when the allocator says no (budget, no region) the communicator keeps the
- * point-to-point algorithms for good.  Waiting polls the progress engine and
- * gives the core away under oversubscription (wh_progress_idle). */
+ * point-to-point algorithms for good.
+ *
+ * Waiting polls the progress engine and gives the core away under
+ * oversubscription (wh_progress_idle); with WHARF_COLL_SLEEP (auto: when the
+ * node runs more ranks than cpus) a waiter that polled WHARF_COLL_SPIN times
+ * in vain sleeps on the flag word itself (FUTEX_WAIT on shared memory: keyed
+ * by the mapping, so it works across processes and PID namespaces of one
+ * kernel), counting itself in the word after the flag; a rank that raises a
+ * flag with sleepers counted wakes them.  The sleep is bounded (200 us) so
+ * point-to-point traffic still progresses; only where every member shares
+ * this kernel (boot_id), never across VMs. */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "coll/algo.h"
+#include "coll/cstate.h"
 #include "coll/shmcoll.h"
 #include "coord/coord.h"
 #include "locality/locality.h"
 #include "locality/nodeheap.h"
+#include "pmi/pmi.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
@@ -41,6 +58,15 @@ typedef struct shmc {
     size_t cell;        /* bytes per cell */
     size_t stride;      /* bytes per rank */
     uint64_t seq;       /* the collective being run */
+    int can_sleep;      /* waiters may sleep on a futex (same kernel, WHARF_COLL_SLEEP) */
+    /* the large block (shm-large), set up by the first large collective */
+    int bstate;         /* 0 not tried, 1 ready, -1 not available */
+    unsigned char *bbase;
+    uint64_t boff;
+    size_t bcell;       /* bytes per cell (WHARF_COLL_SHM_CHUNK, rounded) */
+    size_t bstride;     /* bytes per rank: flag line, out line, 2 cells */
+    uint64_t bseq;      /* steps (bflag values) */
+    uint64_t bchunk;    /* chunks run (bout values; chunk t uses cell t % 2) */
 } shmc_t;
 
 static inline volatile uint64_t *flag(const shmc_t *s, int r)
@@ -57,21 +83,68 @@ static inline unsigned char *cell(const shmc_t *s, int r, uint64_t k)
     return s->base + (size_t)r * s->stride + 2 * LINE + (size_t)(k % NCELL) * s->cell;
 }
 
-static void wait_ge(volatile uint64_t *p, uint64_t v)
+/* the waiter count of a flag: the 32-bit word after it (flags start their line) */
+static inline volatile uint32_t *sleepers(volatile uint64_t *p)
 {
-    unsigned idle = 0;
-    while (__atomic_load_n(p, __ATOMIC_ACQUIRE) < v) {
-        if (wh_progress())
+    return (volatile uint32_t *)(p + 1);
+}
+
+static inline long futex(volatile uint64_t *p, int op, uint32_t val, const struct timespec *ts)
+{
+    /* the low half of the 64-bit flag: it changes with every new value */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    volatile uint32_t *w = (volatile uint32_t *)p;
+#else
+    volatile uint32_t *w = (volatile uint32_t *)p + 1;
+#endif
+    return syscall(SYS_futex, w, op, val, ts, NULL, 0);
+}
+
+/* raise a flag (single writer) and wake whoever sleeps on it */
+static inline void post(volatile uint64_t *p, uint64_t v)
+{
+    __atomic_store_n(p, v, __ATOMIC_SEQ_CST);
+    if (__builtin_expect(__atomic_load_n(sleepers(p), __ATOMIC_SEQ_CST) != 0, 0))
+        futex(p, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+static void wait_ge(const shmc_t *s, volatile uint64_t *p, uint64_t v)
+{
+    unsigned idle = 0, naps = 0;
+    int polls = 0;
+    uint64_t cur;
+    while ((cur = __atomic_load_n(p, __ATOMIC_ACQUIRE)) < v) {
+        if (wh_progress()) {
             idle = 0;
-        else
+        } else if (s->can_sleep) {
+            /* spin (no yield: the sleep gives the core away) then sleep */
+            if (++polls <= wh_tun.coll_spin) {
+#if defined(__x86_64__) || defined(__i386__)
+                __builtin_ia32_pause();
+#endif
+                continue;
+            }
+            static const struct timespec ts = {0, 200000};
+            long r = 0;
+            __atomic_add_fetch(sleepers(p), 1, __ATOMIC_SEQ_CST);
+            if ((cur = __atomic_load_n(p, __ATOMIC_SEQ_CST)) < v)
+                r = futex(p, FUTEX_WAIT, (uint32_t)cur, &ts);
+            __atomic_sub_fetch(sleepers(p), 1, __ATOMIC_SEQ_CST);
+            /* a long wait: the peer may be gone with the launcher (as wh_progress_idle checks) */
+            if (r != 0 && errno == ETIMEDOUT && (++naps & 4095) == 0 && wh_pmi_lost()) {
+                WH_ERRLOG("coll", "lost the connection to the launcher while waiting in a collective; exiting");
+                _exit(1);
+            }
+        } else {
             wh_progress_idle(&idle);
+        }
     }
 }
 
 static void wait_all(const shmc_t *s, int n, volatile uint64_t *(*which)(const shmc_t *, int), uint64_t v)
 {
     for (int r = 0; r < n; r++)
-        wait_ge(which(s, r), v);
+        wait_ge(s, which(s, r), v);
 }
 
 /* every member co-resident and served by the shm channel */
@@ -85,72 +158,107 @@ static int members_local(const wh_comm_t *c)
     return 1;
 }
 
-static shmc_t *setup(wh_comm_t *c)
+/* WHARF_COLL_SLEEP for c: on (or auto and the node oversubscribed) and
+ * every member on this kernel (a futex cannot wake a waiter in another VM) */
+static int may_sleep(const wh_comm_t *c)
 {
-    shmc_t *s = calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->state = -1;
-    c->coll_data = s;
-    s->cell = (wh_tun.coll_shm_max + LINE - 1) & ~(size_t)(LINE - 1);
-    s->stride = 2 * LINE + NCELL * s->cell;
-    size_t len = (size_t)c->size * s->stride;
+    if (!strcmp(wh_tun.coll_sleep, "off") || (!strcmp(wh_tun.coll_sleep, "auto") && !wh_job.oversubscribed))
+        return 0;
+    const wh_reg_rec_t *me = wh_loc_me();
+    if (!me)
+        return 0;
+    for (int r = 0; r < c->size; r++) {
+        int lp = wh_job.local_index[wh_comm_wrank(c, r)];
+        const wh_reg_rec_t *o = lp >= 0 ? wh_loc_rec(lp) : NULL;
+        if (!o || strncmp(o->boot_id, me->boot_id, sizeof me->boot_id))
+            return 0;
+    }
+    return 1;
+}
+
+/* One allocation of len bytes shared by every rank of c: rank 0 allocates,
+ * broadcasts the offset, all attach and agree (collective over c).  Returns
+ * 1 with *offp and *basep set, or 0 (then c keeps the point-to-point algorithms). */
+static int block_alloc(wh_comm_t *c, size_t len, uint64_t *offp, unsigned char **basep)
+{
     int ok = wh_loc_have_region() && members_local(c);
     uint64_t off = 0;
+    unsigned char *base = NULL;
     if (c->rank == 0 && ok && !wh_node_alloc(len, &off))
         off = 0;
     wh_dtype_t *byte = wh_coll_byte();
     int rc = wh_bcast_binomial(&off, sizeof off, byte, 0, c);
     if (rc == MPI_SUCCESS && off)
-        s->base = wh_node_attach(off, len);
-    int mine = rc == MPI_SUCCESS && s->base != NULL, all = 0;
+        base = wh_node_attach(off, len);
+    int mine = rc == MPI_SUCCESS && base != NULL, all = 0;
     wh_dtype_t *i32 = wh_dtype_get(MPI_INT);
     rc = wh_allreduce_recdbl(&mine, &all, 1, MPI_INT, i32, wh_op_get(MPI_MIN), c);
     if (rc == MPI_SUCCESS && all) {
-        s->state = 1;
-        s->off = off;
-        WH_DEBUG("coll", "communicator %#x: shared-memory collectives, %d x %zu bytes at node offset %llu",
-                 (unsigned)c->obj.handle, c->size, s->stride, (unsigned long long)off);
-    } else {
-        if (c->rank == 0 && off)
-            wh_node_free(off);
-        s->base = NULL;
+        *offp = off;
+        *basep = base;
+        WH_DEBUG("coll", "communicator %#x: shared-memory collective block of %zu bytes at node offset %llu",
+                 (unsigned)c->obj.handle, len, (unsigned long long)off);
+        return 1;
     }
+    if (c->rank == 0 && off)
+        wh_node_free(off);
+    return 0;
+}
+
+static shmc_t *setup(wh_comm_t *c, wh_coll_state_t *st)
+{
+    shmc_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->state = -1;
+    st->shm = s;
+    s->cell = (wh_tun.coll_shm_max + LINE - 1) & ~(size_t)(LINE - 1);
+    s->stride = 2 * LINE + NCELL * s->cell;
+    if (block_alloc(c, (size_t)c->size * s->stride, &s->off, &s->base))
+        s->state = 1;
+    s->can_sleep = may_sleep(c);
+    WH_DEBUG("coll", "communicator %#x: shared-memory collectives %s, waiters %s", (unsigned)c->obj.handle,
+             s->state == 1 ? "on" : "off", s->can_sleep ? "sleep on the flags after WHARF_COLL_SPIN polls" : "yield");
     return s;
 }
 
 /* the block of c, or NULL when c uses the point-to-point algorithms */
 static shmc_t *get(wh_comm_t *c)
 {
-    shmc_t *s = c->coll_data;
-    if (__builtin_expect(s != NULL, 1))
-        return s->state == 1 ? s : NULL;
+    wh_coll_state_t *st = c->coll_data;
+    if (__builtin_expect(st != NULL && st->shm != NULL, 1))
+        return st->shm->state == 1 ? st->shm : NULL;
     /* only what every rank sees alike may decide here: the setup itself is collective */
-    if (!wh_tun.coll_shm || c->size < 2 || c->is_inter)
+    if (!wh_tun.coll_shm || c->size < 2 || c->is_inter || !(st = wh_coll_state(c)))
         return NULL;
-    s = setup(c);
+    shmc_t *s = setup(c, st);
     return s && s->state == 1 ? s : NULL;
 }
 
-void wh_coll_comm_release(wh_comm_t *c)
+/* rank 0: wait (bounded) until every rank's counter *at(r) reached v, then
+ * free the block at off; a late reader leaks it rather than reuse under it */
+static void free_when(const shmc_t *s, int n, volatile uint64_t *(*at)(const shmc_t *, int), uint64_t v,
+                      uint64_t off)
 {
-    shmc_t *s = c->coll_data;
-    if (s && s->state == 1 && c->rank == 0) {
-        /* the others may still be reading the last collective: wait (bounded) */
-        int late = 0;
-        for (int r = 0; r < c->size && !late; r++) {
-            for (unsigned long i = 0; __atomic_load_n(done(s, r), __ATOMIC_ACQUIRE) < s->seq; i++) {
-                if (i > 2000000UL) {
-                    late = 1;
-                    break;
-                }
-                unsigned idle = 0;
-                wh_progress_idle(&idle);
-            }
+    for (int r = 0; r < n; r++) {
+        for (unsigned long i = 0; __atomic_load_n(at(s, r), __ATOMIC_ACQUIRE) < v; i++) {
+            if (i > 2000000UL)
+                return;
+            unsigned idle = 0;
+            wh_progress_idle(&idle);
         }
-        if (!late)
-            wh_node_free(s->off); /* else leaked to the node heap rather than reused under a reader */
     }
+    wh_node_free(off);
+}
+
+static inline volatile uint64_t *bout(const shmc_t *s, int r);
+
+void wh_shmc_release(wh_comm_t *c, shmc_t *s)
+{
+    if (s->state == 1 && c->rank == 0)
+        free_when(s, c->size, done, s->seq, s->off);
+    if (s->bstate == 1 && c->rank == 0)
+        free_when(s, c->size, bout, s->bchunk, s->boff);
     free(s);
 }
 
@@ -165,7 +273,7 @@ int wh_shmc_barrier(wh_comm_t *c)
 {
     shmc_t *s = get(c);
     uint64_t k = ++s->seq;
-    __atomic_store_n(flag(s, c->rank), k, __ATOMIC_RELEASE);
+    post(flag(s, c->rank), k);
     wait_all(s, c->size, flag, k);
     __atomic_store_n(done(s, c->rank), k, __ATOMIC_RELEASE);
     return MPI_SUCCESS;
@@ -179,10 +287,10 @@ int wh_shmc_bcast(void *buf, size_t bytes, int root, wh_comm_t *c)
         if (k >= NCELL)
             wait_all(s, c->size, flag, k - NCELL + 1);
         memcpy(cell(s, root, k), buf, bytes);
-        __atomic_store_n(flag(s, root), k, __ATOMIC_RELEASE);
+        post(flag(s, root), k);
     } else {
-        __atomic_store_n(flag(s, c->rank), k, __ATOMIC_RELEASE);
-        wait_ge(flag(s, root), k);
+        post(flag(s, c->rank), k);
+        wait_ge(s, flag(s, root), k);
         memcpy(buf, cell(s, root, k), bytes);
     }
     __atomic_store_n(done(s, c->rank), k, __ATOMIC_RELEASE);
@@ -202,17 +310,188 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
     if (k >= NCELL)
         wait_all(s, n, flag, k - NCELL + 1);
     memcpy(cell(s, me, k), mine, bytes);
-    __atomic_store_n(flag(s, me), k, __ATOMIC_RELEASE);
+    post(flag(s, me), k);
     int rc = MPI_SUCCESS;
     if (root < 0 || me == root) {
-        wait_ge(flag(s, n - 1), k);
+        wait_ge(s, flag(s, n - 1), k);
         memcpy(rbuf, cell(s, n - 1, k), bytes);
         /* out = c0 op (c1 op (... op c(n-1))): rank order for non-commutative ops */
         for (int r = n - 2; r >= 0 && rc == MPI_SUCCESS; r--) {
-            wait_ge(flag(s, r), k);
+            wait_ge(s, flag(s, r), k);
             rc = wh_op_apply(op, cell(s, r, k), rbuf, (size_t)count, dth, dt);
         }
     }
     __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
+    return rc;
+}
+
+/* ---------- large messages (shm-large) ----------
+ * A second block, per rank: a step flag line (bflag), a line with the last
+ * chunk the rank finished reading (bout), and 2 cells of WHARF_COLL_SHM_CHUNK
+ * bytes.  A message goes in chunks of one cell; chunk t (counted over every
+ * large collective of c) uses cell t % 2, so the next chunk's copy-in
+ * overlaps this one's copy-out; a cell is written for chunk t once every
+ * bout >= t - 2.  bflag holds steps (bseq, every rank counts alike) that
+ * only grow; bout chunk numbers that only grow.
+ *   bcast: the root copies the chunk into its cell and raises its flag;
+ *          the others copy it out.
+ *   reduce/allreduce ("parallel slices"): everyone copies its chunk into
+ *          its cell; once all have, rank r combines slice r of all cells in
+ *          rank order into the last rank's cell; once all have, the result
+ *          is copied out of the last rank's cell (by everyone, or the root). */
+static inline volatile uint64_t *bflag(const shmc_t *s, int r)
+{
+    return (volatile uint64_t *)(s->bbase + (size_t)r * s->bstride);
+}
+static inline volatile uint64_t *bout(const shmc_t *s, int r)
+{
+    return (volatile uint64_t *)(s->bbase + (size_t)r * s->bstride + LINE);
+}
+static inline unsigned char *bcell(const shmc_t *s, int r, uint64_t t)
+{
+    return s->bbase + (size_t)r * s->bstride + 2 * LINE + (size_t)(t % 2) * s->bcell;
+}
+
+int wh_shmc_large_usable(wh_comm_t *c, size_t bytes, size_t elem)
+{
+    if (bytes <= wh_tun.coll_shm_max || wh_tun.coll_shm_chunk < LINE || elem > (wh_tun.coll_shm_chunk & ~(size_t)(LINE - 1)))
+        return 0;
+    shmc_t *s = get(c);
+    if (!s)
+        return 0;
+    if (__builtin_expect(s->bstate == 0, 0)) {
+        s->bstate = -1;
+        s->bcell = wh_tun.coll_shm_chunk & ~(size_t)(LINE - 1);
+        s->bstride = 2 * LINE + 2 * s->bcell;
+        if (block_alloc(c, (size_t)c->size * s->bstride, &s->boff, &s->bbase))
+            s->bstate = 1;
+    }
+    return s->bstate == 1;
+}
+
+/* the next chunk: its number, once its cell may be written */
+static uint64_t next_chunk(shmc_t *s, int n)
+{
+    uint64_t t = ++s->bchunk;
+    if (t > 2)
+        wait_all(s, n, bout, t - 2);
+    return t;
+}
+
+int wh_shmc_bcast_large(void *buf, size_t bytes, int root, wh_comm_t *c)
+{
+    shmc_t *s = get(c);
+    int n = c->size, me = c->rank;
+    for (size_t pos = 0; pos < bytes; pos += s->bcell) {
+        size_t len = bytes - pos < s->bcell ? bytes - pos : s->bcell;
+        uint64_t k = ++s->bseq;
+        if (me == root) {
+            uint64_t t = next_chunk(s, n);
+            memcpy(bcell(s, root, t), (char *)buf + pos, len);
+            post(bflag(s, root), k);
+            post(bout(s, me), t);
+        } else {
+            uint64_t t = ++s->bchunk; /* the root waits for readers, they need not wait for each other */
+            wait_ge(s, bflag(s, root), k);
+            memcpy((char *)buf + pos, bcell(s, root, t), len);
+            post(bout(s, me), t);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
+                         wh_op_t *op, int root, wh_comm_t *c)
+{
+    shmc_t *s = get(c);
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    size_t esz = dt->size, per = s->bcell / esz; /* elements per chunk */
+    const char *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    for (MPI_Count at = 0; at < count && rc == MPI_SUCCESS; at += (MPI_Count)per) {
+        size_t m = (size_t)(count - at) < per ? (size_t)(count - at) : per;
+        size_t pos = (size_t)at * esz;
+        uint64_t t = next_chunk(s, n), k1 = ++s->bseq, k2 = ++s->bseq;
+        memcpy(bcell(s, me, t), mine + pos, m * esz);
+        post(bflag(s, me), k1);
+        wait_all(s, n, bflag, k1);
+        /* my slice: elements [lo, hi) of the chunk */
+        size_t lo = m * (size_t)me / (size_t)n, hi = m * (size_t)(me + 1) / (size_t)n;
+        unsigned char *acc = bcell(s, n - 1, t) + lo * esz;
+        for (int r = n - 2; r >= 0 && rc == MPI_SUCCESS && hi > lo; r--)
+            rc = wh_op_apply(op, bcell(s, r, t) + lo * esz, acc, hi - lo, dth, dt);
+        post(bflag(s, me), k2);
+        if (root < 0 || me == root) {
+            wait_all(s, n, bflag, k2);
+            memcpy((char *)rbuf + pos, bcell(s, n - 1, t), m * esz);
+        }
+        post(bout(s, me), t);
+    }
+    return rc;
+}
+
+/* Allgather of blk bytes per rank: small blocks through the inline cells,
+ * larger ones in chunks through the large block.  Either side may be any
+ * datatype: a non-contiguous contribution is packed first, a non-contiguous
+ * result gathered packed and unpacked at the end (local choices only). */
+int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                      wh_dtype_t *rdt, wh_comm_t *c)
+{
+    shmc_t *s = get(c);
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    size_t blk = (size_t)rcount * rdt->size;
+    wh_dtype_t *byte = wh_coll_byte();
+    if (sbuf == MPI_IN_PLACE) {
+        sbuf = wh_coll_elt(rbuf, (MPI_Aint)me * rcount, rdt);
+        scount = rcount;
+        sdt = rdt;
+    }
+    const char *src;
+    char *dst, *stmp = NULL, *rtmp = NULL;
+    if (!wh_dtype_is_contig(sdt, (size_t)scount, sbuf, &src)) {
+        if (!(stmp = malloc(blk)))
+            return wh_coll_nomem("shared-memory allgather", blk);
+        if ((rc = wh_dtype_copy(sbuf, (size_t)scount, sdt, stmp, blk, byte)) != MPI_SUCCESS) {
+            free(stmp);
+            return rc;
+        }
+        src = stmp;
+    }
+    const char *rstart;
+    if (wh_dtype_is_contig(rdt, (size_t)rcount * (size_t)n, rbuf, &rstart)) {
+        dst = (char *)rstart;
+    } else if (!(dst = rtmp = malloc(blk * (size_t)n))) {
+        free(stmp);
+        return wh_coll_nomem("shared-memory allgather", blk * (size_t)n);
+    }
+    if (blk <= wh_tun.coll_shm_max) {
+        uint64_t k = ++s->seq;
+        if (k >= NCELL)
+            wait_all(s, n, flag, k - NCELL + 1);
+        memcpy(cell(s, me, k), src, blk);
+        post(flag(s, me), k);
+        for (int q = 0; q < n; q++) {
+            wait_ge(s, flag(s, q), k);
+            if (!(q == me && dst + (size_t)q * blk == src))
+                memcpy(dst + (size_t)q * blk, cell(s, q, k), blk);
+        }
+        __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
+    } else {
+        for (size_t pos = 0; pos < blk; pos += s->bcell) {
+            size_t len = blk - pos < s->bcell ? blk - pos : s->bcell;
+            uint64_t t = next_chunk(s, n), k = ++s->bseq;
+            memcpy(bcell(s, me, t), src + pos, len);
+            post(bflag(s, me), k);
+            for (int q = 0; q < n; q++) {
+                wait_ge(s, bflag(s, q), k);
+                if (!(q == me && dst + (size_t)q * blk == src))
+                    memcpy(dst + (size_t)q * blk + pos, bcell(s, q, t), len);
+            }
+            post(bout(s, me), t);
+        }
+    }
+    if (rtmp)
+        rc = wh_dtype_copy(rtmp, blk * (size_t)n, byte, rbuf, (size_t)rcount * (size_t)n, rdt);
+    free(stmp);
+    free(rtmp);
     return rc;
 }

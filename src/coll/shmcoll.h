@@ -12,4 +12,14 @@ int wh_shmc_bcast(void *buf, size_t bytes, int root, wh_comm_t *c);
 /* root < 0: allreduce.  Contiguous (count, dt) only. */
 int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
                    int root, wh_comm_t *c);
+/* Large messages (above WHARF_COLL_SHM_MAX) in chunks through a second
+ * block (set up on first use: collective, like wh_shmc_usable). */
+int wh_shmc_large_usable(wh_comm_t *c, size_t bytes, size_t elem); /* elem: bytes per element */
+int wh_shmc_bcast_large(void *buf, size_t bytes, int root, wh_comm_t *c);
+int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
+                         wh_op_t *op, int root, wh_comm_t *c);
+/* blk = rcount x rdt->size bytes per rank; small (wh_shmc_usable(c, blk))
+ * or large (wh_shmc_large_usable(c, blk, 1)); any datatypes */
+int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                      wh_dtype_t *rdt, wh_comm_t *c);
 #endif

@@ -73,6 +73,9 @@ int wh_comm_create_group(wh_comm_t *c, wh_group_t *g, int tag, wh_comm_t **out);
 int wh_comm_create_group_itag(wh_comm_t *c, wh_group_t *g, int itag, wh_comm_t **out);
 /* collective over c: a communicator of c's ranks 0..n-1 (NULL on the others) */
 int wh_comm_create_prefix(wh_comm_t *c, int n, wh_comm_t **out);
+/* node and leader sub-communicators of c for src/coll's hierarchical
+ * collectives (declared for src/coll in coll/cstate.h) */
+int wh_comm_node_split(wh_comm_t *c, const int *node_of, int nnodes, wh_comm_t **node, wh_comm_t **leaders);
 /* copy c's topology to n (dup) */
 int wh_topo_copy(const wh_comm_t *c, wh_comm_t *n);
 

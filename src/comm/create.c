@@ -1,5 +1,6 @@
 /* Intracommunicator constructors: dup, idup, split, create, create_group.
  * Each agrees on a context id (cid.c), then builds the object. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -275,4 +276,56 @@ int wh_comm_create_group_itag(wh_comm_t *c, wh_group_t *g, int itag, wh_comm_t *
     if (rc != MPI_SUCCESS)
         return rc;
     return wh_comm_make(c, n, g->wranks, g->rank, ctx, out);
+}
+
+/* The node and leader sub-communicators of src/coll's hierarchical
+ * collectives (coll/cstate.h): both context ids in one agreement over c;
+ * a rank that does not lead its node gives the leaders' id back. */
+int wh_comm_node_split(wh_comm_t *c, const int *node_of, int nnodes, wh_comm_t **node, wh_comm_t **leaders)
+{
+    *node = *leaders = NULL;
+    int n = c->size, mine = node_of[c->rank];
+    int *wr = malloc((size_t)(n + nnodes) * sizeof(int));
+    if (!wr)
+        return wh_error(MPI_ERR_NO_MEM, "out of memory splitting a communicator of %d ranks by node", n);
+    int *lw = wr + n, nn = 0, me = -1, nl = 0, lme = -1;
+    for (int r = 0; r < n; r++) {
+        if (node_of[r] == mine) {
+            if (r == c->rank)
+                me = nn;
+            wr[nn++] = wh_comm_wrank(c, r);
+        }
+        if (node_of[r] == nl) { /* the first rank of the next node: its leader */
+            if (r == c->rank)
+                lme = nl;
+            lw[nl++] = wh_comm_wrank(c, r);
+        }
+    }
+    wh_cid_spec_t s = spec_all(c, 1);
+    s.nids = 2;
+    uint32_t ctx[2] = {0, 0};
+    int rc = wh_cid_agree(&s, ctx);
+    if (rc == MPI_SUCCESS)
+        rc = wh_comm_make(c, nn, wr, me, ctx[0], node);
+    else
+        ctx[0] = ctx[1] = 0;
+    if (rc == MPI_SUCCESS && lme >= 0)
+        rc = wh_comm_make(c, nl, lw, lme, ctx[1], leaders);
+    else if (ctx[1])
+        wh_ctx_release(ctx[1]);
+    if (rc == MPI_SUCCESS) {
+        char of[64];
+        if (c->name[0])
+            snprintf(of, sizeof of, "%.48s", c->name);
+        else
+            snprintf(of, sizeof of, "comm %#x", (unsigned)c->obj.handle);
+        snprintf((*node)->name, sizeof (*node)->name, "node of %s", of);
+        if (*leaders)
+            snprintf((*leaders)->name, sizeof (*leaders)->name, "leaders of %s", of);
+    } else {
+        wh_comm_release(*node);
+        *node = NULL;
+    }
+    free(wr);
+    return rc;
 }

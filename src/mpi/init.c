@@ -201,6 +201,7 @@ static int runtime_down(void)
     wh_comm_t *world = wh_comm_get(MPI_COMM_WORLD);
     int rc = wh_barrier(world);
     wh_coord_report_counts();
+    wh_coll_finalize();
     wh_comm_finalize();
     wh_chans_finalize();
     wh_coord_finalize();

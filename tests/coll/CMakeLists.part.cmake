@@ -49,3 +49,60 @@ endforeach()
 foreach(np 2 3 4 5 8)
   wh_mpi_test(coll.shm.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c ${np})
 endforeach()
+# the same with small pipeline chunks (many chunks per message, ragged ends,
+# slices of a few elements) and with the large path off (p2p fallback)
+foreach(np 3 6)
+  wh_mpi_test(coll.shm_chunk.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c ${np})
+  foreach(v shm shmcopy net)
+    set_property(TEST mpi.coll.shm_chunk.np${np}.${v} APPEND PROPERTY ENVIRONMENT "WHARF_COLL_SHM_CHUNK=4160")
+  endforeach()
+endforeach()
+# waiters that sleep on the flags (futex) after one poll, and never
+foreach(mode on off)
+  wh_mpi_test(coll.shm_sleep_${mode}.np5 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c 5)
+  foreach(v shm shmcopy net)
+    set_property(TEST mpi.coll.shm_sleep_${mode}.np5.${v} APPEND PROPERTY ENVIRONMENT
+                 "WHARF_COLL_SLEEP=${mode}" "WHARF_COLL_SPIN=1")
+  endforeach()
+endforeach()
+wh_mpi_test(coll.shm_nolarge.np4 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c 4)
+foreach(v shm shmcopy net)
+  set_property(TEST mpi.coll.shm_nolarge.np4.${v} APPEND PROPERTY ENVIRONMENT "WHARF_COLL_SHM_CHUNK=0")
+endforeach()
+
+# Hierarchical collectives (src/coll/hier.c) over node groups emulated on one
+# machine: WHARF_LOCALITY=launcher and a WHARF_HOST_ID per rank computed from
+# PMI_RANK by a shell expression (contiguous "/2", interleaved "%2", uneven
+# "/3"), so each group has its own node region and the groups talk over the
+# network channel (over shm, shmcopy and net inside a group).
+# The same program on one node (flat algorithms) also defines the target.
+wh_mpi_test(coll.hier_flat.np5 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_hier.c 5 any)
+function(wh_hier_test NAME NPROCS GROUPEXPR)
+  foreach(v ${WH_CHANNEL_VARIANTS})
+    string(FIND "${v}" ":" colon)
+    string(SUBSTRING "${v}" 0 ${colon} vname)
+    math(EXPR colon "${colon} + 1")
+    string(SUBSTRING "${v}" ${colon} -1 venv)
+    string(REPLACE "," ";" venv "${venv}")
+    add_test(NAME mpi.${NAME}.${vname}
+             COMMAND ${WHARFRUN} -n ${NPROCS} --timeout 150 /bin/sh -c
+                     "WHARF_HOST_ID=$((PMI_RANK${GROUPEXPR})) exec \"$0\" \"$@\"" $<TARGET_FILE:mpit_coll_hier>)
+    set_tests_properties(mpi.${NAME}.${vname} PROPERTIES ENVIRONMENT "${venv};WHARF_LOCALITY=launcher"
+                         TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;${vname}" PROCESSORS ${NPROCS})
+  endforeach()
+endfunction()
+wh_hier_test(coll.hier.np4 4 "/2")
+wh_hier_test(coll.hier.np5 5 "%2")
+wh_hier_test(coll.hier.np6 6 "/3")
+wh_hier_test(coll.hier.np7 7 "%3")
+
+# A rank killed inside shared-memory collectives: the job ends cleanly,
+# nothing is left in the node directory.
+add_executable(mpit_coll_kill ${CMAKE_SOURCE_DIR}/tests/mpi/coll_kill.c)
+add_dependencies(mpit_coll_kill wh_headers)
+target_include_directories(mpit_coll_kill PRIVATE ${WH_INC})
+target_link_libraries(mpit_coll_kill PRIVATE mpi)
+set_target_properties(mpit_coll_kill PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/mpi)
+add_test(NAME coll.kill_in_shm
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/coll/coll_kill.py ${WHARFRUN} $<TARGET_FILE:mpit_coll_kill>)
+set_tests_properties(coll.kill_in_shm PROPERTIES TIMEOUT 200 LABELS "mpi;shm" PROCESSORS 4)

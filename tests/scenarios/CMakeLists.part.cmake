@@ -25,3 +25,26 @@ if(TARGET mpit_p2p_pingpong)
       SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 240)
   endforeach()
 endif()
+
+# Hierarchical collectives across two emulated hosts: correctness with real
+# values, and fewer messages between the hosts than the flat algorithms.
+# The target comes from tests/coll/CMakeLists.part.cmake (included before).
+if(TARGET mpit_coll_hier)
+  add_test(NAME scenarios.twohost.coll_hier
+    COMMAND ${Python3_EXECUTABLE} ${WH_SCENARIOS}/coll_hier.py ${WHARFRUN} $<TARGET_FILE:mpit_coll_hier>)
+  set_tests_properties(scenarios.twohost.coll_hier PROPERTIES
+    SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 400)
+endif()
+
+# Shared-memory collectives (small, large, sleeping waiters) between ranks in
+# different containers of one host: shared IPC, private PID namespaces (the
+# futex wake crosses them), a shared volume; isolated falls back to the net.
+if(TARGET mpit_coll_shm)
+  foreach(sc shared pidpriv volume isolated)
+    add_test(NAME scenarios.${sc}.coll_shm
+      COMMAND ${Python3_EXECUTABLE} ${WH_SCENARIOS}/wharfns.py run ${sc} -n 2 --wharfrun ${WHARFRUN}
+              --timeout 150 -- $<TARGET_FILE:mpit_coll_shm>)
+    set_tests_properties(scenarios.${sc}.coll_shm PROPERTIES ENVIRONMENT "WHARF_COLL_SLEEP=on;WHARF_COLL_SPIN=1"
+      SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 240)
+  endforeach()
+endif()
