@@ -48,15 +48,27 @@ int wh_bcast(void *buf, MPI_Count count, wh_dtype_t *dt, int root, wh_comm_t *c)
         wh_coll_count(c, WH_CK_BCAST, WH_CA_HIER);
         return rc ? rc : wh_hier_bcast(buf, count, dt, root, h);
     }
-    const char *start;
-    if (shm_contig(dt, count) && wh_shmc_usable(c, nbytes) && wh_dtype_is_contig(dt, (size_t)count, buf, &start)) {
-        wh_coll_count(c, WH_CK_BCAST, WH_CA_SHM);
-        return wh_shmc_bcast((void *)start, nbytes, root, c);
-    }
-    if (shm_contig(dt, count) && wh_shmc_large_usable(c, nbytes, 1) &&
-        wh_dtype_is_contig(dt, (size_t)count, buf, &start)) {
-        wh_coll_count(c, WH_CK_BCAST, WH_CA_SHM_LARGE);
-        return wh_shmc_bcast_large((void *)start, nbytes, root, c);
+    /* The path depends on the message size only: ranks may describe the same
+     * bytes with different layouts (root contiguous, the others strided), and
+     * all must take the same algorithm.  A non-contiguous side is packed or
+     * unpacked locally around the shared-memory bcast. */
+    int small = wh_shmc_usable(c, nbytes);
+    if (small || wh_shmc_large_usable(c, nbytes, 1)) {
+        wh_coll_count(c, WH_CK_BCAST, small ? WH_CA_SHM : WH_CA_SHM_LARGE);
+        const char *start;
+        char *tmp = NULL;
+        void *p;
+        if (shm_contig(dt, count) && wh_dtype_is_contig(dt, (size_t)count, buf, &start))
+            p = (void *)start;
+        else if (!(p = tmp = malloc(nbytes)))
+            return wh_error(MPI_ERR_NO_MEM, "out of memory packing a %zu-byte broadcast", nbytes);
+        rc = tmp && c->rank == root ? wh_dtype_pack(buf, (size_t)count, dt, 0, tmp, nbytes) : MPI_SUCCESS;
+        if (rc == MPI_SUCCESS)
+            rc = small ? wh_shmc_bcast(p, nbytes, root, c) : wh_shmc_bcast_large(p, nbytes, root, c);
+        if (rc == MPI_SUCCESS && tmp && c->rank != root)
+            rc = wh_dtype_unpack(buf, (size_t)count, dt, 0, tmp, nbytes);
+        free(tmp);
+        return rc;
     }
     wh_coll_count(c, WH_CK_BCAST, WH_CA_P2P);
     if (c->size > 2 && nbytes >= wh_tun.coll_bcast_long && nbytes >= (size_t)c->size)

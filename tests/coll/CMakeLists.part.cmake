@@ -106,3 +106,7 @@ set_target_properties(mpit_coll_kill PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE
 add_test(NAME coll.kill_in_shm
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/coll/coll_kill.py ${WHARFRUN} $<TARGET_FILE:mpit_coll_kill>)
 set_tests_properties(coll.kill_in_shm PROPERTIES TIMEOUT 200 LABELS "mpi;shm" PROCESSORS 4)
+# root and receivers with different layouts of the same bytes, across the shm switch points
+foreach(np 3 4)
+  wh_mpi_test(coll.bcast_layout.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_bcast_layout.c ${np})
+endforeach()
