@@ -184,6 +184,8 @@ typedef struct {
 #define MPI_C_COMPLEX             MPI_C_FLOAT_COMPLEX
 #define MPI_C_DOUBLE_COMPLEX      ((MPI_Datatype)0x4c001041)
 #define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c002042)
+/* MPICH extension: IEEE half precision (_Float16) */
+#define MPIX_C_FLOAT16 ((MPI_Datatype)0x4c000246)
 
 /* Address, offset and count types */
 #define MPI_AINT   ((MPI_Datatype)0x4c000843)
@@ -347,7 +349,7 @@ typedef struct {
 #define MPI_COMM_TYPE_SHARED          1
 #define MPI_COMM_TYPE_HW_GUIDED       2
 #define MPI_COMM_TYPE_HW_UNGUIDED     3
-#define MPI_COMM_TYPE_RESOURCE_GUIDED 5 /* [4.1]; 4 is MPICH's MPIX_COMM_TYPE_NEIGHBORHOOD */
+#define MPI_COMM_TYPE_RESOURCE_GUIDED 4 /* [4.1]; MPICH >= 4.1 (4.0 used 4 for MPIX_COMM_TYPE_NEIGHBORHOOD) */
 
 /* Predefined attribute keys: communicators */
 #define MPI_TAG_UB          0x64400001

@@ -14,6 +14,7 @@ typedef struct wh_group {
     int size;
     int rank;       /* my rank in the group or MPI_UNDEFINED */
     int *wranks;    /* group rank -> world rank */
+    int session;    /* MPI_Session it derives from (MPI_Group_from_session_pset), or 0 */
 } wh_group_t;
 
 /* ---------- error handlers ---------- */
@@ -54,6 +55,7 @@ typedef struct wh_comm {
     void *topo;            /* owned by src/comm: process topology, one allocation (free()d here) */
     const char *hw_resource; /* static string: mpi_hw_resource_type of a split_type result, or NULL */
     void *coll_data;       /* owned by src/coll: cached topology-aware state */
+    int session;           /* MPI_Session it derives from (its buffered-send buffer), or 0 */
 } wh_comm_t;
 
 static inline int wh_comm_wrank(const wh_comm_t *c, int r)

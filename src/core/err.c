@@ -360,7 +360,7 @@ int wh_err_remove(int v, int what)
         problem = "is an error class, not a code";
     else if (what == WH_ERR_RM_CLASS && d->ncodes)
         problem = "still has error codes attached";
-    else if (what == WH_ERR_RM_CODE && d->str) /* MPI-4.1: its string goes first */
+    else if (what != WH_ERR_RM_STRING && d->str) /* MPI-4.1: its string goes first */
         problem = "still has an error string (remove it with MPI_Remove_error_string first)";
     else if (what == WH_ERR_RM_STRING && !d->str)
         problem = "has no error string added with MPI_Add_error_string";

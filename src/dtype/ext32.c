@@ -40,7 +40,7 @@ static int members(wh_basic_t b, x32_t m[2])
     case WH_BT_WCHAR:
         m[0] = M(sizeof(wchar_t), 2, X_UINT);
         return 1;
-    case WH_BT_SHORT: case WH_BT_USHORT: case WH_BT_INT16: case WH_BT_UINT16:
+    case WH_BT_SHORT: case WH_BT_USHORT: case WH_BT_INT16: case WH_BT_UINT16: case WH_BT_FLOAT16:
         m[0] = M(2, 2, X_SWAP);
         return 1;
     case WH_BT_INT: case WH_BT_UINT: case WH_BT_INT32: case WH_BT_UINT32: case WH_BT_FLOAT:

@@ -58,6 +58,7 @@ static const predef_t plain[] = {
     P(MPI_C_COMPLEX, float _Complex, WH_BT_CFLOAT),
     P(MPI_C_DOUBLE_COMPLEX, double _Complex, WH_BT_CDOUBLE),
     P(MPI_C_LONG_DOUBLE_COMPLEX, long double _Complex, WH_BT_CLDOUBLE),
+    P(MPIX_C_FLOAT16, _Float16, WH_BT_FLOAT16),
     P(MPI_AINT, MPI_Aint, WH_BT_AINT),
     P(MPI_OFFSET, MPI_Offset, WH_BT_OFFSET),
     P(MPI_COUNT, MPI_Count, WH_BT_COUNT),

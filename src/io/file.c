@@ -287,9 +287,14 @@ int wh_file_set_view(wh_file_t *f, MPI_Offset disp, MPI_Datatype eh, MPI_Datatyp
         rc = wh_error(MPI_ERR_ARG, "negative displacement %lld", (long long)disp);
     else if (!datarep)
         rc = wh_error(MPI_ERR_ARG, "datarep is NULL");
-    else if (strcmp(datarep, "native") && strcmp(datarep, "internal"))
-        rc = wh_error(MPI_ERR_UNSUPPORTED_DATAREP, "data representation '%.64s' is not supported (only native and internal)",
-                      datarep);
+    const wh_datarep_t *drep = NULL;
+    if (rc == MPI_SUCCESS && strcmp(datarep, "native") && strcmp(datarep, "internal")) {
+        if (!(drep = wh_datarep_find(datarep)))
+            rc = wh_error(MPI_ERR_UNSUPPORTED_DATAREP, "data representation '%.64s' is not supported (native, internal "
+                          "and those registered with MPI_Register_datarep)", datarep);
+        else
+            rc = wh_datarep_check_view(drep, eh, et);
+    }
     WH_CHECK(wh_file_agree(f->comm, rc));
     if (disp == MPI_DISPLACEMENT_CURRENT) { /* sequential files: where the shared pointer is */
         MPI_Offset cur = 0;
@@ -307,6 +312,7 @@ int wh_file_set_view(wh_file_t *f, MPI_Offset disp, MPI_Datatype eh, MPI_Datatyp
     f->disp = disp;
     f->fp = 0;
     snprintf(f->datarep, sizeof f->datarep, "%s", datarep);
+    f->drep = drep;
     return wh_file_shfp_set_all(f, 0);
 }
 

@@ -15,6 +15,16 @@
 #include "core/core.h"
 #include "dtype/dtype.h"
 
+/* a data representation registered with MPI_Register_datarep(_c) (datarep.c) */
+typedef struct wh_datarep {
+    struct wh_datarep *next;
+    char name[MPI_MAX_DATAREP_STRING];
+    MPI_Datarep_conversion_function *read_fn, *write_fn;       /* MPI_Register_datarep */
+    MPI_Datarep_conversion_function_c *read_fn_c, *write_fn_c; /* MPI_Register_datarep_c */
+    MPI_Datarep_extent_function *extent_fn;
+    void *extra;
+} wh_datarep_t;
+
 typedef struct wh_file {
     wh_obj_t obj;
     int fd;
@@ -32,6 +42,7 @@ typedef struct wh_file {
     MPI_Datatype etype_h, ftype_h;
     wh_dtype_t *etype, *ftype;
     char datarep[MPI_MAX_DATAREP_STRING];
+    const wh_datarep_t *drep; /* a registered representation, or NULL (native, internal) */
     MPI_Offset fp;            /* individual file pointer, in etypes of the view */
     /* split collective in progress (MPI_File_*_begin/_end) */
     int split_active;
@@ -55,6 +66,15 @@ MPI_Errhandler *wh_file_default_errh(void);
 int wh_file_open(wh_comm_t *c, const char *name, int amode, MPI_Info info, wh_file_t **out);
 int wh_file_close(wh_file_t *f);
 int wh_file_delete(const char *name);
+/* datarep.c: register (name and functions from fns; MPI_ERR_DUP_DATAREP if taken), find by name
+ * (NULL if not registered), check a view's etype against it, convert count elements of dt at
+ * element position between userbuf and the file bytes filebuf (nothing without a function) */
+int wh_datarep_register(const char *name, const wh_datarep_t *fns);
+const wh_datarep_t *wh_datarep_find(const char *name);
+int wh_datarep_check_view(const wh_datarep_t *r, MPI_Datatype etype, const wh_dtype_t *et);
+int wh_datarep_convert(const wh_datarep_t *r, int write, void *userbuf, MPI_Datatype dt, MPI_Count count,
+                       void *filebuf, MPI_Offset position);
+void wh_datarep_finalize(void);
 int wh_file_set_view(wh_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype ftype, const char *datarep);
 int wh_file_set_size(wh_file_t *f, MPI_Offset size, int grow_only);
 int wh_file_size(wh_file_t *f, MPI_Offset *size);

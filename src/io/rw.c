@@ -70,6 +70,39 @@ static int lock_range(wh_file_t *f, int type)
     return MPI_SUCCESS;
 }
 
+/* Transfer through a user data representation's conversion functions, whole
+ * elements of dt at a time: memory <-> bounce (file representation, same
+ * extents: datarep.c) <-> file through the view. */
+static int rw_convert(wh_file_t *f, int write, size_t v, void *buf, MPI_Count count, const wh_dtype_t *dt, size_t n,
+                      size_t *bytes)
+{
+    size_t per = CHUNK / dt->size ? CHUNK / dt->size : 1;
+    char *bounce = malloc(per * dt->size);
+    if (!bounce)
+        return wh_error(MPI_ERR_NO_MEM, "out of memory for a %zu-byte conversion buffer", per * dt->size);
+    int rc = f->atomic ? lock_range(f, write ? F_WRLCK : F_RDLCK) : MPI_SUCCESS;
+    size_t done = 0;
+    for (MPI_Count at = 0; rc == MPI_SUCCESS && at < count;) {
+        size_t k = (size_t)(count - at) < per ? (size_t)(count - at) : per, len = k * dt->size, moved = 0;
+        if (write)
+            rc = wh_datarep_convert(f->drep, 1, buf, dt->obj.handle, (MPI_Count)k, bounce, at);
+        if (rc == MPI_SUCCESS)
+            rc = view_xfer(f, write, bounce, len, v + done, &moved);
+        k = moved / dt->size; /* a read may stop inside an element at the end of the file */
+        if (rc == MPI_SUCCESS && !write && k)
+            rc = wh_datarep_convert(f->drep, 0, buf, dt->obj.handle, (MPI_Count)k, bounce, at);
+        done += moved;
+        at += (MPI_Count)k;
+        if (moved < len)
+            break;
+    }
+    if (f->atomic)
+        lock_range(f, F_UNLCK);
+    free(bounce);
+    *bytes = done < n ? done : n;
+    return rc;
+}
+
 int wh_file_rw(wh_file_t *f, int write, MPI_Offset pos, void *buf, MPI_Count count, wh_dtype_t *dt, size_t *bytes)
 {
     *bytes = 0;
@@ -82,6 +115,9 @@ int wh_file_rw(wh_file_t *f, int write, MPI_Offset pos, void *buf, MPI_Count cou
         return MPI_SUCCESS;
     size_t v = (size_t)pos * f->etype->size;
     const char *start = NULL;
+    const wh_datarep_t *r = f->drep;
+    if (r && (write ? r->write_fn || r->write_fn_c : r->read_fn || r->read_fn_c))
+        return rw_convert(f, write, v, buf, count, dt, n, bytes);
     int contig = wh_dtype_is_contig(dt, (size_t)count, buf, &start);
     char *bounce = NULL;
     if (!contig && !(bounce = malloc(n < CHUNK ? n : CHUNK)))

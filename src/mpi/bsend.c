@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi/init.h"
 #include "mpi/reqapi.h"
 #include "proto/p2p.h"
 #include "util/log.h"
@@ -40,8 +41,9 @@ typedef struct wh_bbuf {
     char *base;           /* as attached */
     size_t size;
     wh_bblk_t *blocks;
-    wh_comm_t *comm;      /* NULL: the process buffer */
+    wh_comm_t *comm;      /* NULL: the process or a session buffer */
     uint32_t ctx;
+    int session;          /* session buffer: its MPI_Session (else 0) */
     struct wh_bbuf *next;
 } wh_bbuf_t;
 
@@ -56,6 +58,7 @@ typedef struct wh_bg {
 
 static wh_bbuf_t proc_buf;
 static wh_bbuf_t *comm_bufs;
+static wh_bbuf_t *session_bufs;
 static wh_bg_t *bg_head;
 
 static inline char *align_up(char *p)
@@ -207,12 +210,24 @@ static size_t largest_free(const wh_bbuf_t *b)
     return best > MPI_BSEND_OVERHEAD ? best - MPI_BSEND_OVERHEAD : 0;
 }
 
-/* The buffer a buffered send on c uses: c's own, else the process buffer. */
+static wh_bbuf_t *session_buf(int session)
+{
+    for (wh_bbuf_t *b = session_bufs; b; b = b->next)
+        if (b->session == session)
+            return b;
+    return NULL;
+}
+
+/* The buffer a buffered send on c uses: c's own, else that of the session c
+ * derives from, else the process buffer (MPI-4.1 section 3.6). */
 static wh_bbuf_t *buf_for(const wh_comm_t *c)
 {
     for (wh_bbuf_t *b = comm_bufs; b; b = b->next)
         if (b->comm == c && b->ctx == c->ctx)
             return b;
+    wh_bbuf_t *s;
+    if (c->session && (s = session_buf(c->session)) && s->attached)
+        return s;
     return proc_buf.attached ? &proc_buf : NULL;
 }
 
@@ -327,18 +342,24 @@ void wh_bsend_finalize(void)
 
 /* ---------- attach / detach / flush ---------- */
 
+/* raise on the session of a session buffer, else on c (NULL: the process) */
+static int braise(wh_comm_t *c, const wh_bbuf_t *b, const char *fname, int code)
+{
+    return b && b->session ? wh_session_raise(b->session, fname, code) : wh_p2p_raise(c, fname, code);
+}
+
 static int do_attach(const char *fname, wh_comm_t *c, wh_bbuf_t *b, void *buffer, MPI_Count size)
 {
     if (b->attached)
-        return wh_p2p_raise(c, fname,
+        return braise(c, b, fname,
                              wh_error(MPI_ERR_BUFFER, "a buffer (%s) is already attached%s; detach it first",
                                       b->automatic ? "MPI_BUFFER_AUTOMATIC" : "user memory",
                                       c ? " to this communicator" : ""));
     if (buffer != MPI_BUFFER_AUTOMATIC) {
         if (size < 0)
-            return wh_p2p_raise(c, fname, wh_error(MPI_ERR_ARG, "negative buffer size %lld", (long long)size));
+            return braise(c, b, fname, wh_error(MPI_ERR_ARG, "negative buffer size %lld", (long long)size));
         if (!buffer && size > 0)
-            return wh_p2p_raise(c, fname, wh_error(MPI_ERR_BUFFER, "buffer is NULL but size is %lld",
+            return braise(c, b, fname, wh_error(MPI_ERR_BUFFER, "buffer is NULL but size is %lld",
                                                     (long long)size));
     }
     b->attached = 1;
@@ -535,6 +556,110 @@ static int body_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
     if (rc != MPI_SUCCESS)
         return rc;
     return iflush("MPI_Comm_iflush_buffer", c, comm_buf(c), request);
+}
+
+/* ---------- per-session buffers (MPI-4.1) ---------- */
+
+static int session_attach(const char *fname, MPI_Session session, void *buffer, MPI_Count size)
+{
+    int rc = wh_session_check(fname, session);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    wh_bbuf_t *b = session_buf((int)session);
+    if (b)
+        return do_attach(fname, NULL, b, buffer, size); /* reports "already attached" */
+    if (!(b = calloc(1, sizeof *b)))
+        return wh_session_raise((int)session, fname, wh_error(MPI_ERR_NO_MEM, "out of memory"));
+    b->session = (int)session;
+    if ((rc = do_attach(fname, NULL, b, buffer, size)) != MPI_SUCCESS) {
+        free(b);
+        return rc;
+    }
+    b->next = session_bufs;
+    session_bufs = b;
+    return MPI_SUCCESS;
+}
+
+/* detach (waiting for its messages) and forget session's buffer, if any */
+static void session_drop(int session, void *buffer_addr, MPI_Count *size)
+{
+    wh_bbuf_t *b = session_buf(session);
+    void *dummy_addr;
+    MPI_Count dummy_size;
+    do_detach(b, buffer_addr ? buffer_addr : (void *)&dummy_addr, size ? size : &dummy_size);
+    if (!b)
+        return;
+    for (wh_bbuf_t **pp = &session_bufs; *pp; pp = &(*pp)->next)
+        if (*pp == b) {
+            *pp = b->next;
+            break;
+        }
+    for (wh_bg_t *g = bg_head; g; g = g->next)
+        if (g->owner == b)
+            g->owner = NULL;
+    free(b);
+}
+
+void wh_bsend_session_end(MPI_Session session)
+{
+    session_drop((int)session, NULL, NULL);
+}
+
+static int session_detach(const char *fname, MPI_Session session, void *buffer_addr, MPI_Count *size)
+{
+    int rc = wh_session_check(fname, session);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!buffer_addr || !size)
+        return wh_session_raise((int)session, fname, wh_error(MPI_ERR_ARG, "%s is NULL", !size ? "size" : "buffer_addr"));
+    session_drop((int)session, buffer_addr, size);
+    return MPI_SUCCESS;
+}
+
+static int body_Session_attach_buffer(const char *fname, MPI_Session session, void *buffer, MPI_Count size)
+{
+    return session_attach(fname, session, buffer, size);
+}
+
+static int body_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
+{
+    static const char fname[] = "MPI_Session_detach_buffer";
+    if (!size)
+        return wh_session_raise((int)session, fname, wh_error(MPI_ERR_ARG, "size is NULL"));
+    MPI_Count sz = 0;
+    int rc = session_detach(fname, session, buffer_addr, &sz);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (sz > 0x7fffffff)
+        return wh_session_raise((int)session, fname,
+                                wh_error(MPI_ERR_VALUE_TOO_LARGE, "detached buffer size %lld does not fit in an int "
+                                                                  "(use the _c variant)", (long long)sz));
+    *size = (int)sz;
+    return MPI_SUCCESS;
+}
+
+static int body_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
+{
+    return session_detach("MPI_Session_detach_buffer_c", session, buffer_addr, size);
+}
+
+static int body_Session_flush_buffer(MPI_Session session)
+{
+    int rc = wh_session_check("MPI_Session_flush_buffer", session);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    wh_bbuf_t *b = session_buf((int)session);
+    if (b && b->attached)
+        buf_drain(b);
+    return MPI_SUCCESS;
+}
+
+static int body_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
+{
+    int rc = wh_session_check("MPI_Session_iflush_buffer", session);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return iflush("MPI_Session_iflush_buffer", NULL, session_buf((int)session), request);
 }
 
 #include "entry/bsend.h"

@@ -57,7 +57,8 @@ int wh_collchk_buf(const char *fname, wh_comm_t *c, const void *buf, MPI_Count c
     if (__builtin_expect(buf == MPI_IN_PLACE, 0))
         return wh_raise_comm(c, fname,
                              wh_error(MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed as %s of %s on this rank", bname, fname));
-    /* MPI_BOTTOM (NULL) is legal with a derived type holding absolute addresses */
+    /* MPI_BOTTOM (NULL) is legal with a derived type holding absolute addresses; the v/w
+     * variants pass count 0 for a NULL buffer: their displacements may be absolute addresses */
     if (__builtin_expect(!buf && count > 0 && dt->size && (dt->predefined || dt->true_lb == 0), 0))
         return wh_raise_comm(c, fname,
                              wh_error(MPI_ERR_BUFFER, "%s is NULL but %s is %lld", bname, cname, (long long)count));
@@ -271,7 +272,7 @@ static int gatherv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, con
         MPI_Count maxc = 0;
         for (int i = 0; i < c->size; i++)
             maxc = rcounts[i] > maxc ? rcounts[i] : maxc;
-        if ((rc = wh_collchk_buf(fname, c, rbuf, maxc, rtype, &rdt, "recvcounts", "recvbuf")))
+        if ((rc = wh_collchk_buf(fname, c, rbuf, rbuf ? maxc : 0, rtype, &rdt, "recvcounts", "recvbuf")))
             return rc;
         if (sbuf != MPI_IN_PLACE && sbuf && rcounts[root] > 0 && rdt->size && sbuf == elt(rbuf, displs[root], rdt))
             return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
@@ -390,7 +391,7 @@ static int scatterv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, co
         MPI_Count maxc = 0;
         for (int i = 0; i < c->size; i++)
             maxc = scounts[i] > maxc ? scounts[i] : maxc;
-        if ((rc = wh_collchk_buf(fname, c, sbuf, maxc, stype, &sdt, "sendcounts", "sendbuf")))
+        if ((rc = wh_collchk_buf(fname, c, sbuf, sbuf ? maxc : 0, stype, &sdt, "sendcounts", "sendbuf")))
             return rc;
         if (rbuf != MPI_IN_PLACE && rbuf && scounts[root] > 0 && sdt->size && rbuf == elt(sbuf, displs[root], sdt))
             return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);
@@ -509,7 +510,7 @@ static int allgatherv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, 
     MPI_Count maxc = 0;
     for (int i = 0; i < c->size; i++)
         maxc = rcounts[i] > maxc ? rcounts[i] : maxc;
-    if ((rc = wh_collchk_buf(fname, c, rbuf, maxc, rtype, &rdt, "recvcounts", "recvbuf")))
+    if ((rc = wh_collchk_buf(fname, c, rbuf, rbuf ? maxc : 0, rtype, &rdt, "recvcounts", "recvbuf")))
         return rc;
     if (sbuf != MPI_IN_PLACE && sbuf && rcounts[c->rank] > 0 && rdt->size && sbuf == elt(rbuf, displs[c->rank], rdt))
         return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);

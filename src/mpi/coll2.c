@@ -58,14 +58,14 @@ static int alltoallv_impl(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, c
     if (sbuf != MPI_IN_PLACE) {
         if ((rc = wh_collchk_counts(fname, c, scounts, n, "sendcounts")) ||
             (rc = wh_collchk_ptr(fname, c, sdispls, "sdispls")) ||
-            (rc = wh_collchk_buf(fname, c, sbuf, max_count(scounts, n), stype, &sdt, "sendcounts", "sendbuf")))
+            (rc = wh_collchk_buf(fname, c, sbuf, sbuf ? max_count(scounts, n) : 0, stype, &sdt, "sendcounts", "sendbuf")))
             return rc;
     }
     if ((rc = wh_collchk_counts(fname, c, rcounts, n, "recvcounts")) ||
         (rc = wh_collchk_ptr(fname, c, rdispls, "rdispls")))
         return rc;
     MPI_Count rmax = max_count(rcounts, n);
-    if ((rc = wh_collchk_buf(fname, c, rbuf, rmax, rtype, &rdt, "recvcounts", "recvbuf")))
+    if ((rc = wh_collchk_buf(fname, c, rbuf, rbuf ? rmax : 0, rtype, &rdt, "recvcounts", "recvbuf")))
         return rc;
     if (sbuf && sbuf == rbuf && rmax > 0 && rdt->size)
         return wh_collchk_buffer_error(fname, c, WH_ALIAS_MSG);

@@ -80,7 +80,7 @@ static int check_blocks(const char *fname, wh_comm_t *c, const void *buf, int n,
     MPI_Count maxc = 0;
     for (int i = 0; i < n; i++)
         maxc = counts[i] > maxc ? counts[i] : maxc;
-    return wh_collchk_buf(fname, c, buf, maxc, dth, dtp, cname, bname);
+    return wh_collchk_buf(fname, c, buf, buf ? maxc : 0, dth, dtp, cname, bname);
 }
 
 int wh_mci_barrier(const char *fname, const wh_nbc_t *nb, wh_comm_t *c)

@@ -110,6 +110,7 @@ static int body_Comm_create_from_group(MPI_Group group, const char *stringtag, M
     if ((rc = wh_comm_create_group_itag(wh_comm_get(MPI_COMM_WORLD), g, WH_TAG_FROMGROUPS(tag_hash(stringtag)), &n)))
         return fail(NULL, fname, rc);
     give_errh(n, errhandler);
+    n->session = g->session;
     *newcomm = n->obj.handle;
     return MPI_SUCCESS;
 }
@@ -139,6 +140,7 @@ static int body_Intercomm_create_from_groups(MPI_Group local_group, int local_le
     if (rc)
         return fail(NULL, fname, rc);
     give_errh(n, errhandler);
+    n->session = lg->session;
     *newintercomm = n->obj.handle;
     return MPI_SUCCESS;
 }

@@ -177,11 +177,42 @@ static int body_File_get_type_extent(const char *fname, int large, MPI_File fh, 
     wh_dtype_t *t = wh_dtype_get(datatype);
     if (!t)
         return wh_raise_file(f, fname, wh_error(MPI_ERR_TYPE, "datatype 0x%x is not valid", (unsigned)datatype));
-    if (large) /* "native" and "internal": the memory extent */
-        *extent_c = t->extent;
+    MPI_Aint ext = t->extent; /* "native" and "internal": the memory extent */
+    if (f->drep && t->predefined) {
+        int rc = f->drep->extent_fn(datatype, &ext, f->drep->extra);
+        if (rc != MPI_SUCCESS)
+            return wh_raise_file(f, fname, wh_error(rc, "the extent function of data representation '%s' "
+                                                        "returned %d", f->drep->name, rc));
+    }
+    if (large)
+        *extent_c = ext;
     else
-        *extent = t->extent;
+        *extent = ext;
     return MPI_SUCCESS;
+}
+
+static int register_datarep(const char *fname, const char *datarep, const wh_datarep_t *fns)
+{
+    int rc = wh_datarep_register(datarep, fns);
+    return rc == MPI_SUCCESS ? rc : wh_raise_file(NULL, fname, rc);
+}
+
+static int body_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                                 MPI_Datarep_conversion_function *write_conversion_fn,
+                                 MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+    wh_datarep_t fns = {.read_fn = read_conversion_fn, .write_fn = write_conversion_fn,
+                        .extent_fn = dtype_file_extent_fn, .extra = extra_state};
+    return register_datarep("MPI_Register_datarep", datarep, &fns);
+}
+
+static int body_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn,
+                                   MPI_Datarep_conversion_function_c *write_conversion_fn,
+                                   MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+    wh_datarep_t fns = {.read_fn_c = read_conversion_fn, .write_fn_c = write_conversion_fn,
+                        .extent_fn = dtype_file_extent_fn, .extra = extra_state};
+    return register_datarep("MPI_Register_datarep_c", datarep, &fns);
 }
 
 static int body_File_set_atomicity(MPI_File fh, int flag)

@@ -38,11 +38,13 @@ static int *pos_map(const wh_group_t *g)
 }
 
 /* hand a new group (list of world ranks) to the user */
-static int give(const char *fname, int n, const int *wranks, MPI_Group *out)
+static int give(const char *fname, const wh_group_t *from, int n, const int *wranks, MPI_Group *out)
 {
     wh_group_t *g = wh_group_new(n, wranks);
     if (!g)
         return no_mem(fname);
+    if (g->size) /* not MPI_GROUP_EMPTY: a group made from a session's group belongs to that session */
+        g->session = from->session;
     *out = g->obj.handle;
     return MPI_SUCCESS;
 }
@@ -173,7 +175,7 @@ static int set_op(const char *fname, int op, MPI_Group group1, MPI_Group group2,
             if (inb[b->wranks[i]] < 0)
                 out[n++] = b->wranks[i];
     }
-    rc = give(fname, n, out, newgroup);
+    rc = give(fname, a, n, out, newgroup);
     free(inb);
     free(out);
     return rc;
@@ -240,7 +242,7 @@ static int incl_excl(const char *fname, int excl, MPI_Group group, int n, const 
             for (int i = 0; i < n; i++)
                 out[m++] = g->wranks[ranks[i]];
         }
-        rc = give(fname, m, out, newgroup);
+        rc = give(fname, g, m, out, newgroup);
     }
     free(sel);
     free(out);
@@ -311,7 +313,7 @@ static int range_incl_excl(const char *fname, int excl, MPI_Group group, int n, 
         for (int i = 0; i < cnt; i++)
             out[m++] = g->wranks[list[i]];
     }
-    rc = give(fname, m, out, newgroup);
+    rc = give(fname, g, m, out, newgroup);
 done:
     free(list);
     free(sel);

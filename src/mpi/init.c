@@ -18,6 +18,7 @@
 #include "core/cs.h"
 #include "mpi/init.h"
 #include "mpi/reqapi.h"
+#include "io/io.h"
 #include "op/op.h"
 #include "pmi/pmi.h"
 #include "proto/proto.h"
@@ -193,6 +194,7 @@ static int runtime_up(void)
 static int runtime_down(void)
 {
     wh_rma_finalize();
+    wh_datarep_finalize();
     /* flush queued control traffic (e.g. rendezvous FINs) before leaving */
     unsigned idle = 0;
     for (long i = 0; wh_pending_count() && i < 100000000L; i++)

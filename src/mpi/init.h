@@ -12,6 +12,12 @@ void wh_comm_finalize(void);
 int wh_runtime_acquire(int required, int *provided);
 int wh_runtime_release(void);
 int wh_world_state(void); /* 0 before MPI_Init, 1 initialized, 2 finalized */
+/* src/mpi/session.c: MPI_SUCCESS if h is a live session, else the raised error */
+int wh_session_check(const char *fname, MPI_Session h);
+/* raise code on session h's error handler (MPI_ERRORS_ARE_FATAL's path if h is not a session) */
+int wh_session_raise(int h, const char *fname, int code);
+/* src/mpi/bsend.c: MPI_Session_finalize detaches the session's buffer (waiting for its messages) */
+void wh_bsend_session_end(MPI_Session session);
 /* implemented by src/proto/send.c */
 int wh_pending_count(void);
 #endif

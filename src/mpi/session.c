@@ -207,6 +207,7 @@ static int body_Session_finalize(MPI_Session *session)
     int rc = chk_session(fname, *session, &s);
     if (rc)
         return rc;
+    wh_bsend_session_end(*session);
     if (s->info != MPI_INFO_NULL)
         PMPI_Info_free(&s->info);
     set_errh(s, MPI_ERRORS_ARE_FATAL);
@@ -214,6 +215,18 @@ static int body_Session_finalize(MPI_Session *session)
         wh_tab_free(&session_tab, s);
     *session = MPI_SESSION_NULL;
     return wh_runtime_release();
+}
+
+int wh_session_raise(int h, const char *fname, int code)
+{
+    wh_session_t *s = session_get((MPI_Session)h);
+    return s ? raise_s(s, fname, code) : wh_raise_comm(NULL, fname, code);
+}
+
+int wh_session_check(const char *fname, MPI_Session h)
+{
+    wh_session_t *s;
+    return chk_session(fname, h, &s);
 }
 
 /* ---------- process sets ---------- */
@@ -295,6 +308,8 @@ static int body_Group_from_session_pset(MPI_Session session, const char *pset_na
     free(w);
     if (!g)
         return raise_s(s, fname, wh_error(MPI_ERR_NO_MEM, "out of memory creating a group"));
+    if (g->size)
+        g->session = session;
     *newgroup = g->obj.handle;
     return MPI_SUCCESS;
 }

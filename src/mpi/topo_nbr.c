@@ -45,7 +45,7 @@ static int side_blocks(const char *fname, wh_comm_t *c, const nbr_side_t *s, int
         return rc;
     for (int i = 0; i < n; i++) {
         MPI_Count cnt = s->vec ? s->counts[i] : s->count;
-        if (s->vec && (rc = wh_collchk_buf(fname, c, s->buf, cnt, s->types ? s->types[i] : s->type, &dt, s->cname,
+        if (s->vec && (rc = wh_collchk_buf(fname, c, s->buf, s->buf ? cnt : 0, s->types ? s->types[i] : s->type, &dt, s->cname,
                                            s->bname)))
             return rc;
         char *p = (char *)s->buf;

@@ -300,6 +300,12 @@ static int body_Win_set_name(MPI_Win win, const char *win_name)
 
 static int body_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
+    if (win == MPI_WIN_NULL) { /* MPI-4.1: the null handle has a name too */
+        CHK_PTR_W(NULL, "MPI_Win_get_name", win_name, "win_name");
+        CHK_PTR_W(NULL, "MPI_Win_get_name", resultlen, "resultlen");
+        *resultlen = snprintf(win_name, MPI_MAX_OBJECT_NAME, "MPI_WIN_NULL");
+        return MPI_SUCCESS;
+    }
     wh_win_t *w;
     int rc = wh_win_arg("MPI_Win_get_name", win, &w);
     if (rc)

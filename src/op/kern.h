@@ -12,6 +12,7 @@ enum wh_opk_kind {
     WH_K_I8, WH_K_U8, WH_K_I16, WH_K_U16, WH_K_I32, WH_K_U32, WH_K_I64, WH_K_U64,
     WH_K_F32, WH_K_F64, WH_K_F80,   /* float, double, long double */
     WH_K_F128,                      /* IEEE quad (Fortran REAL*16) */
+    WH_K_F16,                       /* IEEE half (_Float16, MPIX_C_FLOAT16) */
     WH_K_C32, WH_K_C64, WH_K_C80,   /* float/double/long double _Complex */
     WH_K_C128,                      /* COMPLEX*32: two IEEE quads */
     /* value-index pairs (MINLOC/MAXLOC) */

@@ -55,6 +55,9 @@ WH_K_ARITH(f80, long double, long double)
 WH_K_LOGIC(f32, float)
 WH_K_LOGIC(f64, double)
 WH_K_LOGIC(f80, long double)
+/* half precision: arithmetic in float, rounded once per element (as MPICH does) */
+WH_K_ARITH(f16, _Float16, float)
+WH_K_LOGIC(f16, _Float16)
 
 /* complex: SUM and PROD only */
 #define WH_K_CPLX(tn, T)                                                                          \
@@ -127,6 +130,7 @@ wh_opk_fn *const wh_opk_table[WH_OPI_COUNT][WH_K_COUNT] = {
     WH_E_FLOAT(WH_K_F32, f32),
     WH_E_FLOAT(WH_K_F64, f64),
     WH_E_FLOAT(WH_K_F80, f80),
+    WH_E_FLOAT(WH_K_F16, f16),
     WH_E_CPLX(WH_K_C32, c32),
     WH_E_CPLX(WH_K_C64, c64),
     WH_E_CPLX(WH_K_C80, c80),
@@ -149,7 +153,7 @@ wh_opk_fn *const wh_opk_table[WH_OPI_COUNT][WH_K_COUNT] = {
 #define WH_KIND_TYPES(M)                                                                          \
     M(WH_K_I8, int8_t), M(WH_K_U8, uint8_t), M(WH_K_I16, int16_t), M(WH_K_U16, uint16_t),         \
         M(WH_K_I32, int32_t), M(WH_K_U32, uint32_t), M(WH_K_I64, int64_t), M(WH_K_U64, uint64_t), \
-        M(WH_K_F32, float), M(WH_K_F64, double), M(WH_K_F80, long double),                        \
+        M(WH_K_F32, float), M(WH_K_F64, double), M(WH_K_F80, long double), M(WH_K_F16, _Float16), \
         M(WH_K_C32, float _Complex), M(WH_K_C64, double _Complex),                                \
         M(WH_K_C80, long double _Complex), M(WH_K_FLOAT_INT, wh_pair_float_int_t),                \
         M(WH_K_DOUBLE_INT, wh_pair_double_int_t), M(WH_K_LONG_INT, wh_pair_long_int_t),           \
@@ -176,7 +180,7 @@ const unsigned char wh_opk_align[WH_K_COUNT] = {
 const unsigned char wh_opk_dsize[WH_K_COUNT] = {
     WH_DS(WH_K_I8, int8_t), WH_DS(WH_K_U8, uint8_t), WH_DS(WH_K_I16, int16_t), WH_DS(WH_K_U16, uint16_t),
     WH_DS(WH_K_I32, int32_t), WH_DS(WH_K_U32, uint32_t), WH_DS(WH_K_I64, int64_t), WH_DS(WH_K_U64, uint64_t),
-    WH_DS(WH_K_F32, float), WH_DS(WH_K_F64, double), WH_DS(WH_K_F80, long double),
+    WH_DS(WH_K_F32, float), WH_DS(WH_K_F64, double), WH_DS(WH_K_F80, long double), WH_DS(WH_K_F16, _Float16),
     WH_DS(WH_K_C32, float _Complex), WH_DS(WH_K_C64, double _Complex), WH_DS(WH_K_C80, long double _Complex),
 #ifdef WH_HAVE_F128
     WH_DS(WH_K_F128, __float128), WH_DS(WH_K_C128, wh_c128_t),

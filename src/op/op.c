@@ -133,6 +133,7 @@ static int class_of_handle(int h, wh_tclass_t *out)
     case MPI_DOUBLE_PRECISION: *out = WH_C(WH_K_F64, WH_G_FLOAT); return 1;
     case MPI_REAL4: *out = WH_C(WH_K_F32, WH_G_FLOAT); return 1;
     case MPI_REAL8: *out = WH_C(WH_K_F64, WH_G_FLOAT); return 1;
+    case MPIX_C_FLOAT16: *out = WH_C(WH_K_F16, WH_G_FLOAT); return 1;
 #ifdef __SIZEOF_FLOAT128__
     case MPI_REAL16: *out = WH_C(WH_K_F128, WH_G_FLOAT); return 1;
 #endif
@@ -205,6 +206,7 @@ static wh_tclass_t class_of_basic(wh_basic_t b)
     case WH_BT_FLOAT: return WH_C(WH_K_F32, WH_G_FLOAT);
     case WH_BT_DOUBLE: return WH_C(WH_K_F64, WH_G_FLOAT);
     case WH_BT_LDOUBLE: return WH_C(WH_K_F80, WH_G_FLOAT);
+    case WH_BT_FLOAT16: return WH_C(WH_K_F16, WH_G_FLOAT);
     case WH_BT_BOOL: return WH_C(WH_K_U8, WH_G_LOGICAL);
     case WH_BT_CFLOAT: return WH_C(WH_K_C32, WH_G_COMPLEX);
     case WH_BT_CDOUBLE: return WH_C(WH_K_C64, WH_G_COMPLEX);
