@@ -567,6 +567,87 @@ int wh_pmi_get(const char *key, char *val, size_t vallen)
     return 0;
 }
 
+/* ---- name service ---- */
+
+/* local (singleton) names live in the local KVS under a key no put can name */
+static int wh_pmi_name_key(const char *service, char *key, size_t cap)
+{
+    int n = snprintf(key, cap, " name %s", service);
+    return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+static int wh_pmi_name_cmd(const char *cmd, const char *result, const char *service, const char *port)
+{
+    char es[2 * 1024 + 1], ep[2 * 1024 + 1];
+    if (!service || strlen(service) >= 1024 || wh_pmi_escape(service, es, sizeof es) < 0 ||
+        (port && (strlen(port) >= 1024 || wh_pmi_escape(port, ep, sizeof ep) < 0)))
+        return wh_pmi_fail("service name or port too long"), 1;
+    int rc;
+    if ((port ? wh_pmi_send("cmd=%s service=%s port=%s\n", cmd, es, ep)
+              : wh_pmi_send("cmd=%s service=%s\n", cmd, es)) != 0 ||
+        wh_pmi_expect(result, &rc) != 0)
+        return -1;
+    if (rc != 0) {
+        const char *m = wh_pmi_val(&wh_pmi_reply, "msg");
+        wh_pmi_fail("%.128s", m ? m : "refused by the PMI server");
+        return 1;
+    }
+    return 0;
+}
+
+int wh_pmi_publish(const char *service, const char *port)
+{
+    if (wh_pmi_ready() != 0)
+        return -1;
+    if (wh_pmi.mode != WH_PMI_SINGLETON)
+        return wh_pmi_name_cmd("publish_name", "publish_result", service, port);
+    char key[1100];
+    if (wh_pmi_name_key(service, key, sizeof key) != 0)
+        return wh_pmi_fail("service name too long"), 1;
+    wh_pmi_kv_t *kv = wh_pmi_local_find(key);
+    if (kv && kv->val[0])
+        return wh_pmi_fail("service '%.64s' is already published", service), 1;
+    return wh_pmi_local_put(key, port) == 0 ? 0 : -1;
+}
+
+int wh_pmi_unpublish(const char *service)
+{
+    if (wh_pmi_ready() != 0)
+        return -1;
+    if (wh_pmi.mode != WH_PMI_SINGLETON)
+        return wh_pmi_name_cmd("unpublish_name", "unpublish_result", service, NULL);
+    char key[1100];
+    wh_pmi_kv_t *kv = wh_pmi_name_key(service, key, sizeof key) == 0 ? wh_pmi_local_find(key) : NULL;
+    if (!kv || !kv->val[0])
+        return wh_pmi_fail("service '%.64s' is not published", service), 1;
+    kv->val[0] = '\0';
+    return 0;
+}
+
+int wh_pmi_lookup(const char *service, char *port, size_t portlen)
+{
+    if (wh_pmi_ready() != 0)
+        return -1;
+    const char *v;
+    if (wh_pmi.mode != WH_PMI_SINGLETON) {
+        int rc = wh_pmi_name_cmd("lookup_name", "lookup_result", service, NULL);
+        if (rc != 0)
+            return rc;
+        if (!(v = wh_pmi_val(&wh_pmi_reply, "port")))
+            return wh_pmi_fail("lookup_result without a port"), -1;
+    } else {
+        char key[1100];
+        wh_pmi_kv_t *kv = wh_pmi_name_key(service, key, sizeof key) == 0 ? wh_pmi_local_find(key) : NULL;
+        if (!kv || !kv->val[0])
+            return wh_pmi_fail("service '%.64s' is not published", service), 1;
+        v = kv->val;
+    }
+    if (strlen(v) >= portlen)
+        return wh_pmi_fail("published port of '%.64s' is too long", service), 1;
+    snprintf(port, portlen, "%s", v);
+    return 0;
+}
+
 #define WH_PMI_WINDOW 32 /* requests in flight: ~2.5 KB, below any socket buffer */
 
 /* One get_result: 0, 1 when the key is missing or too long for vallen (val

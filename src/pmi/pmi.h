@@ -36,6 +36,15 @@ int wh_pmi_get(const char *key, char *val, size_t vallen);
  * still filled in, the missing ones are "". */
 int wh_pmi_get_ranks(const char *prefix, int n, int skip, char *vals, size_t stride);
 int wh_pmi_barrier(void); /* commits puts and waits for all ranks */
+/* Name service (MPI_Publish_name/Lookup_name/Unpublish_name; PMI-1's
+ * publish_name/unpublish_name/lookup_name commands, answered by wharfrun and
+ * hydra; a singleton keeps its names locally).  Service names and ports are
+ * any text without newlines, shorter than wh_pmi_max_vallen().  0 on success,
+ * 1 when the server refused (name already published / not published / not
+ * found: wh_pmi_error() has its message), -1 when the connection failed. */
+int wh_pmi_publish(const char *service, const char *port);
+int wh_pmi_unpublish(const char *service);
+int wh_pmi_lookup(const char *service, char *port, size_t portlen);
 /* Tells the launcher (cmd=abort exitcode=code message=msg; msg may be NULL)
  * and waits up to 10 s to be killed, then exits with code (1 if code is a
  * multiple of 256).  Does not return. */

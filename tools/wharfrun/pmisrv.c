@@ -227,13 +227,39 @@ static int wr_cmd_finalize(wr_pmi_ctx_t *c)
     return wr_pmi_reply(c, c->rank, "cmd=finalize_ack rc=0\n");
 }
 
-static int wr_cmd_unsupported(wr_pmi_ctx_t *c)
+/* Name service: published names live in the KVS under " name SERVICE" (a
+ * key no cmd=put can name: keys on the wire have no spaces); unpublishing
+ * empties the value. */
+static int wr_cmd_names(wr_pmi_ctx_t *c)
 {
-    const char *cmd = wh_pmi_val(c->m, "cmd");
-    const char *res = !strcmp(cmd, "publish_name")     ? "publish_result"
-                      : !strcmp(cmd, "unpublish_name") ? "unpublish_result"
-                                                       : "lookup_result";
-    return wr_pmi_reply(c, c->rank, "cmd=%s rc=-1 msg=not_supported_by_wharfrun\n", res);
+    const char *cmd = wh_pmi_val(c->m, "cmd"), *svc = wh_pmi_val(c->m, "service"), *port = wh_pmi_val(c->m, "port");
+    int pub = !strcmp(cmd, "publish_name"), unpub = !strcmp(cmd, "unpublish_name");
+    const char *res = pub ? "publish_result" : unpub ? "unpublish_result" : "lookup_result";
+    char key[WR_PMI_KEYLEN_MAX];
+    if (!svc || (pub && !port))
+        return wr_pmi_fail(c, "cmd=%s without service%s", cmd, pub ? " or port" : "");
+    int n = snprintf(key, sizeof key, " name %s", svc);
+    if (n < 0 || (size_t)n >= sizeof key || (pub && strlen(port) >= WR_PMI_VALLEN_MAX))
+        return wr_pmi_reply(c, c->rank, "cmd=%s rc=-1 msg=service_name_or_port_too_long\n", res);
+    wr_pmi_kv_t *kv = wr_kv_find(c->s, key);
+    int live = kv && kv->val[0];
+    if (pub) {
+        if (live)
+            return wr_pmi_reply(c, c->rank, "cmd=%s rc=-1 msg=service_already_published\n", res);
+        if (wr_kv_put(c->s, key, port) != 0)
+            return wr_pmi_reply(c, c->rank, "cmd=%s rc=-1 msg=name_space_full\n", res);
+        return wr_pmi_reply(c, c->rank, "cmd=%s rc=0 msg=success\n", res);
+    }
+    if (!live)
+        return wr_pmi_reply(c, c->rank, "cmd=%s rc=-1 msg=service_not_published\n", res);
+    if (unpub) {
+        kv->val[0] = '\0';
+        return wr_pmi_reply(c, c->rank, "cmd=%s rc=0 msg=success\n", res);
+    }
+    char esc[2 * WR_PMI_VALLEN_MAX + 1];
+    if (wh_pmi_escape(kv->val, esc, sizeof esc) < 0)
+        return wr_pmi_fail(c, "stored port does not fit a reply");
+    return wr_pmi_reply(c, c->rank, "cmd=%s rc=0 msg=success port=%s\n", res, esc);
 }
 
 static int wr_cmd_initack_again(wr_pmi_ctx_t *c)
@@ -259,9 +285,9 @@ static const wr_pmi_cmd_t wr_pmi_cmds[] = {
     {.name = "barrier_in", .fn = wr_cmd_barrier, .need_init = 1},
     {.name = "abort", .fn = wr_cmd_abort, .need_init = 0},
     {.name = "finalize", .fn = wr_cmd_finalize, .need_init = 1},
-    {.name = "publish_name", .fn = wr_cmd_unsupported, .need_init = 1},
-    {.name = "unpublish_name", .fn = wr_cmd_unsupported, .need_init = 1},
-    {.name = "lookup_name", .fn = wr_cmd_unsupported, .need_init = 1},
+    {.name = "publish_name", .fn = wr_cmd_names, .need_init = 1},
+    {.name = "unpublish_name", .fn = wr_cmd_names, .need_init = 1},
+    {.name = "lookup_name", .fn = wr_cmd_names, .need_init = 1},
 };
 
 /* The unbound rank with PMI_ID id, or -1 (reason in c->why). */
