@@ -31,3 +31,7 @@ foreach(n 1 2 3 4)
   wh_mpi_test(dynproc_${n} ${CMAKE_SOURCE_DIR}/tests/mpi/dynproc.c ${n})
 endforeach()
 wh_scenario_test(dynproc $<TARGET_FILE:mpit_dynproc> sess "shared;isolated;twohost")
+# the MPI_T tool interface
+foreach(n 1 2)
+  wh_mpi_test(mpit_tool_${n} ${CMAKE_SOURCE_DIR}/tests/mpi/mpit_tool.c ${n})
+endforeach()

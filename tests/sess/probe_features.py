@@ -150,8 +150,12 @@ def main():
                                env=dict(os.environ, WHARF_NODE_DIR=tmp))
             if r.returncode != 0 or "calls ok" not in r.stdout:
                 bad.append("calls program: exit %d, %s %s" % (r.returncode, r.stdout, r.stderr))
-        ok, err = link(a.cc, inc, compat_dir, COMPAT_CALL, os.path.join(tmp, "compat"), tmp)
-        if not ok:
+        # the stubs of the compatibility library raise errors (while there is one to call)
+        ok, err = (link(a.cc, inc, compat_dir, COMPAT_CALL, os.path.join(tmp, "compat"), tmp)
+                   if "MPI_T_category_get_num" in listed else (None, ""))
+        if ok is None:
+            pass
+        elif not ok:
             bad.append("compat program does not link: " + err[-400:])
         else:
             r = subprocess.run([os.path.join(tmp, "compat")], capture_output=True, text=True, timeout=60,
