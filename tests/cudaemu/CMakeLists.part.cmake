@@ -100,6 +100,9 @@ if(WH_CUDAEMU_OK)
   # collectives, reductions, pack/unpack, bsend on device buffers (coll_dev.c, dtype/devmem.c)
   wh_gpu_mpi_test(gpu.coll ${CUEMU}/gpu_coll.c 3 ENV "CUDAEMU_STREAM_DELAY_US=30" "CUDAEMU_TIMING=0")
   wh_gpu_mpi_test(gpu.coll4 ${CUEMU}/gpu_coll.c 4 ENV "CUDAEMU_TIMING=0")
+  # intercommunicator and neighbourhood collectives, MPI_Pack_external on device buffers
+  wh_gpu_mpi_test(gpu.coll_topo ${CUEMU}/gpu_coll_topo.c 3 ENV "CUDAEMU_STREAM_DELAY_US=30" "CUDAEMU_TIMING=0")
+  wh_gpu_mpi_test(gpu.coll_topo4 ${CUEMU}/gpu_coll_topo.c 4 ENV "CUDAEMU_TIMING=0")
   # the pointer-kind cache: few driver queries, forgotten on free; off = one query per message
   wh_gpu_mpi_test(gpu.kcache ${CUEMU}/gpu_kcache.c 2 ENV "CUDAEMU_VISIBLE=0,1")
   wh_gpu_mpi_test(gpu.kcache_off ${CUEMU}/gpu_kcache.c 2 ENV "CUDAEMU_VISIBLE=0,1" "WHARF_CUDA_KCACHE=0")
