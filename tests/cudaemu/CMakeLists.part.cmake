@@ -137,6 +137,13 @@ if(WH_CUDAEMU_OK)
     PASS_REGULAR_EXPRESSION "net provider (does not offer|offers \\(not used yet\\)) FI_HMEM: device buffers"
     FAIL_REGULAR_EXPRESSION "check failed: ;FAILED;wharfrun: rank"
     TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;net" PROCESSORS 2)
+  # each rank's GPU with its NUMA node (topo4.txt: GPUs 0,1 on node 0, 2,3 on node 1), and per pair
+  add_test(NAME mpi.gpu.locality_numa COMMAND ${WHARFRUN} -n 4 --timeout 150 $<TARGET_FILE:mpit_gpu_kcache>)
+  set_tests_properties(mpi.gpu.locality_numa PROPERTIES
+    ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;WHARF_REPORT=locality;CUDAEMU_TIMING=0"
+    PASS_REGULAR_EXPRESSION "gpu rank 2: GPU-11111111-2222-3333-4444-000000000002 \\(pci 0000:88:00.0, NUMA node 1\\)[^\n]*\n(.*\n)*.*gpu pair 0<-1: peer GPUs[^\n]*both GPUs on NUMA node 0\n(.*\n)*.*gpu pair 0<-2: no peer access[^\n]*GPUs on NUMA nodes 0 and 1"
+    FAIL_REGULAR_EXPRESSION "check failed: ;FAILED;wharfrun: rank"
+    TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;shm" PROCESSORS 4)
   add_test(NAME mpi.gpu.ipc.scheme COMMAND ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_gpu_p2p>)
   set_tests_properties(mpi.gpu.ipc.scheme PROPERTIES
     ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;WHARF_REPORT=channels,locality;CUDAEMU_VISIBLE=0,1"

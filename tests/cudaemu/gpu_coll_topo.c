@@ -292,6 +292,27 @@ static void t_nbr(size_t n, int periodic)
     MPI_Comm_free(&cart);
 }
 
+/* a distributed graph: one-way ring (receive from rank-1, send to rank+1), nonblocking allgather */
+static void t_graph(size_t n)
+{
+    MPI_Comm g;
+    int src = (rank + nprocs - 1) % nprocs, dst = (rank + 1) % nprocs;
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &src, MPI_UNWEIGHTED, 1, &dst, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                                   &g);
+    int *h = mk(rank, n, 80);
+    void *s = dev_from(h, n * sizeof(int)), *r = dev_marked(n);
+    MPI_Request q;
+    MPI_Ineighbor_allgather(s, (int)n, MPI_INT, r, (int)n, MPI_INT, g, &q);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    int *w = mk(src, n, 80);
+    check_ints(r, w, n, "dist graph ineighbor_allgather");
+    dev_free(s);
+    dev_free(r);
+    free(h);
+    free(w);
+    MPI_Comm_free(&g);
+}
+
 /* ---------- MPI_Pack_external / MPI_Unpack_external ---------- */
 
 static void t_external(size_t n)
@@ -347,6 +368,7 @@ int main(int argc, char **argv)
         t_inter(sizes[k]);
         t_nbr(sizes[k], 1);
         t_nbr(sizes[k], 0);
+        t_graph(sizes[k]);
         t_external(sizes[k]);
     }
     MPI_Comm_free(&inter);
