@@ -95,9 +95,9 @@ typedef struct {
     X(cuIpcCloseMemHandle, (wh_CUdeviceptr p))                                                                         \
     X(cuDeviceGetAttribute, (int *v, wh_CUdevice_attribute attr, wh_CUdevice d))
 
-/* optional: a driver (or forwarding library) without them still loads; the
- * VMM file-descriptor scheme is then off */
-#define WH_CUDA_OPT_FNS(X)                                                                                             \
+/* optional, for the VMM file-descriptor IPC scheme (vmm.c): a driver (or a
+ * forwarding library) without them still loads, the scheme is then off */
+#define WH_CUDA_FNS_VMM(X)                                                                                             \
     X(cuMemRetainAllocationHandle, (wh_CUmemGenericAllocationHandle * h, void *addr))                                  \
     X(cuMemGetAllocationPropertiesFromHandle, (wh_CUmemAllocationProp * prop, wh_CUmemGenericAllocationHandle h))       \
     X(cuMemRelease, (wh_CUmemGenericAllocationHandle h))                                                               \

@@ -135,7 +135,7 @@ int wh_cuda_init(void)
             fn = NULL;                                                                                                 \
         memcpy(&wh_cu.name, &fn, sizeof fn);                                                                           \
     }
-    WH_CUDA_OPT_FNS(WH_CUDA_LOAD_OPT)
+    WH_CUDA_FNS_VMM(WH_CUDA_LOAD_OPT)
 #undef WH_CUDA_LOAD_OPT
     wh_CUresult rc = wh_cu.cuInit(0);
     if (rc != WH_CUDA_SUCCESS)

@@ -19,7 +19,7 @@ extern int wh_cuda_on, wh_cuda_ndev;
 typedef struct wh_cuda_fns {
 #define WH_CUDA_PFN(name, params) wh_CUresult (*name) params;
     WH_CUDA_FNS(WH_CUDA_PFN)
-    WH_CUDA_OPT_FNS(WH_CUDA_PFN) /* NULL when the driver lacks them */
+    WH_CUDA_FNS_VMM(WH_CUDA_PFN) /* NULL when the driver lacks them */
 #undef WH_CUDA_PFN
 } wh_cuda_fns_t;
 extern wh_cuda_fns_t wh_cu;
