@@ -198,6 +198,14 @@ if(WH_CUDAEMU_OK)
       PASS_REGULAR_EXPRESSION "${pass}" FAIL_REGULAR_EXPRESSION "${gpu_ok};${extra}"
       TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;shm" PROCESSORS ${np})
   endforeach()
+  # a node directory whose path is too long for a socket file: the abstract socket serves
+  add_test(NAME mpi.gpu.vmm.abstract COMMAND sh -c "d=$(mktemp -d /tmp/whvmm.XXXXXX) && l=$d/$(printf '%0110d' 0) && mkdir $l && WHARF_NODE_DIR=$l \"$0\" -n 2 --timeout 150 \"$1\"; rc=$?; rm -rf $d; exit $rc"
+           ${WHARFRUN} $<TARGET_FILE:mpit_gpu_p2p>)
+  set_tests_properties(mpi.gpu.vmm.abstract PROPERTIES
+    ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;WHARF_REPORT=channels;WHARF_LOG=info;CUDAEMU_VISIBLE=0,1;CUDAEMU_TIMING=0;GPU_TEST_ALLOC=vmm"
+    PASS_REGULAR_EXPRESSION "serving file descriptors on @wharf[^\n]*\n(.*\n)*.*shm/cuda-vmm [1-9]"
+    FAIL_REGULAR_EXPRESSION "${gpu_ok};serving file descriptors on /"
+    TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;shm" PROCESSORS 2)
   # every channel variant moves cuMemCreate buffers right (net: staged)
   wh_gpu_mpi_test(gpu.vmm_p2p ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "GPU_TEST_ALLOC=vmm"
                   "CUDAEMU_STREAM_DELAY_US=50")

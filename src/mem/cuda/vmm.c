@@ -223,6 +223,13 @@ static int server_start(void)
         return -1;
     }
     server_on = 1;
+    char ab[sizeof lpath] = "";
+    struct sockaddr_un a;
+    socklen_t len;
+    if (lsock[1] >= 0 && !sock_addr(wh_job.rank, 1, &a, &len))
+        snprintf(ab, sizeof ab, "@%s", a.sun_path + 1);
+    WH_INFO("cuda", "VMM IPC: serving file descriptors on %s%s%s", lpath[0] ? lpath : "", lpath[0] && ab[0] ? " and " : "",
+            ab);
     return 0;
 }
 
