@@ -16,7 +16,7 @@ const char *const wh_proto_names[WH_PROTO_MAX] = {
     [WH_PROTO_BULK] = "rndv",   [WH_PROTO_FRAG] = "rndv", [WH_PROTO_PUT] = "put",
     [WH_PROTO_AM] = "am",       [WH_PROTO_CUDA_IPC] = "cuda-ipc",
     [WH_PROTO_LDST] = "load-store", [WH_PROTO_ATOMIC] = "atomic", [WH_PROTO_ACCLOCK] = "acc-locked",
-    [WH_PROTO_CMA] = "cma",     [WH_PROTO_FABRIC] = "fabric-rma",
+    [WH_PROTO_CMA] = "cma",     [WH_PROTO_FABRIC] = "fabric-rma", [WH_PROTO_CUDA_VMM] = "cuda-vmm",
 };
 
 wh_coord_peer_t *wh_coord_peers;
@@ -95,7 +95,7 @@ static void report_limits(void)
                "larger ones %s, else pipelined fragments staged through host memory\n",
                wh_cuda_ndev, wh_coord_lim.dev_eager_max,
                wh_tun.cuda_ipc ? "by CUDA IPC between co-resident ranks where the driver lets the receiver map the "
-                                 "sender's memory"
+                                 "sender's memory (legacy handles; VMM file descriptors for cuMemCreate memory)"
                                : "(WHARF_CUDA_IPC=0: no CUDA IPC)");
     if (wh_cuda_on && wh_net_hmem >= 0)
         printf("wharf: gpu: net provider %s FI_HMEM: device buffers to network peers are staged through host "
@@ -103,7 +103,7 @@ static void report_limits(void)
     if (wh_cuda_on && wh_cuda_gdr_on())
         printf("wharf: gpu: GDRCopy: host-to-device copies <= %zu B and device-to-host <= %zu B through CPU mappings "
                "of the device buffer\n", wh_tun.cuda_gdr_h2d_max, wh_tun.cuda_gdr_d2h_max);
-    else
+    else if (!wh_cuda_on)
         printf("wharf: gpu: no CUDA driver in use (WHARF_CUDA=%s): device buffers are not recognized\n", wh_tun.cuda);
     fflush(stdout);
 }

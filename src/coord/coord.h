@@ -37,6 +37,7 @@ enum wh_proto_id {
     WH_PROTO_ACCLOCK,   /* accumulate under a node-region window's lock word */
     WH_PROTO_CMA,       /* put/get by the shm channel's zero-copy (process_vm_readv/writev) */
     WH_PROTO_FABRIC,    /* put/get by the net channel's zero-copy (libfabric RMA) */
+    WH_PROTO_CUDA_VMM,  /* receiver maps the sender's device buffer from a VMM file descriptor (CUDA IPC, vmm.c) */
     WH_PROTO_MAX
 };
 extern const char *const wh_proto_names[WH_PROTO_MAX];
@@ -63,7 +64,7 @@ typedef struct wh_coord_limits {
 /* What the sender of a rendezvous exposed (bits of `remote` below). */
 enum {
     WH_REMOTE_ADDR = 1,     /* a contiguous host address a zero-copy get can read */
-    WH_REMOTE_CUDA_IPC = 2, /* a CUDA IPC handle of its device buffer (co-resident peers) */
+    WH_REMOTE_CUDA_IPC = 2, /* a CUDA IPC handle (legacy or VMM) of its device buffer (co-resident peers) */
 };
 /* The decision as a pure function (unit-tested); mem is the memory kind
  * that constrains the transfer (either side's non-host kind). */

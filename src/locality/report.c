@@ -136,19 +136,26 @@ static void print_gpus(char **gpu)
     if (!any)
         return;
     char own[64][40], txt[64];
+    int numas[64];
     for (int r = 0; r < n; r++) {
-        char g[40] = "-", b[32] = "-";
+        char g[40] = "-", b[32] = "-", numa[32] = "";
+        int nn = -1;
+        const char *np = gpu[r] ? strstr(gpu[r], ";N=") : NULL;
         if (gpu[r])
             sscanf(gpu[r], "G=%39[^;];B=%31[^;]", g, b);
-        if (r < 64)
+        if (np && sscanf(np, ";N=%d", &nn) == 1 && nn >= 0)
+            snprintf(numa, sizeof numa, ", NUMA node %d", nn);
+        if (r < 64) {
             snprintf(own[r], sizeof own[r], "%s", g);
+            numas[r] = nn;
+        }
         const char *v = gpu[r] ? strstr(gpu[r], ";V=") : NULL;
         int nv = v && v[3] ? 1 : 0;
         for (const char *c = v ? v + 3 : ""; *c; c++)
             nv += *c == ',';
         uuid_text(g, txt, sizeof txt);
-        printf("wharf: locality: gpu rank %d: %s (pci %s), %d GPU(s) visible\n", r,
-               strcmp(g, "-") ? txt : "no GPU selected at MPI_Init", b, nv);
+        printf("wharf: locality: gpu rank %d: %s (pci %s%s), %d GPU(s) visible\n", r,
+               strcmp(g, "-") ? txt : "no GPU selected at MPI_Init", b, numa, nv);
     }
     if (n > 32)
         return;
@@ -158,11 +165,19 @@ static void print_gpus(char **gpu)
                 continue;
             const char *v = gpu[i] ? strstr(gpu[i], own[j]) : NULL;
             char rel = v && v[32] == ':' ? v[33] : 0;
-            printf("wharf: locality: gpu pair %d<-%d: %s\n", i, j,
-                   rel == 's'   ? "same GPU: CUDA IPC where the PID namespace is shared"
-                   : rel == 'p' ? "peer GPUs: CUDA IPC (device to device) where the PID namespace is shared"
+            char nx[64] = "";
+            if (rel != 's' && numas[i] >= 0 && numas[j] >= 0 && numas[i] == numas[j])
+                snprintf(nx, sizeof nx, "; both GPUs on NUMA node %d", numas[i]);
+            else if (rel != 's' && numas[i] >= 0 && numas[j] >= 0)
+                snprintf(nx, sizeof nx, "; GPUs on NUMA nodes %d and %d", numas[i], numas[j]);
+            printf("wharf: locality: gpu pair %d<-%d: %s%s\n", i, j,
+                   rel == 's'   ? "same GPU: CUDA IPC where the PID namespace is shared, VMM file descriptors "
+                                  "(cuMemCreate memory) where the node directory is"
+                   : rel == 'p' ? "peer GPUs: CUDA IPC (device to device) where the PID namespace is shared, VMM "
+                                  "file descriptors (cuMemCreate memory) where the node directory is"
                    : rel == 'v' ? "no peer access between the GPUs: device buffers staged through host memory"
-                                : "the sender's GPU is not visible here: device buffers staged through host memory");
+                                : "the sender's GPU is not visible here: device buffers staged through host memory",
+                   nx);
         }
 }
 

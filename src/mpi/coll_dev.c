@@ -8,14 +8,14 @@
 
 _Thread_local wh_cdev_t wh_cdev_cur;
 
-static void bounds(const wh_dtype_t *dt, MPI_Count count, MPI_Aint at, MPI_Aint *lo, MPI_Aint *hi)
+void wh_cdev_bounds(const wh_dtype_t *dt, MPI_Count count, MPI_Aint at, MPI_Aint *lo, MPI_Aint *hi)
 {
     MPI_Aint reps = (MPI_Aint)count - 1;
     *lo = at + dt->true_lb + (dt->extent < 0 ? reps * dt->extent : 0);
     *hi = at + dt->true_lb + dt->true_extent + (dt->extent > 0 ? reps * dt->extent : 0);
 }
 
-static void add(void *var, MPI_Aint lo, MPI_Aint hi, int dir)
+void wh_cdev_range(void *var, MPI_Aint lo, MPI_Aint hi, int dir)
 {
     const void *p;
     memcpy(&p, var, sizeof p);
@@ -35,11 +35,11 @@ void wh_cdev_buf(void *var, MPI_Count count, const wh_dtype_t *dt, int dir)
     if (count <= 0 || !dt || !dt->size)
         return;
     MPI_Aint lo, hi;
-    bounds(dt, count, 0, &lo, &hi);
+    wh_cdev_bounds(dt, count, 0, &lo, &hi);
     const char *start;
     if (dir == WH_CDEV_OUT && !wh_dtype_is_contig(dt, (size_t)count, NULL, &start))
         dir = WH_CDEV_INOUT; /* the holes go back as they were */
-    add(var, lo, hi, dir);
+    wh_cdev_range(var, lo, hi, dir);
 }
 
 void wh_cdev_bufv(void *var, int n, const MPI_Count *counts, const MPI_Aint *displs, const wh_dtype_t *dt,
@@ -52,7 +52,7 @@ void wh_cdev_bufv(void *var, int n, const MPI_Count *counts, const MPI_Aint *dis
         if (counts[i] <= 0 || !t || !t->size)
             continue;
         MPI_Aint l, h;
-        bounds(t, counts[i], dts ? displs[i] : displs[i] * dt->extent, &l, &h);
+        wh_cdev_bounds(t, counts[i], dts ? displs[i] : displs[i] * dt->extent, &l, &h);
         if (!any || l < lo)
             lo = l;
         if (!any || h > hi)
@@ -60,7 +60,7 @@ void wh_cdev_bufv(void *var, int n, const MPI_Count *counts, const MPI_Aint *dis
         any = 1;
     }
     if (any)
-        add(var, lo, hi, dir == WH_CDEV_OUT ? WH_CDEV_INOUT : dir);
+        wh_cdev_range(var, lo, hi, dir == WH_CDEV_OUT ? WH_CDEV_INOUT : dir);
 }
 
 static void set_var(wh_cdev_b_t *b, char *base)

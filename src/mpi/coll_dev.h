@@ -12,6 +12,10 @@
  *  - nonblocking and persistent: wh_nbc_begin allocates the temporaries in
  *    the schedule and adds a first group copying inputs in; wh_nbc_post adds
  *    a last group copying outputs out (so every MPI_Start copies again).
+ * Intercommunicator collectives (coll_inter.c) always run a schedule, so
+ * they only declare (WH_CDEV_DECL) and the schedule stages; neighbourhood
+ * collectives (topo_nbr.c) declare the span of their blocks and move the
+ * blocks onto the temporaries.
  * The state lives per thread between wh_cdev_stage and the end of that one
  * call.  With no non-host memory registered, the hooks cost one load. */
 #ifndef WH_MPI_COLL_DEV_H
@@ -46,6 +50,11 @@ void wh_cdev_buf(void *var, MPI_Count count, const wh_dtype_t *dt, int dir);
  * per-block types dts when dts is not NULL) */
 void wh_cdev_bufv(void *var, int n, const MPI_Count *counts, const MPI_Aint *displs, const wh_dtype_t *dt,
                   wh_dtype_t *const *dts, int dir);
+/* the bytes [*lo, *hi) that count elements of dt at byte offset `at` touch */
+void wh_cdev_bounds(const wh_dtype_t *dt, MPI_Count count, MPI_Aint at, MPI_Aint *lo, MPI_Aint *hi);
+/* declare *var with the bytes [lo, hi) relative to it (for layouts the
+ * helpers above do not describe: neighbourhood blocks) */
+void wh_cdev_range(void *var, MPI_Aint lo, MPI_Aint hi, int dir);
 /* Stage the declared buffers for a call completing as nb (NULL: blocking; c
  * may be NULL outside communicators).  Raises and returns errors. */
 int wh_cdev_stage(const char *fname, wh_comm_t *c, const void *nb);
@@ -64,6 +73,13 @@ void wh_cdev_drop(void);
             int wh_crc_ = wh_cdev_stage((fname), (c), (nb));                                      \
             if (wh_crc_)                                                                          \
                 return wh_crc_;                                                                   \
+        }                                                                                         \
+    } while (0)
+/* declare only: the call runs a schedule, whose creation stages (wh_nbc_begin) */
+#define WH_CDEV_DECL(decls)                                                                       \
+    do {                                                                                          \
+        if (WH_CDEV_ON()) {                                                                       \
+            decls;                                                                                \
         }                                                                                         \
     } while (0)
 #endif

@@ -8,7 +8,11 @@
  * describe the remote group (c->size), MPI_IN_PLACE is never allowed (the
  * buffer checks reject it: MPI_ERR_BUFFER), rooted calls take MPI_ROOT /
  * MPI_PROC_NULL / a remote rank, and MPI_Scan/MPI_Exscan are not defined
- * (MPI_ERR_COMM). */
+ * (MPI_ERR_COMM).
+ *
+ * Device buffers: every call runs a schedule, so each declares its
+ * significant buffers (WH_CDEV_DECL) and the schedule's creation stages them
+ * through host temporaries (coll_dev.h). */
 #include <stdlib.h>
 
 #include "coll/inter.h"
@@ -83,6 +87,16 @@ static int check_blocks(const char *fname, wh_comm_t *c, const void *buf, int n,
     return wh_collchk_buf(fname, c, buf, buf ? maxc : 0, dth, dtp, cname, bname);
 }
 
+/* device buffers: n blocks (counts NULL: count each, contiguous) */
+static void blocks_decl(void *var, int n, const MPI_Count *counts, MPI_Count count, const MPI_Aint *displs,
+                        const wh_dtype_t *dt, int dir)
+{
+    if (counts)
+        wh_cdev_bufv(var, n, counts, displs, dt, NULL, dir);
+    else
+        wh_cdev_buf(var, count * n, dt, dir);
+}
+
 int wh_mci_barrier(const char *fname, const wh_nbc_t *nb, wh_comm_t *c)
 {
     WH_INTER_RUN(fname, c, nb, wh_isched_barrier(s));
@@ -96,6 +110,8 @@ int wh_mci_bcast(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, void *buf,
     if ((rc = check_root(fname, c, root)) ||
         (root != MPI_PROC_NULL && (rc = wh_collchk_buf(fname, c, buf, count, dth, &dt, "count", "buffer"))))
         return rc;
+    WH_CDEV_DECL(root != MPI_PROC_NULL ? wh_cdev_buf(&buf, count, dt, root == MPI_ROOT ? WH_CDEV_IN : WH_CDEV_OUT)
+                                       : (void)0);
     WH_INTER_RUN(fname, c, nb, wh_isched_bcast(s, buf, count, dt, root));
 }
 
@@ -114,6 +130,9 @@ int wh_mci_gatherv(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const vo
         rc = wh_collchk_buf(fname, c, sbuf, scount, stype, &sdt, "sendcount", "sendbuf");
     if (rc)
         return rc;
+    WH_CDEV_DECL(root == MPI_ROOT ? blocks_decl(&rbuf, c->size, rcounts, rcount, displs, rdt, WH_CDEV_OUT)
+                 : root != MPI_PROC_NULL ? wh_cdev_buf(&sbuf, scount, sdt, WH_CDEV_IN)
+                                         : (void)0);
     WH_INTER_RUN(fname, c, nb, wh_isched_gatherv(s, sbuf, scount, sdt, rbuf, rcounts, rcount, displs, rdt, root));
 }
 
@@ -132,6 +151,9 @@ int wh_mci_scatterv(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const v
         rc = wh_collchk_buf(fname, c, rbuf, rcount, rtype, &rdt, "recvcount", "recvbuf");
     if (rc)
         return rc;
+    WH_CDEV_DECL(root == MPI_ROOT ? blocks_decl(&sbuf, c->size, scounts, scount, displs, sdt, WH_CDEV_IN)
+                 : root != MPI_PROC_NULL ? wh_cdev_buf(&rbuf, rcount, rdt, WH_CDEV_OUT)
+                                         : (void)0);
     WH_INTER_RUN(fname, c, nb, wh_isched_scatterv(s, sbuf, scounts, scount, displs, sdt, rbuf, rcount, rdt, root));
 }
 
@@ -145,6 +167,8 @@ int wh_mci_allgatherv(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const
         (rc = check_blocks(fname, c, rbuf, c->size, rcounts, rcount, displs, rtype, &rdt,
                            rcounts ? "recvcounts" : "recvcount", "displs", "recvbuf")))
         return rc;
+    WH_CDEV_DECL((wh_cdev_buf(&sbuf, scount, sdt, WH_CDEV_IN),
+                  blocks_decl(&rbuf, c->size, rcounts, rcount, displs, rdt, WH_CDEV_OUT)));
     WH_INTER_RUN(fname, c, nb, wh_isched_allgatherv(s, sbuf, scount, sdt, rbuf, rcounts, rcount, displs, rdt));
 }
 
@@ -185,6 +209,14 @@ static int a2a_side(const char *fname, wh_comm_t *c, const a2a_side_t *a, wh_sch
     return MPI_SUCCESS;
 }
 
+static void a2a_decl(void *var, int n, const wh_sched_a2a_t *a, int dir)
+{
+    if (a->types)
+        wh_cdev_bufv(var, n, a->counts, a->displs, NULL, a->types, dir);
+    else
+        blocks_decl(var, n, a->counts, a->count, a->displs, a->type, dir);
+}
+
 static int alltoall_any(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const a2a_side_t *sa,
                         const a2a_side_t *ra)
 {
@@ -197,9 +229,12 @@ static int alltoall_any(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, con
         free(sv);
         return rc;
     }
+    const void *sb = sa->buf;
+    void *rb = (void *)ra->buf;
+    WH_CDEV_DECL((a2a_decl(&sb, c->size, &ss, WH_CDEV_IN), a2a_decl(&rb, c->size, &rs, WH_CDEV_OUT)));
     wh_sched_t *s;
     if (!(rc = begin(fname, c, nb, &s)))
-        rc = run(fname, c, nb, s, wh_isched_alltoall(s, sa->buf, &ss, (void *)ra->buf, &rs));
+        rc = run(fname, c, nb, s, wh_isched_alltoall(s, sb, &ss, rb, &rs));
     free(sv);
     free(rv);
     return rc;
@@ -255,6 +290,8 @@ int wh_mci_reduce(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const voi
         WH_INTER_RUN(fname, c, nb, wh_isched_reduce(s, sbuf, rbuf, count, root));
     if ((rc = red_args(fname, c, sbuf, count, root != MPI_ROOT, rbuf, count, root == MPI_ROOT, dth, oph, &dt, &op)))
         return rc;
+    WH_CDEV_DECL(root == MPI_ROOT ? wh_cdev_buf(&rbuf, count, dt, WH_CDEV_OUT)
+                                  : wh_cdev_buf(&sbuf, count, dt, WH_CDEV_IN));
     WH_INTER_RUN(fname, c, nb, (wh_sched_set_op(s, op, dth, dt), wh_isched_reduce(s, sbuf, rbuf, count, root)));
 }
 
@@ -268,6 +305,7 @@ int wh_mci_allred(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, int which
         return wh_raise_comm(c, fname, wh_error(MPI_ERR_COMM, "%s is not defined on intercommunicators", fname));
     if ((rc = red_args(fname, c, sbuf, count, 1, rbuf, count, 1, dth, oph, &dt, &op)))
         return rc;
+    WH_CDEV_DECL((wh_cdev_buf(&sbuf, count, dt, WH_CDEV_IN), wh_cdev_buf(&rbuf, count, dt, WH_CDEV_OUT)));
     WH_INTER_RUN(fname, c, nb, (wh_sched_set_op(s, op, dth, dt), wh_isched_allreduce(s, sbuf, rbuf, count)));
 }
 
@@ -289,6 +327,8 @@ int wh_mci_redscat(const char *fname, const wh_nbc_t *nb, wh_comm_t *c, const vo
     for (int i = 0; i < nl; i++)
         total += counts[i] = rcounts ? rcounts[i] : rcount;
     if (!(rc = red_args(fname, c, sbuf, total, 1, rbuf, counts[c->rank], 1, dth, oph, &dt, &op))) {
+        WH_CDEV_DECL((wh_cdev_buf(&sbuf, total, dt, WH_CDEV_IN),
+                      wh_cdev_buf(&rbuf, counts[c->rank], dt, WH_CDEV_OUT)));
         wh_sched_t *s;
         if (!(rc = begin(fname, c, nb, &s))) {
             wh_sched_set_op(s, op, dth, dt);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dtype/dtype.h"
+#include "mem/mem.h"
 #include "mpi/api.h"
 
 #define RAISE(fname, cls, ...) wh_raise_comm(NULL, (fname), wh_error((cls), __VA_ARGS__))
@@ -321,8 +322,17 @@ static int pack_common(const char *fname, const void *inbuf, MPI_Count incount, 
         char *tmp = malloc(nn ? nn : 1);
         if (!tmp)
             return RAISE(fname, MPI_ERR_NO_MEM, "out of memory converting %zu bytes to external32", nn);
+        char *ext = NULL;
+        int dkind = wh_mem_query(dst); /* device memory: converted on the host, then copied */
+        if (dkind != WH_MEM_HOST && !(ext = malloc(n))) {
+            free(tmp);
+            return RAISE(fname, MPI_ERR_NO_MEM, "out of memory staging %zu bytes of external32 for device memory", n);
+        }
         if ((rc = wh_dtype_pack(inbuf, (size_t)incount, t, 0, tmp, nn)) == MPI_SUCCESS)
-            wh_dtype_to_ext32(t, (size_t)incount, tmp, dst);
+            wh_dtype_to_ext32(t, (size_t)incount, tmp, ext ? ext : dst);
+        if (rc == MPI_SUCCESS && ext)
+            rc = wh_mem_copy(dst, dkind, ext, WH_MEM_HOST, n);
+        free(ext);
         free(tmp);
     } else {
         rc = wh_dtype_pack(inbuf, (size_t)incount, t, 0, dst, n);
@@ -361,8 +371,17 @@ static int unpack_common(const char *fname, const void *inbuf, MPI_Count insize,
     size_t nn = n;
     if (rep == PK_EXTERNAL) {
         nn = wh_dtype_bytes(t, (size_t)outcount);
-        if (!(tmp = malloc(nn ? nn : 1)))
+        int skind = wh_mem_query(src); /* device memory: copied to the host, then converted */
+        if (!(tmp = malloc((nn ? nn : 1) + (skind != WH_MEM_HOST ? n : 0))))
             return RAISE(fname, MPI_ERR_NO_MEM, "out of memory converting %zu bytes from external32", n);
+        if (skind != WH_MEM_HOST) {
+            char *ext = tmp + (nn ? nn : 1);
+            if ((rc = wh_mem_copy(ext, WH_MEM_HOST, src, skind, n))) {
+                free(tmp);
+                return wh_raise_comm(NULL, fname, rc);
+            }
+            src = ext;
+        }
         wh_dtype_from_ext32(t, (size_t)outcount, src, tmp);
         src = tmp;
     }

@@ -13,6 +13,7 @@
 #include "chan/chan.h"
 #include "coll/coll.h"
 #include "locality/locality.h"
+#include "mem/cuda/wh_cuda.h"
 #include "mem/mem.h"
 #include "mpi/api.h"
 #include "core/cs.h"
@@ -169,6 +170,9 @@ static int runtime_up(void)
         fail("locality", rc);
     if ((rc = wh_mem_init()) != MPI_SUCCESS)
         fail("memory kinds", rc);
+    char nonce[32];
+    if (wh_cuda_on && wh_pmi_get("loc.nonce", nonce, sizeof nonce) == 0) /* names the VMM IPC sockets */
+        wh_cuda_vmm_setup(wh_tun.node_dir, strtoull(nonce, NULL, 16));
     if ((rc = wh_dtype_init()) != MPI_SUCCESS)
         fail("datatypes", rc);
     if ((rc = wh_op_init()) != MPI_SUCCESS)

@@ -60,6 +60,33 @@ static int side_blocks(const char *fname, wh_comm_t *c, const nbr_side_t *s, int
     return MPI_SUCCESS;
 }
 
+/* declare the bytes n blocks starting in the buffer *var touch */
+static void dev_decl(const void **var, int n, const wh_nbr_blk_t *b, int dir)
+{
+    MPI_Aint lo = 0, hi = 0;
+    int any = 0;
+    for (int i = 0; i < n; i++) {
+        if (b[i].count <= 0 || !b[i].dt || !b[i].dt->size)
+            continue;
+        MPI_Aint l, h;
+        wh_cdev_bounds(b[i].dt, b[i].count, (MPI_Aint)((const char *)b[i].buf - (const char *)*var), &l, &h);
+        lo = !any || l < lo ? l : lo;
+        hi = !any || h > hi ? h : hi;
+        any = 1;
+    }
+    if (any)
+        wh_cdev_range((void *)var, lo, hi, dir);
+}
+
+/* the blocks of a buffer staged from `from` to `to` (host temporaries) */
+static void dev_move(wh_nbr_blk_t *b, int n, const void *from, const void *to)
+{
+    if (from == to)
+        return;
+    for (int i = 0; i < n; i++)
+        b[i].buf = (char *)to + ((const char *)b[i].buf - (const char *)from);
+}
+
 static int nbr_run(const char *fname, const wh_nbc_t *nbc, MPI_Comm comm, const nbr_side_t *snd,
                    const nbr_side_t *rcv)
 {
@@ -81,12 +108,23 @@ static int nbr_run(const char *fname, const wh_nbc_t *nbc, MPI_Comm comm, const 
     wh_nbr_blk_t *sb = blk, *rb = blk + nb.nout;
     if (!(rc = side_blocks(fname, c, snd, nb.nout, nb.out, nb.outtag, sb)) &&
         !(rc = side_blocks(fname, c, rcv, nb.nin, nb.in, nb.intag, rb))) {
+        const void *sbase = snd->buf, *rbase = rcv->buf;
+        if (WH_CDEV_ON()) { /* device buffers: the span of each side's blocks */
+            dev_decl(&sbase, nb.nout, sb, WH_CDEV_IN);
+            dev_decl(&rbase, nb.nin, rb, WH_CDEV_INOUT); /* the gaps between blocks go back as they were */
+        }
         if (nbc) {
             wh_sched_t *s;
-            if (!(rc = wh_nbc_begin(fname, c, nbc, &s)))
+            if (!(rc = wh_nbc_begin(fname, c, nbc, &s))) {
+                dev_move(sb, nb.nout, snd->buf, sbase);
+                dev_move(rb, nb.nin, rcv->buf, rbase);
                 rc = wh_nbc_post(fname, s, nbc, wh_sched_neighbor(s, nb.nout, sb, nb.nin, rb));
-        } else if ((rc = wh_neighbor_exchange(nb.nout, sb, nb.nin, rb, c)) != MPI_SUCCESS) {
-            rc = wh_raise_comm(c, fname, rc);
+            }
+        } else if (!WH_CDEV_ON() || !(rc = wh_cdev_stage(fname, c, NULL))) {
+            dev_move(sb, nb.nout, snd->buf, sbase);
+            dev_move(rb, nb.nin, rcv->buf, rbase);
+            rc = wh_neighbor_exchange(nb.nout, sb, nb.nin, rb, c);
+            rc = wh_coll_done(fname, c, rc); /* device buffers: copied back */
         }
     }
     free(blk);

@@ -76,7 +76,8 @@ static void bulk_done(wh_comp_t *c, int err)
 }
 
 /* peers whose CUDA IPC handles could not be opened here (other PID
- * namespace, GPU not visible, injected failure): staged from then on */
+ * namespace, GPU not visible, socket unreachable, injected failure), one bit
+ * per scheme (1 << WH_CUDA_IPC_*): staged from then on */
 static unsigned char *ipc_refused;
 
 /* Move a matched rendezvous by CUDA IPC: map the sender's device buffer and
@@ -91,16 +92,21 @@ static int rndv_cuda_ipc(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, co
         if (!ipc_refused)
             ipc_refused = calloc((size_t)wh_job.size, 1);
         if (ipc_refused)
-            ipc_refused[wpeer] = 1;
-        WH_WARN("proto", "CUDA IPC with rank %d failed (%s): its device buffers are staged through host memory",
-                wpeer, wh_cuda_errname(cr));
+            ipc_refused[wpeer] |= (unsigned char)(1u << ipc->scheme);
+        if (ipc->scheme == WH_CUDA_IPC_VMM)
+            WH_WARN("proto", "CUDA IPC (VMM file descriptor) with rank %d failed (%s): its device buffers from "
+                    "cuMemCreate memory are staged through host memory", wpeer, wh_cuda_errname(cr));
+        else
+            WH_WARN("proto", "CUDA IPC with rank %d failed (%s): its device buffers are staged through host memory",
+                    wpeer, wh_cuda_errname(cr));
         return cr;
     }
-    r->rproto = WH_PROTO_CUDA_IPC;
+    int proto = ipc->scheme == WH_CUDA_IPC_VMM ? WH_PROTO_CUDA_VMM : WH_PROTO_CUDA_IPC;
+    r->rproto = (uint8_t)proto;
     int rc = wh_mem_copy((char *)start, r->mem, src, WH_MEM_CUDA, n);
     if (rc != MPI_SUCCESS && !r->err)
         r->err = rc;
-    wh_coord_note(chan, WH_PROTO_CUDA_IPC, n);
+    wh_coord_note(chan, proto, n);
     send_fin(r, chan, h->sreq);
     wh_req_recv_done(r);
     return 0;
@@ -134,7 +140,8 @@ void wh_rndv_matched(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const 
         mem = WH_MEM_HOST;
     const char *rstart;
     int remote = rts.addr ? WH_REMOTE_ADDR : 0;
-    if (has_ipc && wh_cuda_on && wh_tun.cuda_ipc && !(ipc_refused && ipc_refused[wpeer]) &&
+    if (has_ipc && wh_cuda_on && wh_tun.cuda_ipc && x.ipc.scheme <= WH_CUDA_IPC_VMM &&
+        !(ipc_refused && (ipc_refused[wpeer] >> x.ipc.scheme & 1)) &&
         wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &rstart))
         remote |= WH_REMOTE_CUDA_IPC;
     wh_coord_choice_t ch = wh_coord_rndv(wpeer, n, mem, remote);

@@ -100,6 +100,9 @@ if(WH_CUDAEMU_OK)
   # collectives, reductions, pack/unpack, bsend on device buffers (coll_dev.c, dtype/devmem.c)
   wh_gpu_mpi_test(gpu.coll ${CUEMU}/gpu_coll.c 3 ENV "CUDAEMU_STREAM_DELAY_US=30" "CUDAEMU_TIMING=0")
   wh_gpu_mpi_test(gpu.coll4 ${CUEMU}/gpu_coll.c 4 ENV "CUDAEMU_TIMING=0")
+  # intercommunicator and neighbourhood collectives, MPI_Pack_external on device buffers
+  wh_gpu_mpi_test(gpu.coll_topo ${CUEMU}/gpu_coll_topo.c 3 ENV "CUDAEMU_STREAM_DELAY_US=30" "CUDAEMU_TIMING=0")
+  wh_gpu_mpi_test(gpu.coll_topo4 ${CUEMU}/gpu_coll_topo.c 4 ENV "CUDAEMU_TIMING=0")
   # the pointer-kind cache: few driver queries, forgotten on free; off = one query per message
   wh_gpu_mpi_test(gpu.kcache ${CUEMU}/gpu_kcache.c 2 ENV "CUDAEMU_VISIBLE=0,1")
   wh_gpu_mpi_test(gpu.kcache_off ${CUEMU}/gpu_kcache.c 2 ENV "CUDAEMU_VISIBLE=0,1" "WHARF_CUDA_KCACHE=0")
@@ -134,6 +137,13 @@ if(WH_CUDAEMU_OK)
     PASS_REGULAR_EXPRESSION "net provider (does not offer|offers \\(not used yet\\)) FI_HMEM: device buffers"
     FAIL_REGULAR_EXPRESSION "check failed: ;FAILED;wharfrun: rank"
     TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;net" PROCESSORS 2)
+  # each rank's GPU with its NUMA node (topo4.txt: GPUs 0,1 on node 0, 2,3 on node 1), and per pair
+  add_test(NAME mpi.gpu.locality_numa COMMAND ${WHARFRUN} -n 4 --timeout 150 $<TARGET_FILE:mpit_gpu_kcache>)
+  set_tests_properties(mpi.gpu.locality_numa PROPERTIES
+    ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;WHARF_REPORT=locality;CUDAEMU_TIMING=0"
+    PASS_REGULAR_EXPRESSION "gpu rank 2: GPU-11111111-2222-3333-4444-000000000002 \\(pci 0000:88:00.0, NUMA node 1\\)[^\n]*\n(.*\n)*.*gpu pair 0<-1: peer GPUs[^\n]*both GPUs on NUMA node 0\n(.*\n)*.*gpu pair 0<-2: no peer access[^\n]*GPUs on NUMA nodes 0 and 1"
+    FAIL_REGULAR_EXPRESSION "check failed: ;FAILED;wharfrun: rank"
+    TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;shm" PROCESSORS 4)
   add_test(NAME mpi.gpu.ipc.scheme COMMAND ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_gpu_p2p>)
   set_tests_properties(mpi.gpu.ipc.scheme PROPERTIES
     ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;WHARF_REPORT=channels,locality;CUDAEMU_VISIBLE=0,1"
@@ -153,35 +163,112 @@ if(WH_CUDAEMU_OK)
     PROCESSORS 2)
 endif()
 
+# The VMM file-descriptor scheme (src/mem/cuda/vmm.c): buffers from cuMemCreate
+# (GPU_TEST_ALLOC=vmm) between co-resident ranks move as cuda-vmm (counted on
+# its own in the channel report), never as legacy cuda-ipc; the tunable
+# restricts the schemes; faults (the import refused, the import's mapping out
+# of memory, asynchronous copies out of memory) fall back with a log line.
+if(WH_CUDAEMU_OK)
+  set(gpu_ok "check failed: ;gpu p2p: FAILED;gpu coll: FAILED;wharfrun: rank")
+  foreach(cfg "vmm.scheme;gpu_p2p;GPU_TEST_ALLOC=vmm;shm/cuda-vmm [1-9][0-9]* msgs;cuda-ipc"
+              "vmm.legacy_only;gpu_p2p;GPU_TEST_ALLOC=vmm,WHARF_CUDA_IPC_SCHEME=legacy;gpu p2p: ok;cuda-vmm;cuda-ipc"
+              "vmm.only_vmm;gpu_p2p;WHARF_CUDA_IPC_SCHEME=vmm;gpu p2p: ok;cuda-vmm;cuda-ipc"
+              "vmm.off;gpu_p2p;GPU_TEST_ALLOC=vmm,WHARF_CUDA_IPC=0;gpu p2p: ok;cuda-vmm;cuda-ipc"
+              "vmm.fallback_import;gpu_p2p;GPU_TEST_ALLOC=vmm,CUDAEMU_FAIL=cuMemImportFromShareableHandle;VMM file descriptor. with rank [0-9]+ failed .CUDA_ERROR_INVALID_HANDLE;cuda-vmm [1-9]"
+              "vmm.fallback_oom;gpu_p2p;GPU_TEST_ALLOC=vmm,CUDAEMU_FAIL=cuMemMap:imported;VMM file descriptor. with rank [0-9]+ failed .CUDA_ERROR_OUT_OF_MEMORY;cuda-vmm [1-9]"
+              "copy_oom;gpu_p2p;CUDAEMU_FAIL=cuMemcpyAsync:oom;copies that do so are retried synchronously"
+              "copy_oom_coll;gpu_coll;CUDAEMU_FAIL=cuMemcpyAsync:oom;copies that do so are retried synchronously")
+    list(GET cfg 0 name)
+    list(GET cfg 1 prog)
+    list(GET cfg 2 env)
+    list(GET cfg 3 pass)
+    list(LENGTH cfg len)
+    set(extra "")
+    if(len GREATER 4)
+      list(SUBLIST cfg 4 -1 extra)
+    endif()
+    string(REPLACE "," ";" env "${env}")
+    set(np 2)
+    if(prog STREQUAL "gpu_coll")
+      set(np 3)
+    endif()
+    add_test(NAME mpi.gpu.${name} COMMAND ${WHARFRUN} -n ${np} --timeout 150 $<TARGET_FILE:mpit_${prog}>)
+    set_tests_properties(mpi.gpu.${name} PROPERTIES
+      ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;WHARF_REPORT=channels;CUDAEMU_VISIBLE=0,1;CUDAEMU_TIMING=0;${env}"
+      PASS_REGULAR_EXPRESSION "${pass}" FAIL_REGULAR_EXPRESSION "${gpu_ok};${extra}"
+      TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;shm" PROCESSORS ${np})
+  endforeach()
+  # a node directory whose path is too long for a socket file: the abstract socket serves
+  add_test(NAME mpi.gpu.vmm.abstract COMMAND sh -c "d=$(mktemp -d /tmp/whvmm.XXXXXX) && l=$d/$(printf '%0110d' 0) && mkdir $l && WHARF_NODE_DIR=$l \"$0\" -n 2 --timeout 150 \"$1\"; rc=$?; rm -rf $d; exit $rc"
+           ${WHARFRUN} $<TARGET_FILE:mpit_gpu_p2p>)
+  set_tests_properties(mpi.gpu.vmm.abstract PROPERTIES
+    ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;WHARF_REPORT=channels;WHARF_LOG=info;CUDAEMU_VISIBLE=0,1;CUDAEMU_TIMING=0;GPU_TEST_ALLOC=vmm"
+    PASS_REGULAR_EXPRESSION "serving file descriptors on @wharf[^\n]*\n(.*\n)*.*shm/cuda-vmm [1-9]"
+    FAIL_REGULAR_EXPRESSION "${gpu_ok};serving file descriptors on /"
+    TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;shm" PROCESSORS 2)
+  # every channel variant moves cuMemCreate buffers right (net: staged)
+  wh_gpu_mpi_test(gpu.vmm_p2p ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "GPU_TEST_ALLOC=vmm"
+                  "CUDAEMU_STREAM_DELAY_US=50")
+endif()
+
 # Device buffers between containers (docs/SCENARIOS.md).  With one GPU per
 # container (containers.txt, by hostname) no container can map another's
 # device memory: CUDA IPC fails and wharf stages through host memory (with a
 # warning).  With both GPUs visible in every container (containers-2gpu.txt):
 # shared (same PID namespace) moves device buffers by CUDA IPC; pidpriv cannot
 # (the driver refuses handles from another PID namespace) and falls back;
-# isolated and twohost go through the network, staged.
+# isolated and twohost go through the network, staged.  The _vmm variants
+# allocate with cuMemCreate (GPU_TEST_ALLOC=vmm): the VMM file-descriptor
+# scheme works in shared and pidpriv (the socket is a file in the shared
+# /dev/shm), is refused with one GPU per container; the _fault variants inject
+# a failure of the scheme the scenario uses (IPC open, the import's mapping
+# running out of memory, asynchronous copies running out of memory): right
+# data, the log line, never a wrong answer.
 if(WH_CUDAEMU_OK)
-  foreach(cfg "shared;2gpu;cuda-ipc [1-9]" "shared;1gpu;CUDA IPC with rank [0-9]+ failed"
-              "pidpriv;2gpu;CUDA IPC with rank [0-9]+ failed" "isolated;1gpu;gpu p2p: ok" "twohost;1gpu;gpu p2p: ok")
+  foreach(cfg "shared;2gpu;cuda;-;cuda-ipc [1-9]"
+              "shared;1gpu;cuda;-;CUDA IPC with rank [0-9]+ failed"
+              "pidpriv;2gpu;cuda;-;CUDA IPC with rank [0-9]+ failed"
+              "isolated;1gpu;cuda;-;gpu p2p: ok"
+              "twohost;1gpu;cuda;-;gpu p2p: ok"
+              "volume;2gpu;cuda;-;CUDA IPC with rank [0-9]+ failed"
+              "shared;2gpu_vmm;vmm;-;shm/cuda-vmm [1-9]"
+              "volume;2gpu_vmm;vmm;-;shm/cuda-vmm [1-9]"
+              "pidpriv;2gpu_vmm;vmm;-;shm/cuda-vmm [1-9]"
+              "shared;1gpu_vmm;vmm;-;VMM file descriptor. with rank [0-9]+ failed"
+              "isolated;1gpu_vmm;vmm;-;gpu p2p: ok"
+              "twohost;1gpu_vmm;vmm;-;gpu p2p: ok"
+              "shared;2gpu_fault;cuda;cuIpcOpenMemHandle;CUDA IPC with rank [0-9]+ failed"
+              "pidpriv;2gpu_vmm_fault;vmm;cuMemMap:imported;VMM file descriptor. with rank [0-9]+ failed .CUDA_ERROR_OUT_OF_MEMORY"
+              "isolated;1gpu_fault;cuda;cuMemcpyAsync:oom;copies that do so are retried synchronously"
+              "twohost;1gpu_fault;cuda;cuMemcpyAsync:oom;copies that do so are retried synchronously")
     list(GET cfg 0 sc)
     list(GET cfg 1 gpus)
-    list(GET cfg 2 pass)
+    list(GET cfg 2 alloc)
+    list(GET cfg 3 fault)
+    list(GET cfg 4 pass)
     set(np 2)
     if(sc STREQUAL "twohost")
       set(np 4)
     endif()
     set(vfile ${CUEMU}/containers.txt)
-    if(gpus STREQUAL "2gpu")
+    if(gpus MATCHES "^2gpu")
       set(vfile ${CUEMU}/containers-2gpu.txt)
+    endif()
+    set(fail "check failed: ;gpu p2p: FAILED;wharfrun: rank")
+    if(NOT gpus MATCHES "fault")
+      list(APPEND fail "cudaemu: injected")
+    endif()
+    if(gpus MATCHES "fault|1gpu_vmm")
+      list(APPEND fail "cuda-vmm [1-9];cuda-ipc [1-9]")
     endif()
     add_test(NAME scenarios.${sc}.gpu_p2p_${gpus}
       COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/scenarios/wharfns.py run ${sc} -n ${np}
               --wharfrun ${WHARFRUN} --timeout 150 --
               env LD_LIBRARY_PATH=${WH_CUDAEMU_DIR} CUDAEMU_TOPOLOGY=${CUEMU}/topo4.txt CUDAEMU_VISIBLE_FILE=${vfile}
-              $<TARGET_FILE:mpit_gpu_p2p>)
+              GPU_TEST_ALLOC=${alloc} CUDAEMU_FAIL=${fault} $<TARGET_FILE:mpit_gpu_p2p>)
     set_tests_properties(scenarios.${sc}.gpu_p2p_${gpus} PROPERTIES
       ENVIRONMENT "WHARF_CUDA=1;WHARF_REPORT=channels" SKIP_RETURN_CODE 77
-      PASS_REGULAR_EXPRESSION "${pass}" FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank"
+      PASS_REGULAR_EXPRESSION "${pass}" FAIL_REGULAR_EXPRESSION "${fail}"
       LABELS "scenarios;gpu" RUN_SERIAL true TIMEOUT 240)
   endforeach()
 endif()

@@ -39,7 +39,8 @@ static const emu_proc_t procs[] = {
     E(cuEventElapsedTime_v2, 12080), E(cuGetProcAddress, 12000), E(cuMemAddressReserve, 10020),
     E(cuMemAddressFree, 10020), E(cuMemCreate, 10020), E(cuMemRelease, 10020), E(cuMemMap, 10020),
     E(cuMemUnmap, 10020), E(cuMemSetAccess, 10020), E(cuMemExportToShareableHandle, 10020),
-    E(cuMemImportFromShareableHandle, 10020), E(cuMemGetAllocationGranularity, 10020),
+    E(cuMemImportFromShareableHandle, 10020), E(cuMemGetAllocationGranularity, 10020), E(cuMemRetainAllocationHandle, 11000),
+    E(cuMemGetAllocationPropertiesFromHandle, 10020),
     E(cuMemcpyPeerAsync, 4000), E(cuModuleLoad, 2000), E(cuModuleLoadData, 2000), E(cuModuleLoadDataEx, 2010), E(cuModuleUnload, 2000),
     E(cuModuleGetFunction, 2000), E(cuFuncGetParamInfo, 12040), E(cuLaunchKernel, 4000),
 };

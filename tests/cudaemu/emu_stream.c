@@ -289,6 +289,10 @@ static CUresult copy_common(uintptr_t dst, uintptr_t src, size_t n, CUstream h, 
         return CUDA_SUCCESS;
     if (emu_fault(sync ? "cuMemcpy" : "cuMemcpyAsync"))
         return CUDA_ERROR_LAUNCH_FAILED;
+    /* "cuMemcpyAsync:oom": the driver found no memory for the copy's staging
+     * (what a real driver reports as out of memory) */
+    if (!sync && emu_fault("cuMemcpyAsync:oom"))
+        return CUDA_ERROR_OUT_OF_MEMORY;
     int sd, ssdev, dd, dddev;
     const char *ps = emu_xlate(src, n, &sd, &ssdev, &rc);
     char *pd = emu_xlate(dst, n, &dd, &dddev, &rc);

@@ -186,6 +186,10 @@ EMU_API CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, C
         return CUDA_ERROR_INVALID_VALUE;
     if (emu_find((uintptr_t)ptr, size))
         return CUDA_ERROR_ALREADY_MAPPED;
+    /* "cuMemMap:imported" fails only mappings of imported handles (the
+     * importing side of an IPC scheme, not the application's own memory) */
+    if (emu_fault("cuMemMap") || (!v->owner && emu_fault("cuMemMap:imported")))
+        return CUDA_ERROR_OUT_OF_MEMORY; /* page tables of the device */
     emu_alloc_t *a = calloc(1, sizeof *a);
     if (!a)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -259,6 +263,8 @@ EMU_API CUresult CUDAAPI cuMemExportToShareableHandle(void *shareableHandle, CUm
         return CUDA_ERROR_INVALID_VALUE;
     if (handleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || !(v->types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
         return CUDA_ERROR_NOT_SUPPORTED; /* only what cuMemCreate was asked for */
+    if (emu_fault("cuMemExportToShareableHandle"))
+        return CUDA_ERROR_OUT_OF_MEMORY;
     int fd = dup(v->fd);
     if (fd < 0)
         return CUDA_ERROR_OPERATING_SYSTEM;
@@ -315,3 +321,35 @@ EMU_API CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHa
     *handle = (CUmemGenericAllocationHandle)(uintptr_t)v;
     return CUDA_SUCCESS;
 }
+
+/* The physical allocation mapped at addr (any address of a mapping made by
+ * cuMemMap): the handle the mapping was made with, one more reference. */
+EMU_API CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
+{
+    if (!emu_inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!handle)
+        return CUDA_ERROR_INVALID_VALUE;
+    emu_alloc_t *a = emu_find((uintptr_t)addr, 1);
+    if (!a || a == (emu_alloc_t *)1 || a->kind != EMU_VMM)
+        return CUDA_ERROR_INVALID_VALUE; /* not mapped by cuMemMap (cuMemAlloc memory has no such handle) */
+    emu_vmm_t *v = a->vmm;
+    atomic_fetch_add(&v->refs, 1);
+    *handle = (CUmemGenericAllocationHandle)(uintptr_t)v;
+    return CUDA_SUCCESS;
+}
+
+EMU_API CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
+                                                                CUmemGenericAllocationHandle handle)
+{
+    emu_vmm_t *v = vmm_of(handle);
+    if (!v || !prop)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(prop, 0, sizeof *prop);
+    prop->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop->requestedHandleTypes = (CUmemAllocationHandleType)v->types;
+    prop->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop->location.id = v->dev;
+    return CUDA_SUCCESS;
+}
+

@@ -4,7 +4,11 @@
  * datatype on device memory, and MPI_Sendrecv.  The receive buffers are
  * device memory the CPU cannot touch: a wharf path that forgot it is device
  * memory crashes the test; one that forgot to wait for a copy fails the data
- * checks (the emulator's streams run with random delays). */
+ * checks (the emulator's streams run with random delays).
+ * GPU_TEST_ALLOC=vmm allocates every device buffer with the virtual memory
+ * management API instead (cuMemCreate with POSIX file descriptor export,
+ * cuMemAddressReserve, cuMemMap, cuMemSetAccess): memory legacy CUDA IPC
+ * cannot share, the VMM file-descriptor scheme can. */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <mpi.h>
@@ -17,6 +21,10 @@
 #define LOAD(name) p_##name = (__typeof__(p_##name))sym(#name)
 F(cuInit); F(cuDeviceGetCount); F(cuDeviceGet); F(cuDevicePrimaryCtxRetain); F(cuCtxSetCurrent); F(cuMemAlloc);
 F(cuMemFree); F(cuMemcpyHtoD); F(cuMemcpyDtoH); F(cuMemsetD8); F(cuPointerGetAttribute);
+F(cuMemCreate); F(cuMemAddressReserve); F(cuMemMap); F(cuMemSetAccess); F(cuMemUnmap); F(cuMemAddressFree);
+F(cuMemRelease); F(cuMemGetAllocationGranularity);
+static int use_vmm;
+static CUdevice mydev;
 static __typeof__(&cuGetProcAddress) gpa;
 static int fails;
 
@@ -41,6 +49,61 @@ static void *sym(const char *name)
 
 static int rank;
 
+/* VMM allocations: address -> handle and mapped size */
+#define NVMM 64
+static struct {
+    CUdeviceptr p;
+    size_t size;
+    CUmemGenericAllocationHandle h;
+} vmm[NVMM];
+
+static CUresult dalloc(CUdeviceptr *d, size_t n)
+{
+    if (!use_vmm)
+        return p_cuMemAlloc(d, n);
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = mydev;
+    size_t g = 0;
+    CK(p_cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    size_t sz = (n + g - 1) / g * g;
+    int slot = 0;
+    while (slot < NVMM && vmm[slot].p)
+        slot++;
+    CHECK(slot < NVMM);
+    CUresult rc = p_cuMemCreate(&vmm[slot].h, sz, &prop, 0);
+    if (rc == CUDA_SUCCESS)
+        rc = p_cuMemAddressReserve(d, sz, 0, 0, 0);
+    if (rc == CUDA_SUCCESS)
+        rc = p_cuMemMap(*d, sz, 0, vmm[slot].h, 0);
+    CUmemAccessDesc acc = {.location = prop.location, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    if (rc == CUDA_SUCCESS)
+        rc = p_cuMemSetAccess(*d, sz, &acc, 1);
+    vmm[slot].p = *d;
+    vmm[slot].size = sz;
+    return rc;
+}
+
+static CUresult dfree(CUdeviceptr d)
+{
+    if (!use_vmm)
+        return p_cuMemFree(d);
+    for (int i = 0; i < NVMM; i++)
+        if (vmm[i].p == d) {
+            CUresult rc = p_cuMemUnmap(d, vmm[i].size);
+            if (rc == CUDA_SUCCESS)
+                rc = p_cuMemAddressFree(d, vmm[i].size);
+            if (rc == CUDA_SUCCESS)
+                rc = p_cuMemRelease(vmm[i].h);
+            vmm[i].p = 0;
+            return rc;
+        }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
 static unsigned char pat(size_t i, int seed)
 {
     return (unsigned char)((i * 131u + (unsigned)seed * 7u + (i >> 8)) & 0xff);
@@ -55,7 +118,7 @@ static void *mkbuf(int dev, size_t n, int seed)
     if (!dev)
         return h;
     CUdeviceptr d = 0;
-    CK(p_cuMemAlloc(&d, n ? n : 1));
+    CK(dalloc(&d, n ? n : 1));
     if (n)
         CK(p_cuMemcpyHtoD(d, h, n));
     free(h);
@@ -70,7 +133,7 @@ static void *mkrecv(int dev, size_t n)
         return h;
     }
     CUdeviceptr d = 0;
-    CK(p_cuMemAlloc(&d, n ? n : 1));
+    CK(dalloc(&d, n ? n : 1));
     CK(p_cuMemsetD8(d, 0xee, n ? n : 1));
     return (void *)(uintptr_t)d;
 }
@@ -100,7 +163,7 @@ static void check_buf(int dev, void *b, size_t n, int seed, const char *what)
 static void freebuf(int dev, void *b)
 {
     if (dev)
-        CK(p_cuMemFree((CUdeviceptr)(uintptr_t)b));
+        CK(dfree((CUdeviceptr)(uintptr_t)b));
     else
         free(b);
 }
@@ -119,12 +182,18 @@ int main(int argc, char **argv)
     LOAD(cuInit); LOAD(cuDeviceGetCount); LOAD(cuDeviceGet); LOAD(cuDevicePrimaryCtxRetain); LOAD(cuCtxSetCurrent);
     LOAD(cuMemAlloc); LOAD(cuMemFree); LOAD(cuMemcpyHtoD); LOAD(cuMemcpyDtoH); LOAD(cuMemsetD8);
     LOAD(cuPointerGetAttribute);
+    use_vmm = getenv("GPU_TEST_ALLOC") && !strcmp(getenv("GPU_TEST_ALLOC"), "vmm");
+    if (use_vmm) {
+        LOAD(cuMemCreate); LOAD(cuMemAddressReserve); LOAD(cuMemMap); LOAD(cuMemSetAccess); LOAD(cuMemUnmap);
+        LOAD(cuMemAddressFree); LOAD(cuMemRelease); LOAD(cuMemGetAllocationGranularity);
+    }
     CK(p_cuInit(0));
     int ndev = 0;
     CK(p_cuDeviceGetCount(&ndev));
     CUdevice dev;
     CUcontext ctx;
     CK(p_cuDeviceGet(&dev, rank % (ndev ? ndev : 1)));
+    mydev = dev;
     CK(p_cuDevicePrimaryCtxRetain(&ctx, dev));
     CK(p_cuCtxSetCurrent(ctx));
 

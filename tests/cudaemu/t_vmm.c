@@ -13,7 +13,8 @@
 F(cuInit); F(cuDeviceGet); F(cuDevicePrimaryCtxRetain); F(cuCtxSetCurrent); F(cuMemcpyHtoD); F(cuMemcpyDtoH);
 F(cuMemGetAllocationGranularity); F(cuMemCreate); F(cuMemRelease); F(cuMemAddressReserve); F(cuMemAddressFree);
 F(cuMemMap); F(cuMemUnmap); F(cuMemSetAccess); F(cuMemExportToShareableHandle); F(cuMemImportFromShareableHandle);
-F(cuPointerGetAttribute); F(cuIpcGetMemHandle); F(cuMemGetAddressRange);
+F(cuPointerGetAttribute); F(cuIpcGetMemHandle); F(cuMemGetAddressRange); F(cuMemRetainAllocationHandle);
+F(cuMemGetAllocationPropertiesFromHandle); F(cuMemAlloc); F(cuMemFree);
 
 static void load_all(void)
 {
@@ -22,7 +23,8 @@ static void load_all(void)
     LOAD(cuMemcpyDtoH); LOAD(cuMemGetAllocationGranularity); LOAD(cuMemCreate); LOAD(cuMemRelease);
     LOAD(cuMemAddressReserve); LOAD(cuMemAddressFree); LOAD(cuMemMap); LOAD(cuMemUnmap); LOAD(cuMemSetAccess);
     LOAD(cuMemExportToShareableHandle); LOAD(cuMemImportFromShareableHandle); LOAD(cuPointerGetAttribute);
-    LOAD(cuIpcGetMemHandle); LOAD(cuMemGetAddressRange);
+    LOAD(cuIpcGetMemHandle); LOAD(cuMemGetAddressRange); LOAD(cuMemRetainAllocationHandle);
+    LOAD(cuMemGetAllocationPropertiesFromHandle); LOAD(cuMemAlloc); LOAD(cuMemFree);
 }
 
 static void ctx_on(int ordinal)
@@ -116,6 +118,21 @@ int main(int argc, char **argv)
     CHECK(base == va && rsize == size);
     CUipcMemHandle ih;
     CHECK(p_cuIpcGetMemHandle(&ih, va) == CUDA_ERROR_INVALID_VALUE); /* no legacy IPC on VMM memory */
+    /* the allocation behind any address of the mapping: the handle it was mapped with, one more reference */
+    CUmemGenericAllocationHandle rh = 0;
+    CK(p_cuMemRetainAllocationHandle(&rh, (void *)(uintptr_t)(va + size - 1)));
+    CHECK(rh == h);
+    CUmemAllocationProp got;
+    memset(&got, 0x7f, sizeof got);
+    CK(p_cuMemGetAllocationPropertiesFromHandle(&got, rh));
+    CHECK(got.type == CU_MEM_ALLOCATION_TYPE_PINNED && got.location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
+          got.location.id == 0 && got.requestedHandleTypes == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    CK(p_cuMemRelease(rh)); /* h and the mapping still hold it */
+    CHECK(p_cuMemRetainAllocationHandle(&rh, (void *)(uintptr_t)(va + size)) == CUDA_ERROR_INVALID_VALUE);
+    CUdeviceptr plain = 0;
+    CK(p_cuMemAlloc(&plain, 4096));
+    CHECK(p_cuMemRetainAllocationHandle(&rh, (void *)(uintptr_t)plain) == CUDA_ERROR_INVALID_VALUE);
+    CK(p_cuMemFree(plain));
     pid_t pid = fork();
     if (pid == 0) {
         signal(SIGSEGV, SIG_DFL); /* a sanitizer's handler would turn it into an abort */

@@ -12,6 +12,8 @@ typedef int wh_CUresult; /* enum cudaError_enum */
 typedef unsigned long long wh_CUdeviceptr;
 typedef int wh_CUdevice;
 typedef int wh_CUpointer_attribute; /* enum CUpointer_attribute_enum */
+typedef int wh_CUdevice_attribute;  /* enum CUdevice_attribute_enum */
+typedef int wh_CUmemAllocationHandleType;
 typedef struct wh_CUctx_st *wh_CUcontext;
 typedef struct wh_CUstream_st *wh_CUstream;
 typedef struct wh_CUevent_st *wh_CUevent;
@@ -21,11 +23,40 @@ typedef struct {
 typedef struct {
     char bytes[16];
 } wh_CUuuid;
+/* virtual memory management (the VMM file-descriptor IPC scheme, vmm.c) */
+typedef unsigned long long wh_CUmemGenericAllocationHandle;
+typedef struct {
+    int type; /* CUmemLocationType */
+    int id;
+} wh_CUmemLocation;
+typedef struct {
+    int type;                 /* CUmemAllocationType */
+    int requestedHandleTypes; /* CUmemAllocationHandleType */
+    wh_CUmemLocation location;
+    void *win32HandleMetaData;
+    struct {
+        unsigned char compressionType, gpuDirectRDMACapable;
+        unsigned short usage;
+        unsigned char reserved[4];
+    } allocFlags;
+} wh_CUmemAllocationProp;
+typedef struct {
+    wh_CUmemLocation location;
+    int flags; /* CUmemAccess_flags */
+} wh_CUmemAccessDesc;
 
 #define WH_CUDA_VERSION 12000 /* the API version wharf's calls are written for */
 #define WH_CUDA_SUCCESS 0
 #define WH_CUDA_ERROR_INVALID_VALUE 1
+#define WH_CUDA_ERROR_OUT_OF_MEMORY 2
 #define WH_CUDA_ERROR_NOT_READY 600
+#define WH_CUDA_ERROR_INVALID_HANDLE 400
+#define WH_CUDA_ERROR_NOT_SUPPORTED 801
+#define WH_CUDA_ERROR_OPERATING_SYSTEM 304
+#define WH_CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID 134
+#define WH_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR 1
+#define WH_CU_MEM_LOCATION_TYPE_DEVICE 1
+#define WH_CU_MEM_ACCESS_FLAGS_PROT_READWRITE 3
 #define WH_CU_POINTER_ATTRIBUTE_CONTEXT 1
 #define WH_CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2
 #define WH_CU_POINTER_ATTRIBUTE_BUFFER_ID 7
@@ -61,7 +92,26 @@ typedef struct {
     X(cuStreamSynchronize, (wh_CUstream s))                                                                            \
     X(cuIpcGetMemHandle, (wh_CUipcMemHandle * h, wh_CUdeviceptr p))                                                    \
     X(cuIpcOpenMemHandle, (wh_CUdeviceptr * p, wh_CUipcMemHandle h, unsigned int flags))                               \
-    X(cuIpcCloseMemHandle, (wh_CUdeviceptr p))
+    X(cuIpcCloseMemHandle, (wh_CUdeviceptr p))                                                                         \
+    X(cuDeviceGetAttribute, (int *v, wh_CUdevice_attribute attr, wh_CUdevice d))
+
+/* optional, for the VMM file-descriptor IPC scheme (vmm.c): a driver (or a
+ * forwarding library) without them still loads, the scheme is then off */
+#define WH_CUDA_FNS_VMM(X)                                                                                             \
+    X(cuMemRetainAllocationHandle, (wh_CUmemGenericAllocationHandle * h, void *addr))                                  \
+    X(cuMemGetAllocationPropertiesFromHandle, (wh_CUmemAllocationProp * prop, wh_CUmemGenericAllocationHandle h))       \
+    X(cuMemRelease, (wh_CUmemGenericAllocationHandle h))                                                               \
+    X(cuMemExportToShareableHandle, (void *sh, wh_CUmemGenericAllocationHandle h, wh_CUmemAllocationHandleType type,    \
+                                     unsigned long long flags)) \
+    X(cuMemImportFromShareableHandle, (wh_CUmemGenericAllocationHandle * h, void *os,                                 \
+                                       wh_CUmemAllocationHandleType type))                      \
+    X(cuMemAddressReserve, (wh_CUdeviceptr * p, size_t size, size_t align, wh_CUdeviceptr addr,                      \
+                            unsigned long long flags))                                                                 \
+    X(cuMemAddressFree, (wh_CUdeviceptr p, size_t size))                                                               \
+    X(cuMemMap, (wh_CUdeviceptr p, size_t size, size_t offset, wh_CUmemGenericAllocationHandle h,                     \
+                 unsigned long long flags))                                                                            \
+    X(cuMemUnmap, (wh_CUdeviceptr p, size_t size))                                                                     \
+    X(cuMemSetAccess, (wh_CUdeviceptr p, size_t size, const wh_CUmemAccessDesc *desc, size_t count))
 
 /* cuGetProcAddress (the CUDA 12 entry point cuGetProcAddress_v2) */
 typedef wh_CUresult (*wh_pfn_cuGetProcAddress)(const char *symbol, void **pfn, int version, uint64_t flags,

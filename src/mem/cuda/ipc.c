@@ -1,6 +1,8 @@
 /* CUDA IPC between co-resident ranks: the sender exports the allocation
- * holding its device buffer (a legacy IPC handle + the buffer's offset), the
- * receiver maps it once per (peer, allocation) and copies device to device.
+ * holding its device buffer (a legacy IPC handle + the buffer's offset, or
+ * for cuMemCreate memory a VMM file descriptor served over a Unix socket,
+ * vmm.c), the receiver maps it once per (peer, allocation) and copies device
+ * to device.
  * Mappings are cached (the driver never reuses a buffer id, so an entry can
  * go stale but never wrong) and closed when evicted or at finalize. */
 #include <mpi.h>
@@ -9,6 +11,7 @@
 #include "core/err.h"
 #include "mem/cuda/wh_cuda.h"
 #include "util/log.h"
+#include "util/tunables.h"
 
 #define IPC_CACHE 64
 static struct {
@@ -18,7 +21,23 @@ static struct {
 } cache[IPC_CACHE];
 static int cache_init, cache_next;
 
+static int legacy_export(const void *p, wh_cuda_ipc_t *out);
+
 int wh_cuda_ipc_export(const void *p, wh_cuda_ipc_t *out)
+{
+    const char *sch = wh_tun.cuda_ipc_scheme;
+    int legacy = strcmp(sch, "vmm") != 0, vmm = strcmp(sch, "legacy") != 0;
+    memset(out, 0, sizeof *out);
+    if (legacy && legacy_export(p, out) == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    wh_CUresult rc = vmm ? wh_cuda_vmm_export(p, out) : WH_CUDA_ERROR_NOT_SUPPORTED;
+    if (rc != WH_CUDA_SUCCESS)
+        return wh_error(MPI_ERR_OTHER, "CUDA IPC: cannot export device buffer %p (WHARF_CUDA_IPC_SCHEME=%s): %s", p,
+                        sch, wh_cuda_errname(rc));
+    return MPI_SUCCESS;
+}
+
+static int legacy_export(const void *p, wh_cuda_ipc_t *out)
 {
     wh_CUdeviceptr base = 0;
     size_t size = 0;
@@ -30,7 +49,8 @@ int wh_cuda_ipc_export(const void *p, wh_cuda_ipc_t *out)
     if (rc == WH_CUDA_SUCCESS)
         rc = wh_cu.cuIpcGetMemHandle(&out->handle, base);
     if (rc != WH_CUDA_SUCCESS)
-        return wh_error(MPI_ERR_OTHER, "CUDA IPC: cannot export device buffer %p: %s", p, wh_cuda_errname(rc));
+        return MPI_ERR_OTHER; /* e.g. cuMemMap memory: the VMM scheme may take it */
+    out->scheme = WH_CUDA_IPC_LEGACY;
     out->id = id;
     out->offset = dp - base;
     return MPI_SUCCESS;
@@ -38,6 +58,8 @@ int wh_cuda_ipc_export(const void *p, wh_cuda_ipc_t *out)
 
 wh_CUresult wh_cuda_ipc_import(int wpeer, const wh_cuda_ipc_t *in, void **p)
 {
+    if (in->scheme == WH_CUDA_IPC_VMM)
+        return wh_cuda_vmm_import(wpeer, in, p);
     if (!cache_init) {
         for (int i = 0; i < IPC_CACHE; i++)
             cache[i].wpeer = -1;

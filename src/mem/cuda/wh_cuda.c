@@ -1,6 +1,7 @@
 /* The CUDA memory kind (see wh_cuda.h).  Loaded exactly as a real driver
  * would be: dlopen("libcuda.so.1"), then cuGetProcAddress for every entry
  * point, at the API version wharf is written for. */
+#include <ctype.h>
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -70,6 +71,13 @@ static int cuda_copy(void *dst, int dk, const void *src, int sk, size_t n)
             rc = wh_cu.cuMemcpyAsync(d, s, n, copy_stream);
             if (rc == WH_CUDA_SUCCESS)
                 rc = wh_cu.cuStreamSynchronize(copy_stream);
+            if (rc == WH_CUDA_ERROR_OUT_OF_MEMORY) { /* no memory for the asynchronous copy: the synchronous one */
+                static int warned;
+                if (!warned++)
+                    WH_WARN("cuda", "an asynchronous copy of %zu bytes ran out of memory (%s): copies that do so are "
+                                    "retried synchronously (slower)", n, wh_cuda_errname(rc));
+                rc = wh_cu.cuMemcpy(d, s, n);
+            }
         } else {
             rc = wh_cu.cuMemcpy(d, s, n); /* another context: the synchronous copy */
         }
@@ -119,6 +127,16 @@ int wh_cuda_init(void)
     }
     WH_CUDA_FNS(WH_CUDA_LOAD)
 #undef WH_CUDA_LOAD
+#define WH_CUDA_LOAD_OPT(name, params)                                                                                 \
+    {                                                                                                                  \
+        void *fn = NULL;                                                                                               \
+        int st = 0;                                                                                                    \
+        if (gpa(#name, &fn, WH_CUDA_VERSION, 0, &st) != WH_CUDA_SUCCESS)                                               \
+            fn = NULL;                                                                                                 \
+        memcpy(&wh_cu.name, &fn, sizeof fn);                                                                           \
+    }
+    WH_CUDA_FNS_VMM(WH_CUDA_LOAD_OPT)
+#undef WH_CUDA_LOAD_OPT
     wh_CUresult rc = wh_cu.cuInit(0);
     if (rc != WH_CUDA_SUCCESS)
         return give_up(required, "WHARF_CUDA: cuInit failed: %s; device buffers are not recognized",
@@ -143,6 +161,7 @@ void wh_cuda_finalize(void)
     if (!wh_cuda_on)
         return;
     wh_cuda_ipc_finalize();
+    wh_cuda_vmm_finalize();
     wh_cuda_gdr_finalize();
     if (copy_stream)
         wh_cu.cuStreamDestroy(copy_stream);
@@ -158,6 +177,27 @@ static void uuid_hex(const wh_CUuuid *u, char out[33])
 {
     for (int i = 0; i < 16; i++)
         snprintf(out + 2 * i, 3, "%02x", (unsigned char)u->bytes[i]);
+}
+
+int wh_cuda_numa(int d)
+{
+    int n = -1;
+    if (wh_cu.cuDeviceGetAttribute(&n, WH_CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, d) == WH_CUDA_SUCCESS && n >= 0)
+        return n;
+    /* older drivers: the PCI device's node as the kernel reports it */
+    char pci[32], path[96];
+    if (wh_cu.cuDeviceGetPCIBusId(pci, (int)sizeof pci, d) != WH_CUDA_SUCCESS)
+        return -1;
+    for (char *c = pci; *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+    snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/numa_node", pci);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    if (fscanf(f, "%d", &n) != 1)
+        n = -1;
+    fclose(f);
+    return n;
 }
 
 void wh_cuda_describe(char *out, size_t len)
@@ -179,7 +219,7 @@ void wh_cuda_describe(char *out, size_t len)
         uuid_hex(&u, hex);
     if (own >= 0 && wh_cu.cuDeviceGetPCIBusId(pci, (int)sizeof pci, own) != WH_CUDA_SUCCESS)
         snprintf(pci, sizeof pci, "-");
-    size_t o = (size_t)snprintf(out, len, "G=%s;B=%s;V=", hex, pci);
+    size_t o = (size_t)snprintf(out, len, "G=%s;B=%s;N=%d;V=", hex, pci, own >= 0 ? wh_cuda_numa(own) : -1);
     for (int d = 0; d < wh_cuda_ndev && d < 16 && o + 40 < len; d++) {
         if (wh_cu.cuDeviceGetUuid(&u, d) != WH_CUDA_SUCCESS)
             continue;

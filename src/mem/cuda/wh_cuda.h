@@ -19,6 +19,7 @@ extern int wh_cuda_on, wh_cuda_ndev;
 typedef struct wh_cuda_fns {
 #define WH_CUDA_PFN(name, params) wh_CUresult (*name) params;
     WH_CUDA_FNS(WH_CUDA_PFN)
+    WH_CUDA_FNS_VMM(WH_CUDA_PFN) /* NULL when the driver lacks them */
 #undef WH_CUDA_PFN
 } wh_cuda_fns_t;
 extern wh_cuda_fns_t wh_cu;
@@ -56,15 +57,38 @@ extern uint64_t wh_cuda_gdr_copies;
 
 /* ---- CUDA IPC between co-resident ranks (ipc.c) ---- */
 /* What a sender publishes so a co-resident receiver can map its device buffer. */
+enum { WH_CUDA_IPC_LEGACY = 0, WH_CUDA_IPC_VMM = 1 };
 typedef struct wh_cuda_ipc {
-    wh_CUipcMemHandle handle; /* of the allocation containing the buffer */
+    wh_CUipcMemHandle handle; /* LEGACY: of the allocation containing the buffer */
     uint64_t id;              /* the allocation's buffer id (never reused by the driver) */
-    uint64_t offset;          /* of the buffer in the allocation */
+    uint64_t offset;          /* of the buffer in the allocation (VMM: in the mapping) */
+    uint64_t size;            /* VMM: bytes of the sender's mapping */
+    uint32_t scheme;          /* WH_CUDA_IPC_* */
+    uint32_t pad;
 } wh_cuda_ipc_t;
-/* Describe device buffer p (0 or an MPI error code). */
+/* Describe device buffer p (0 or an MPI error code): a legacy IPC handle,
+ * or for memory mapped with cuMemMap from an allocation made exportable as
+ * a POSIX file descriptor, a VMM description (WHARF_CUDA_IPC_SCHEME picks). */
 int wh_cuda_ipc_export(const void *p, wh_cuda_ipc_t *out);
 /* Map the buffer a peer exported (cached per peer and allocation): *p is its
  * address here; returns a CUresult (the caller falls back on failure). */
 wh_CUresult wh_cuda_ipc_import(int wpeer, const wh_cuda_ipc_t *in, void **p);
 void wh_cuda_ipc_finalize(void);
+
+/* ---- the VMM file-descriptor scheme (vmm.c) ----
+ * The sender exports the cuMemCreate allocation behind its buffer as a file
+ * descriptor and serves it, on request, over a Unix socket (SCM_RIGHTS) from a
+ * small thread; the receiver connects, imports the descriptor, maps it and
+ * copies device to device.  The socket is a file in the node directory (ranks
+ * that share the node region reach it, in any PID namespace) and an abstract
+ * socket (ranks sharing a network namespace reach it).  Set up once the job's
+ * nonce is known; off until then. */
+void wh_cuda_vmm_setup(const char *dir, uint64_t nonce);
+int wh_cuda_vmm_on(void);
+/* 0, or a CUresult: p is not exportable this way */
+wh_CUresult wh_cuda_vmm_export(const void *p, wh_cuda_ipc_t *out);
+wh_CUresult wh_cuda_vmm_import(int wpeer, const wh_cuda_ipc_t *in, void **p);
+void wh_cuda_vmm_finalize(void);
+/* the NUMA node closest to GPU d (the driver's answer, else sysfs), -1 unknown */
+int wh_cuda_numa(int d);
 #endif
