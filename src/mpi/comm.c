@@ -360,8 +360,8 @@ static int body_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
     if (rc || (rc = chk_info(c, fname, info)))
         return rc;
     WH_CHK_PTR(fname, c, newcomm, "newcomm");
-    if (c->is_inter)
-        return bad(c, fname, MPI_ERR_COMM, "comm is an intercommunicator (MPI_Comm_split_type needs an intracommunicator)");
+    /* an intercommunicator splits as MPI_Comm_split does: the local members of
+       a type with the remote members of the same type (as MPICH) */
     int color = MPI_UNDEFINED, strict = 0, hw = 0; /* hw: split by the shared-memory resource */
     const char *v;
     switch (split_type) {
@@ -386,7 +386,7 @@ static int body_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
         if (v && !strcmp(v, "mpi://WORLD"))
             color = 0;
         else if (v && !strcmp(v, "mpi://SELF"))
-            color = c->rank;
+            color = c->is_inter ? MPI_UNDEFINED : c->rank; /* no remote member shares my self */
         else if (!v && (v = wh_info_lookup(info, "mpi_hw_resource_type")) && !strcmp(v, "mpi_shared_memory"))
             color = wh_job.my_host, hw = 1;
         break;
@@ -413,8 +413,13 @@ static int body_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     if (rc || (rc = chk_group(c, "MPI_Comm_create", group, &g)))
         return rc;
     WH_CHK_PTR("MPI_Comm_create", c, newcomm, "newcomm");
-    if (c->is_inter)
-        return bad(c, "MPI_Comm_create", MPI_ERR_COMM, "MPI_Comm_create of an intercommunicator is not supported yet by wharf");
+    if (c->is_inter) {
+        /* each side names a subgroup of its local group; the new intercommunicator
+           joins them in the groups' order (MPI_COMM_NULL where either is empty) */
+        if ((rc = chk_subgroup(c->local, "MPI_Comm_create", g)))
+            return rc;
+        return split_common("MPI_Comm_create", c, g->rank == MPI_UNDEFINED ? MPI_UNDEFINED : 0, g->rank, 0, newcomm);
+    }
     if ((rc = chk_subgroup(c, "MPI_Comm_create", g)))
         return rc;
     if ((rc = wh_comm_create(c, g, &n)) != MPI_SUCCESS)

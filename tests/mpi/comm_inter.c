@@ -1,7 +1,7 @@
 /* Intercommunicators between the even and the odd ranks of MPI_COMM_WORLD:
  * Intercomm_create (two choices of leaders), the queries (test_inter, size,
  * remote_size, group, remote_group, compare), point-to-point across, Comm_dup,
- * Comm_idup, Comm_split and Intercomm_merge (by high, and ties), free,
+ * Comm_idup, Comm_split, Comm_create, Comm_split_type and Intercomm_merge (by high, and ties), free,
  * MPI_Comm_create_from_group / MPI_Intercomm_create_from_groups, and the
  * error cases. */
 #include "p2p_check.h"
@@ -143,6 +143,51 @@ int main(int argc, char **argv)
             CHECK(got[i] == world_of(!par, top), "split: remote rank %d is world %d, expected %d", i, got[i],
                   world_of(!par, top));
         MPI_OK(MPI_Comm_free(&s));
+    }
+
+    p2p_setstep("Comm_create of an intercommunicator: local rank 0 dropped on both sides");
+    {
+        MPI_Group lg, sub;
+        MPI_OK(MPI_Comm_group(ic, &lg));
+        int zero = 0;
+        MPI_OK(MPI_Group_excl(lg, 1, &zero, &sub));
+        MPI_Comm cc;
+        MPI_OK(MPI_Comm_create(ic, sub, &cc));
+        int mine_n = (par ? nodd : nev) - 1, rem_n = (par ? nev : nodd) - 1;
+        if (lr == 0 || rem_n == 0) {
+            CHECK(cc == MPI_COMM_NULL, "Comm_create gave a communicator to an excluded rank or without remote members");
+        } else {
+            int cn, crn, cr, flag;
+            MPI_OK(MPI_Comm_test_inter(cc, &flag));
+            MPI_OK(MPI_Comm_size(cc, &cn));
+            MPI_OK(MPI_Comm_remote_size(cc, &crn));
+            MPI_OK(MPI_Comm_rank(cc, &cr));
+            CHECK(flag && cn == mine_n && crn == rem_n && cr == lr - 1, "Comm_create: inter %d size %d remote %d rank %d",
+                  flag, cn, crn, cr);
+            /* the two ranks 0 swap: remote rank 0 is the other side's local rank 1 */
+            int v = p2p_rank, got = -1;
+            if (cr == 0) {
+                MPI_OK(MPI_Sendrecv(&v, 1, MPI_INT, 0, 8, &got, 1, MPI_INT, 0, 8, cc, MPI_STATUS_IGNORE));
+                CHECK(got == world_of(!par, 1), "Comm_create: remote rank 0 is world %d", got);
+            }
+            MPI_OK(MPI_Comm_free(&cc));
+        }
+        MPI_OK(MPI_Group_free(&sub));
+        MPI_OK(MPI_Group_free(&lg));
+    }
+
+    p2p_setstep("Comm_split_type of an intercommunicator");
+    {
+        MPI_Comm st;
+        MPI_OK(MPI_Comm_split_type(ic, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &st));
+        if (st != MPI_COMM_NULL) {
+            int flag;
+            MPI_OK(MPI_Comm_test_inter(st, &flag));
+            CHECK(flag, "split_type of an intercommunicator is not one");
+            MPI_OK(MPI_Comm_free(&st));
+        }
+        MPI_OK(MPI_Comm_split_type(ic, MPI_UNDEFINED, 0, MPI_INFO_NULL, &st));
+        CHECK(st == MPI_COMM_NULL, "split_type MPI_UNDEFINED");
     }
 
     p2p_setstep("Intercomm_create with the last ranks as leaders, tag 7");
