@@ -12,6 +12,7 @@
 #include "locality/locality.h"
 #include "mem/cuda/wh_cuda.h"
 #include "core/core.h"
+#include "pmi/auth.h"
 #include "pmi/pmi.h"
 #include "util/log.h"
 #include "util/tunables.h"
@@ -95,21 +96,25 @@ static void hmem_probe(void)
 }
 
 /* fi_getinfo for provider prov: strict hints first, then relaxed ones; with
- * the one-sided capabilities first (WHARF_NET_RMA), then without. */
+ * the one-sided capabilities first (WHARF_NET_RMA), then without; all of that
+ * with directed receives (bulk chunks match only their sender's address),
+ * then without. */
 static int query(const char *prov, struct fi_info **out)
 {
     int rc = -FI_ENOMEM;
-    for (int k = wh_tun.net_rma ? 3 : 1; k >= 0; k--) {
+    for (int k = wh_tun.net_rma ? 7 : 5; k >= 0; k--) {
+        if (!wh_tun.net_rma && (k & 2))
+            continue;
         int strict = k & 1;
-        struct fi_info *h = make_hints(prov, strict, k >= 2 ? NET_RMA_CAPS : 0);
+        struct fi_info *h = make_hints(prov, strict, ((k & 2) ? NET_RMA_CAPS : 0) | ((k & 4) ? FI_DIRECTED_RECV : 0));
         if (!h)
             return -FI_ENOMEM;
         rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, h, out);
         fi_freeinfo(h);
         if (rc == 0 && *out)
             return 0;
-        WH_DEBUG("net", "provider \"%s\"%s%s: %s", prov, strict ? " (manual progress, ordered sends)" : "",
-                 k >= 2 ? " with FI_RMA" : "", fi_strerror(-rc));
+        WH_DEBUG("net", "provider \"%s\"%s%s%s: %s", prov, strict ? " (manual progress, ordered sends)" : "",
+                 (k & 2) ? " with FI_RMA" : "", (k & 4) ? " with FI_DIRECTED_RECV" : "", fi_strerror(-rc));
     }
     return rc ? rc : -FI_ENODATA;
 }
@@ -320,12 +325,28 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     unsigned char addr[256];
     size_t alen = sizeof addr;
     TRY(fi_getname(&wh_net.ep->fid, addr, &alen), "fi_getname");
-    if (2 * alen + 1 > cap) {
+    if (2 * alen + 1 + WH_NET_TOKEN_HEX + 1 > cap) {
         snprintf(why, sizeof why, "endpoint name of %zu bytes does not fit a PMI value", alen);
         goto fail;
     }
+    /* the endpoint token (docs/NET.md, "Who may send"): from the kernel's
+     * random source only, published with the name and nowhere else */
+    char tok[WH_NET_TOKEN_HEX + 1];
+    if (wh_pmi_random_hex(tok, WH_NET_TOKEN_HEX / 2)) {
+        snprintf(why, sizeof why, "no random bytes for the endpoint token (getrandom and /dev/urandom failed)");
+        goto fail;
+    }
+    wh_net.token = strtoull(tok, NULL, 16);
+    char ck[9];
+    if (wh_pmi_random_hex(ck, 4)) {
+        snprintf(why, sizeof why, "no random bytes for the bulk cookies");
+        goto fail;
+    }
+    uint32_t cookie0 = (uint32_t)strtoul(ck, NULL, 16); /* set after io_init's reset below */
     for (size_t i = 0; i < alen; i++)
         snprintf(name + 2 * i, 3, "%02x", addr[i]);
+    size_t addr_hex = 2 * alen; /* the log shows the address, never the token */
+    snprintf(name + addr_hex, cap - addr_hex, "/%s", tok);
 
     if (!(wh_net.peers = calloc((size_t)size, sizeof *wh_net.peers))) {
         snprintf(why, sizeof why, "out of memory");
@@ -338,6 +359,7 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
         goto fail;
     }
     wh_net.open = 1;
+    wh_net.next_cookie = cookie0; /* bulk tags of a transfer are not guessable from the previous ones */
     /* one-sided: RMA into registered windows when addressed by virtual address
      * without endpoint binding; FI_ATOMIC probed and reported only */
     uint64_t mm = (uint64_t)info->domain_attr->mr_mode;
@@ -357,11 +379,13 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     wh_net.auto_progress = info->domain_attr->data_progress == FI_PROGRESS_AUTO;
     char text[INET6_ADDRSTRLEN];
     addr_rank(info, text, sizeof text);
-    WH_DEBUG("net", "provider %s, fabric %s, domain %s, address %s (%s), eager max %zu, inject %zu, chunk %zu, "
-             "iov %d, wait fd %d, progress %s",
-             wh_net.prov, info->fabric_attr->name, dom_name(info), text, name, wh_net.eager_max,
+    wh_net.directed = (info->caps & FI_DIRECTED_RECV) != 0;
+    WH_DEBUG("net", "provider %s, fabric %s, domain %s, address %s (%.*s), eager max %zu, inject %zu, chunk %zu, "
+             "iov %d, wait fd %d, progress %s, directed receives %s",
+             wh_net.prov, info->fabric_attr->name, dom_name(info), text, (int)addr_hex, name, wh_net.eager_max,
              wh_net.inject_max, wh_net.csize, wh_net.maxiov, wh_net.wait_fd,
-             info->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto");
+             info->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto",
+             wh_net.directed ? "yes" : "no");
     *usable = 1;
     return MPI_SUCCESS;
 fail:
@@ -408,9 +432,14 @@ int wh_net_connect(const char *const *names)
     int mine = -1;
     if (names[wh_net.rank] && *names[wh_net.rank]) {
         unsigned char me[256];
-        size_t mlen;
-        if (!unhex(names[wh_net.rank], me, sizeof me, &mlen))
-            mine = name_loopback(me, mlen);
+        char hex[2 * sizeof me + 1];
+        size_t mlen, hl = strcspn(names[wh_net.rank], "/");
+        if (hl < sizeof hex) {
+            memcpy(hex, names[wh_net.rank], hl);
+            hex[hl] = 0;
+            if (!unhex(hex, me, sizeof me, &mlen))
+                mine = name_loopback(me, mlen);
+        }
     }
     for (int r = 0; r < wh_net.size; r++) {
         unsigned char addr[256];
@@ -420,13 +449,23 @@ int wh_net_connect(const char *const *names)
             missing++;
             continue;
         }
-        if (unhex(n, addr, sizeof addr, &alen))
-            return wh_error(MPI_ERR_OTHER, "network channel: malformed endpoint name \"%s\" of rank %d", n, r);
+        const char *slash = strchr(n, '/');
+        char hex[2 * sizeof addr + 1];
+        size_t hl = slash ? (size_t)(slash - n) : 0;
+        if (!slash || hl >= sizeof hex || strlen(slash + 1) != WH_NET_TOKEN_HEX ||
+            strspn(slash + 1, "0123456789abcdef") != WH_NET_TOKEN_HEX)
+            return wh_error(MPI_ERR_OTHER, "network channel: malformed endpoint name of rank %d (no endpoint token; "
+                            "a rank of another wharf version?)", r);
+        memcpy(hex, n, hl);
+        hex[hl] = 0;
+        if (unhex(hex, addr, sizeof addr, &alen))
+            return wh_error(MPI_ERR_OTHER, "network channel: malformed endpoint address \"%s\" of rank %d", hex, r);
+        wh_net.peers[r].token = strtoull(slash + 1, NULL, 16);
         fi_addr_t fa = FI_ADDR_NOTAVAIL;
         int rc = fi_av_insert(wh_net.av, addr, 1, &fa, 0, NULL);
         if (rc != 1)
             return wh_error(MPI_ERR_OTHER, "network channel: cannot add rank %d (%s) to the address vector: %s", r,
-                            n, fi_strerror(rc < 0 ? -rc : FI_EINVAL));
+                            hex, fi_strerror(rc < 0 ? -rc : FI_EINVAL));
         wh_net.peers[r].addr = fa;
         int theirs = name_loopback(addr, alen);
         if (!warned && mine >= 0 && theirs >= 0 && mine != theirs) {
@@ -446,6 +485,7 @@ int wh_net_close(void)
 {
     if (wh_net.open) {
         wh_net_drain(10.0);
+        wh_net_drop_summary();
         if (wh_net.n_reordered || wh_net.n_eagain)
             WH_DEBUG("net", "%llu control messages arrived out of order, %llu sends waited for the provider",
                      (unsigned long long)wh_net.n_reordered, (unsigned long long)wh_net.n_eagain);

@@ -14,6 +14,7 @@
 
 #include "chan/net/net.h"
 #include "core/core.h"
+#include "pmi/auth.h"
 #include "util/log.h"
 
 /* one transfer: its chunk operations follow */
@@ -29,9 +30,22 @@ int wh_net_mem_reg(void *base, size_t len, uint64_t *rkey, uint64_t *rbase, void
 {
     if (!wh_net.open || !wh_net.rma || !len)
         return WH_FALLBACK;
-    static uint64_t next_key = 1; /* requested keys must be unique in the domain (without FI_MR_PROV_KEY) */
+    /* Requested keys (without FI_MR_PROV_KEY) are random: a key is the only
+     * thing between a process that reaches our endpoint and the window's
+     * memory (tcp;ofi_rxm checks nothing else), so it must not be guessable;
+     * peers learn it only through the window's creation exchange. */
+    size_t ksz = wh_net.info->domain_attr->mr_key_size;
     struct fid_mr *mr = NULL;
-    int rc = fi_mr_reg(wh_net.domain, base, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, next_key++, 0, &mr, NULL);
+    int rc = -FI_ENOKEY;
+    for (int tries = 0; tries < 8 && rc == -FI_ENOKEY; tries++) {
+        char hex[17];
+        if (wh_pmi_random_hex(hex, 8))
+            return WH_FALLBACK;
+        uint64_t key = strtoull(hex, NULL, 16);
+        if (ksz && ksz < 8)
+            key &= (1ULL << (8 * ksz)) - 1;
+        rc = fi_mr_reg(wh_net.domain, base, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, key, 0, &mr, NULL);
+    }
     if (rc) {
         WH_DEBUG("net", "registering %zu bytes of window memory: %s (one-sided traffic uses active messages)", len,
                  fi_strerror(-rc));
