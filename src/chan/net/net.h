@@ -160,7 +160,7 @@ typedef struct wh_net_state {
     int rma;                    /* FI_RMA: windows are registered (WHARF_NET_RMA) */
     int rma_virt;               /* remote addresses are virtual addresses (FI_MR_VIRT_ADDR), else offsets */
     int rma_no_dc;              /* the provider refused a delivery-complete write: puts use active messages */
-    int atomic;                 /* the provider also offers FI_ATOMIC (not used: accumulates stay active messages) */
+    int atomic;                 /* the endpoint has FI_ATOMIC (WHARF_NET_ATOMICS): atomic/atomic_query */
     size_t rma_max;             /* largest fi_write/fi_read */
 } wh_net_state_t;
 
@@ -195,6 +195,8 @@ void wh_net_mem_dereg(void *handle);
 int wh_net_put_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *src, wh_comp_t *c);
 int wh_net_get_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *dst, wh_comp_t *c);
 void wh_net_rma_done(wh_net_op_t *op, int err);
+int wh_net_atomic_query(int ekind, int ebytes, int opi, int fetch, int cas);
+int wh_net_atomic(int wpeer, uint64_t raddr, uint64_t rkey, const wh_chan_atomic_t *a, wh_comp_t *c);
 
 /* Entry points used by init() and by tests that exchange addresses without
  * PMI.  wh_net_open: choose the provider, open the endpoint and return its

@@ -39,6 +39,8 @@ const wh_chan_ops_t wh_chan_net_ops = {
     .put_zcopy = wh_net_put_zcopy,
     .mem_reg = wh_net_mem_reg,
     .mem_dereg = wh_net_mem_dereg,
+    .atomic_query = wh_net_atomic_query,
+    .atomic = wh_net_atomic,
     .bulk_recv = wh_net_bulk_recv,
     .bulk_send = wh_net_bulk_send,
     .wait_fd = net_wait_fd,
@@ -95,27 +97,33 @@ static void hmem_probe(void)
              wh_net_hmem ? "offers (not used yet)" : "does not offer");
 }
 
-/* fi_getinfo for provider prov: strict hints first, then relaxed ones; with
- * the one-sided capabilities first (WHARF_NET_RMA), then without; all of that
- * with directed receives (bulk chunks match only their sender's address),
- * then without. */
+/* fi_getinfo for provider prov: directed receives (bulk chunks match only
+ * their sender's address) first, then without; within each, the one-sided
+ * capabilities (FI_RMA, then FI_ATOMIC, as WHARF_NET_RMA / WHARF_NET_ATOMICS
+ * allow) first, then fewer; each set with strict hints (manual progress,
+ * ordered sends) first, then relaxed ones. */
 static int query(const char *prov, struct fi_info **out)
 {
-    int rc = -FI_ENOMEM;
-    for (int k = wh_tun.net_rma ? 7 : 5; k >= 0; k--) {
-        if (!wh_tun.net_rma && (k & 2))
-            continue;
-        int strict = k & 1;
-        struct fi_info *h = make_hints(prov, strict, ((k & 2) ? NET_RMA_CAPS : 0) | ((k & 4) ? FI_DIRECTED_RECV : 0));
-        if (!h)
-            return -FI_ENOMEM;
-        rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, h, out);
-        fi_freeinfo(h);
-        if (rc == 0 && *out)
-            return 0;
-        WH_DEBUG("net", "provider \"%s\"%s%s%s: %s", prov, strict ? " (manual progress, ordered sends)" : "",
-                 (k & 2) ? " with FI_RMA" : "", (k & 4) ? " with FI_DIRECTED_RECV" : "", fi_strerror(-rc));
-    }
+    int rc = -FI_ENODATA;
+    const uint64_t sets[] = {NET_RMA_CAPS | FI_ATOMIC, NET_RMA_CAPS, 0};
+    for (int directed = 1; directed >= 0; directed--)
+        for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+            uint64_t caps = sets[k];
+            if (((caps & FI_RMA) && !wh_tun.net_rma) || ((caps & FI_ATOMIC) && !wh_tun.net_atomics))
+                continue;
+            for (int strict = 1; strict >= 0; strict--) {
+                struct fi_info *h = make_hints(prov, strict, caps | (directed ? FI_DIRECTED_RECV : 0));
+                if (!h)
+                    return -FI_ENOMEM;
+                rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, h, out);
+                fi_freeinfo(h);
+                if (rc == 0 && *out)
+                    return 0;
+                WH_DEBUG("net", "provider \"%s\"%s%s%s%s: %s", prov, strict ? " (manual progress, ordered sends)" : "",
+                         (caps & FI_RMA) ? " with FI_RMA" : "", (caps & FI_ATOMIC) ? " with FI_ATOMIC" : "",
+                         directed ? " with FI_DIRECTED_RECV" : "", fi_strerror(-rc));
+            }
+        }
     return rc ? rc : -FI_ENODATA;
 }
 
@@ -366,16 +374,11 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     wh_net.rma = (info->caps & FI_RMA) && !(mm & FI_MR_ENDPOINT) && !(mm & FI_MR_LOCAL);
     wh_net.rma_virt = (mm & FI_MR_VIRT_ADDR) != 0;
     wh_net.rma_max = info->ep_attr->max_msg_size < WH_NET_CHUNK_MAX ? info->ep_attr->max_msg_size : WH_NET_CHUNK_MAX;
-    if (wh_net.rma) {
-        struct fi_info *ah = make_hints(wh_net.prov, 0, NET_RMA_CAPS | FI_ATOMIC), *ai = NULL;
-        if (ah && fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, ah, &ai) == 0 && ai)
-            wh_net.atomic = 1;
-        fi_freeinfo(ai);
-        fi_freeinfo(ah);
-    }
-    WH_DEBUG("net", "one-sided: %s (mr_mode 0x%llx); FI_ATOMIC %s",
+    wh_net.atomic = wh_net.rma && (info->caps & FI_ATOMIC);
+    WH_DEBUG("net", "one-sided: %s (mr_mode 0x%llx, key size %zu); atomics: %s",
              wh_net.rma ? "fi_write/fi_read into registered windows" : "active messages only (no usable FI_RMA)",
-             (unsigned long long)mm, wh_net.atomic ? "offered (unused)" : "not offered");
+             (unsigned long long)mm, info->domain_attr->mr_key_size,
+             wh_net.atomic ? "FI_ATOMIC" : "none (WHARF_NET_ATOMICS=0 or not offered)");
     wh_net.auto_progress = info->domain_attr->data_progress == FI_PROGRESS_AUTO;
     char text[INET6_ADDRSTRLEN];
     addr_rank(info, text, sizeof text);
@@ -541,7 +544,8 @@ static int net_init(int phase, int *usable)
 
 static void net_query(wh_chan_caps_t *caps)
 {
-    caps->flags = WH_CAP_AM | WH_CAP_BULK | WH_CAP_FALLBACK | (wh_net.rma ? WH_CAP_RMA_REG : 0u);
+    caps->flags = WH_CAP_AM | WH_CAP_BULK | WH_CAP_FALLBACK | (wh_net.rma ? WH_CAP_RMA_REG : 0u) |
+                  (wh_net.atomic ? WH_CAP_ATOMIC : 0u);
     caps->mem_kinds = 1u << WH_MEM_HOST;
     caps->max_am = wh_net.open ? wh_net.ctrl_cap : wh_tun.net_eager_max;
     caps->eager_max = wh_net.open ? wh_net.eager_max : wh_tun.net_eager_max;
@@ -561,7 +565,7 @@ static int net_reaches(int wpeer, int *why, uint32_t *peer_caps, int *cap_why)
         *why = WH_WHY_NO_ENDPOINT;
         return 0;
     }
-    *peer_caps = WH_CAP_AM | WH_CAP_BULK | (wh_net.rma ? WH_CAP_RMA_REG : 0u);
+    *peer_caps = WH_CAP_AM | WH_CAP_BULK | (wh_net.rma ? WH_CAP_RMA_REG : 0u) | (wh_net.atomic ? WH_CAP_ATOMIC : 0u);
     return 1;
 }
 
