@@ -85,3 +85,12 @@ foreach(t rma_acc rma_fabric)
     ENVIRONMENT "WHARF_CHANNEL=net;WHARF_NET_RMA_MIN=1;WHARF_NET_ATOMICS=0" TIMEOUT ${WH_TEST_TIMEOUT}
     LABELS "mpi;net" PROCESSORS 3)
 endforeach()
+
+# A 64 MiB-per-rank MPI_Win_allocate window among co-residents lies in the
+# node region (WHARF_NODE_HEAP), so 4 MiB puts/gets are load/store, not CMA.
+wh_mpi_test(rma.bigwin ${CMAKE_SOURCE_DIR}/tests/mpi/rma_bigwin.c 2)
+add_test(NAME mpi.rma.path.bigwin_ldst
+  COMMAND ${WH_EXPECT} "+shm/load-store" "-shm/cma" "+rma_bigwin: ok" --
+          ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_rma_bigwin>)
+set_tests_properties(mpi.rma.path.bigwin_ldst PROPERTIES ENVIRONMENT "WHARF_REPORT=channels"
+                     TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 2)
