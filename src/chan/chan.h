@@ -100,6 +100,19 @@ typedef struct wh_chan_caps {
     double bw_mbs;      /* declared bandwidth */
 } wh_chan_caps_t;
 
+/* element kinds of channel atomics */
+enum { WH_AEK_INT = 1, WH_AEK_UINT, WH_AEK_FLOAT, WH_AEK_COMPLEX };
+/* one channel atomic (atomic in wh_chan_ops_t) */
+typedef struct wh_chan_atomic {
+    int ekind, ebytes;   /* element kind (WH_AEK_*) and bytes */
+    int opi;             /* WH_OPI_* */
+    int cas;             /* compare-and-swap: cmp holds the compare values */
+    const void *src;     /* origin values (ignored by NO_OP) */
+    const void *cmp;
+    void *res;           /* previous values (count elements), NULL: not fetched */
+    size_t count;        /* contiguous elements at the target */
+} wh_chan_atomic_t;
+
 typedef struct wh_chan_ops {
     const char *name;
     /* Init in phases with a PMI barrier between them: phase 0 publishes,
@@ -141,6 +154,16 @@ typedef struct wh_chan_ops {
      * A put_zcopy into such memory completes once the bytes are in it. */
     int (*mem_reg)(void *base, size_t len, uint64_t *rkey, uint64_t *rbase, void **handle);
     void (*mem_dereg)(void *handle);
+    /* One-sided atomics into registered memory (WH_CAP_ATOMIC; NULL where not
+     * offered).  atomic_query: 1 if the channel applies predefined op opi
+     * (WH_OPI_*; REPLACE writes, NO_OP reads) to elements of kind ekind
+     * (WH_AEK_*) and ebytes bytes, plain (fetch 0) or returning the previous
+     * values (fetch 1), or compare-and-swap (cas 1).  atomic: apply it to
+     * a->count elements at the peer's raddr (key rkey); c->done runs when the
+     * result is in a->res (fetching) or the update is in the target's memory
+     * (plain), maybe before return; WH_FALLBACK: not possible, nothing done. */
+    int (*atomic_query)(int ekind, int ebytes, int opi, int fetch, int cas);
+    int (*atomic)(int wpeer, uint64_t raddr, uint64_t rkey, const struct wh_chan_atomic *a, wh_comp_t *c);
     /* fd readable on inbound traffic, or -1; wait_arm (may be NULL) returns 0
      * when blocking on it is safe after an idle progress(). */
     int (*wait_fd)(void);

@@ -17,6 +17,7 @@ const char *const wh_proto_names[WH_PROTO_MAX] = {
     [WH_PROTO_AM] = "am",       [WH_PROTO_CUDA_IPC] = "cuda-ipc",
     [WH_PROTO_LDST] = "load-store", [WH_PROTO_ATOMIC] = "atomic", [WH_PROTO_ACCLOCK] = "acc-locked",
     [WH_PROTO_CMA] = "cma",     [WH_PROTO_FABRIC] = "fabric-rma", [WH_PROTO_CUDA_VMM] = "cuda-vmm",
+    [WH_PROTO_FATOMIC] = "fabric-atomic",
 };
 
 wh_coord_peer_t *wh_coord_peers;

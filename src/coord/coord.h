@@ -38,6 +38,7 @@ enum wh_proto_id {
     WH_PROTO_CMA,       /* put/get by the shm channel's zero-copy (process_vm_readv/writev) */
     WH_PROTO_FABRIC,    /* put/get by the net channel's zero-copy (libfabric RMA) */
     WH_PROTO_CUDA_VMM,  /* receiver maps the sender's device buffer from a VMM file descriptor (CUDA IPC, vmm.c) */
+    WH_PROTO_FATOMIC,   /* accumulate, fetch-and-op, compare-and-swap by libfabric atomics */
     WH_PROTO_MAX
 };
 extern const char *const wh_proto_names[WH_PROTO_MAX];

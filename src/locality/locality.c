@@ -198,7 +198,18 @@ int wh_loc_join(void)
 static wh_nheap_t heap;
 static int heap_ok;
 
-static uint32_t heap_chunks(void) { return (uint32_t)(wh_tun.node_heap / WH_NHEAP_CHUNK); }
+/* The budget; a fixed-size region (WHARF_NODE_REGION, the same size for
+ * every co-resident) bounds it to half its size, so a budget larger than the
+ * device leaves a smaller heap instead of none.  File regions grow on demand
+ * inside a large reservation: the budget applies as given (every co-resident
+ * must carve the same control block, so nothing per-process may change it). */
+static uint32_t heap_chunks(void)
+{
+    size_t b = wh_tun.node_heap;
+    if (wh_loc.reg.prov == &wh_region_fixed && b > wh_loc.reg.map_len / 2)
+        b = wh_loc.reg.map_len / 2;
+    return (uint32_t)(b / WH_NHEAP_CHUNK);
+}
 
 static int heap_grow(void *arg, size_t len)
 {

@@ -402,6 +402,17 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
                 goto done_now;
             }
         }
+        if (fab) { /* a layout that is not contiguous: one fi_write/fi_read per target run (fabric.c) */
+            wh_rma_run_t *fr = NULL;
+            size_t fn = 0;
+            WH_CHECK(flatten(tcount, a->tdt, 1, 1, 0, &fr, &fn));
+            rc = fn && tbytes / fn >= wh_tun.net_rma_min / 16 ? wh_rma_fab_rma(w, a, tbase, fr, fn) : WH_FALLBACK;
+            free(fr);
+            if (rc != WH_FALLBACK) {
+                WH_CHECK(rc);
+                goto done_now;
+            }
+        }
     }
     /* active messages */
     size_t esz = a->kind >= WH_RMA_ACC ? et->size : 1, ext = a->kind >= WH_RMA_ACC ? (size_t)et->extent : 1;
@@ -409,6 +420,18 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
     if (a->kind >= WH_RMA_ACC && p->ptr && p->lockp && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
         WH_CHECK(acc_direct(w, a, p->ptr + tbase, p->lockp, eh, et, split));
         goto done_now;
+    }
+    if (a->kind >= WH_RMA_ACC && w->fab_classes && !split) { /* libfabric atomics (fabric.c) */
+        wh_rma_run_t *fr = NULL;
+        size_t fn = 0;
+        if (a->kind != WH_RMA_CAS)
+            WH_CHECK(flatten(tcount, a->tdt, esz, ext, 0, &fr, &fn));
+        rc = wh_rma_fab_acc(w, a, tbase, et, fr, fn);
+        free(fr);
+        if (rc != WH_FALLBACK) {
+            WH_CHECK(rc);
+            goto done_now;
+        }
     }
     rma_send_t s = {.w = w, .target = t, .wt = wt, .kind = a->kind, .obuf = a->obuf, .ocount = (size_t)a->ocount,
                     .odt = a->odt, .esz = esz, .ext = ext};

@@ -98,6 +98,7 @@ typedef struct wh_win {
     uint32_t *lockw;          /* my memory's accumulate lock word (node-region windows), or NULL */
     int acc_atomic;           /* integer accumulates use CPU atomics (WHARF_RMA_ATOMICS, agreed by all ranks) */
     void *reg;                /* my memory's registration with the net channel (mem_reg), or NULL */
+    uint32_t fab_classes;     /* element classes whose accumulates use libfabric atomics (fabric.c; agreed by all) */
     wh_win_region_t *regions; /* dynamic windows */
     int rank, size_c;         /* my rank and the comm size (copies) */
     MPI_Aint attr_size;       /* values handed out by MPI_Win_get_attr (by address) */
@@ -251,6 +252,24 @@ void wh_rma_atomic_cas(char *a, int bytes, const void *nv, const void *cmp, void
  * lk (NULL: none).  data NULL: MPI_NO_OP.  old: previous values, packed. */
 void wh_rma_acc_runs(uint32_t *lk, int abytes, int sgn, char *base, const wh_rma_run_t *runs, size_t nruns,
                      const char *data, char *old, wh_op_t *op, MPI_Datatype eh, const wh_dtype_t *et);
+
+/* ---- libfabric paths beyond contiguous put/get (fabric.c) ---- */
+/* Class (0..11) of element type et for channel atomics, with its kind
+ * (WH_AEK_*) and bytes; -1 if none. */
+int wh_rma_fab_class(const wh_dtype_t *et, int *ekind, int *ebytes);
+/* Bit per class whose every valid op the network channel offers atomically
+ * (0 with WHARF_NET_ATOMICS=0): what this rank brings to a window. */
+uint32_t wh_rma_fab_classes_local(void);
+/* An accumulate, get-accumulate, fetch-and-op or compare-and-swap on the
+ * target runs (bytes offsets from tbase, element counts) by libfabric
+ * atomics, waited for; WH_FALLBACK when the window does not take this path
+ * for the element (then nothing was done). */
+int wh_rma_fab_acc(wh_win_t *w, const wh_rma_args_t *a, uint64_t tbase, const wh_dtype_t *et,
+                   const wh_rma_run_t *runs, size_t nruns);
+/* A put or get whose layouts are not both contiguous: one fi_write/fi_read
+ * per target run (byte runs) from/into a packed copy, waited for;
+ * WH_FALLBACK if the channel refused before moving a byte. */
+int wh_rma_fab_rma(wh_win_t *w, const wh_rma_args_t *a, uint64_t tbase, const wh_rma_run_t *runs, size_t nruns);
 
 /* CAS payload after the prefix: new value then compare value (basic size each) */
 #endif

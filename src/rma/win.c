@@ -233,7 +233,26 @@ typedef struct win_pub {
     uint64_t id;
     uint64_t atomics; /* WHARF_RMA_ATOMICS here: all must agree for atomics to be used */
     uint64_t rkey, rbase, has_rkey; /* registration with the net channel */
+    uint64_t fab;     /* element classes this rank would move by libfabric atomics (fabric.c), 0: none */
 } win_pub_t;
+
+/* Element classes for which accumulates to my memory may use libfabric
+ * atomics: only if every other rank reaches me and I reach every other rank
+ * over the network channel (nobody maps anybody's memory, no CPU atomics or
+ * lock word anywhere in the window) and my memory is registered. */
+static uint32_t fab_classes_mine(const wh_win_t *w)
+{
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->flavor == MPI_WIN_FLAVOR_SHARED || w->lockw || (w->size > 0 && !w->reg) ||
+        w->size_c < 2)
+        return 0;
+    for (int i = 0; i < w->size_c; i++) {
+        int wr = wh_comm_wrank(w->comm, i);
+        if (wr != wh_job.rank &&
+            (wh_coord_peers[wr].chan != WH_CHAN_NET || !(wh_coord_peers[wr].caps & WH_CAP_ATOMIC)))
+            return 0;
+    }
+    return wh_rma_fab_classes_local();
+}
 
 /* Register my memory with the net channel when a peer of the window reaches
  * me through it and the channel can (libfabric RMA, src/chan/net/net_rma.c). */
@@ -335,14 +354,16 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
                     .heap_off = w->own_mem == 2 ? w->heap_off : am ? am->heap_off : UINT64_MAX,
                     .heap_len = heap_len, .heap_skip = heap_skip, .id = WH_HINDEX(w->obj.handle),
                     .atomics = (uint64_t)(wh_tun.rma_atomics != 0), .rkey = rkey, .rbase = rbase,
-                    .has_rkey = w->reg != NULL};
+                    .has_rkey = w->reg != NULL, .fab = fab_classes_mine(w)};
     wh_dtype_t *bt = wh_dtype_get(MPI_BYTE);
     if ((rc = wh_allgather(&me, sizeof me, bt, pub, sizeof me, bt, wc)))
         goto fail;
     w->acc_atomic = 1;
+    w->fab_classes = UINT32_MAX;
     for (int i = 0; i < wc->size; i++) {
         wh_win_peer_t *p = &w->peers[i];
         w->acc_atomic &= pub[i].atomics != 0;
+        w->fab_classes &= (uint32_t)pub[i].fab; /* every rank must offer a class, with its memory registered */
         p->base = pub[i].base;
         p->size = pub[i].size;
         p->disp_unit = pub[i].disp_unit;
@@ -368,8 +389,9 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
     free(pub);
     if (base_out)
         *base_out = w->base;
-    WH_DEBUG("rma", "window 0x%x: flavor %d, %ld bytes, unit %ld, %d ranks, memory %s", (unsigned)w->obj.handle,
-             flavor, (long)size, (long)disp_unit, wc->size,
+    WH_DEBUG("rma", "window 0x%x: flavor %d, %ld bytes, unit %ld, %d ranks, libfabric atomics for classes 0x%03x, "
+             "memory %s", (unsigned)w->obj.handle, flavor, (long)size, (long)disp_unit, wc->size,
+             (unsigned)w->fab_classes,
              w->own_mem >= 2 || w->lockw ? "node region" : flavor == MPI_WIN_FLAVOR_DYNAMIC ? "attached" : "private");
     *out = w;
     return wh_rma_async_start();

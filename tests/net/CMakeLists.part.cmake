@@ -2,3 +2,22 @@
 # table by the channel conformance test (tests/chan), under several provider
 # settings; MPI-level tests over the channel run as the "net" variant of every
 # wh_mpi_test (WHARF_CHANNEL=net) and in tests/scenarios.
+
+# Endpoint authentication (docs/NET.md, "Who may send"; docs/LAUNCHER.md): a
+# process outside the job forges control messages, bulk chunks and RMA writes
+# at rank 0's endpoint (net_forge); nothing is delivered, the job completes.
+add_executable(net_forge ${CMAKE_SOURCE_DIR}/tests/net/net_forge.c)
+target_include_directories(net_forge PRIVATE ${CMAKE_SOURCE_DIR}/src ${WH_INC})
+target_link_libraries(net_forge PRIVATE PkgConfig::FABRIC)
+target_compile_options(net_forge PRIVATE ${WH_WARN})
+set_target_properties(net_forge PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/net)
+add_executable(mpit_net_victim ${CMAKE_SOURCE_DIR}/tests/net/net_victim.c)
+add_dependencies(mpit_net_victim wh_headers)
+target_include_directories(mpit_net_victim PRIVATE ${WH_INC})
+target_link_libraries(mpit_net_victim PRIVATE mpi)
+target_compile_options(mpit_net_victim PRIVATE -Wall -Wextra)
+set_target_properties(mpit_net_victim PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/net)
+add_test(NAME net.forge
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/net/forge_test.py ${WHARFRUN}
+          $<TARGET_FILE:mpit_net_victim> $<TARGET_FILE:net_forge>)
+set_tests_properties(net.forge PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "net" PROCESSORS 2)

@@ -31,7 +31,7 @@ endforeach()
 # per container; twohost: 4 ranks on two emulated hosts, so shared windows
 # exist only per host and MPI_Win_allocate_shared over the world fails with
 # MPI_ERR_RMA_SHARED).  Skipped (77) without root.
-foreach(t rma_acc rma_sync rma_shared rma_atomic rma_async)
+foreach(t rma_acc rma_sync rma_shared rma_atomic rma_async rma_fabric)
   foreach(sc shared pidpriv volume isolated twohost)
     set(np 2)
     if(sc STREQUAL "twohost")
@@ -47,8 +47,50 @@ endforeach()
 
 # libfabric RMA (src/chan/net/net_rma.c) for every contiguous put and get,
 # however small: the network channel only, WHARF_NET_RMA_MIN=1.
-foreach(t rma_basic rma_sync rma_async rma_atomic rma_dynamic)
+foreach(t rma_basic rma_sync rma_async rma_atomic rma_dynamic rma_acc)
   add_test(NAME mpi.rma.fabric.${t} COMMAND ${WHARFRUN} -n 3 --timeout 150 $<TARGET_FILE:mpit_${t}>)
   set_tests_properties(mpi.rma.fabric.${t} PROPERTIES ENVIRONMENT "WHARF_CHANNEL=net;WHARF_NET_RMA_MIN=1"
                        TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;net" PROCESSORS 3)
 endforeach()
+
+# libfabric atomics and non-contiguous libfabric RMA (src/rma/fabric.c): the
+# program over every channel, then the network channel forced onto each path
+# by tunables, with WHARF_REPORT=channels showing which one was taken.
+foreach(np 2 3)
+  wh_mpi_test(rma.fabric_ops.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_fabric.c ${np})
+endforeach()
+set(WH_EXPECT ${CMAKE_SOURCE_DIR}/tests/rma/expect_path.sh)
+add_test(NAME mpi.rma.path.fabric_atomic
+  COMMAND ${WH_EXPECT} "+net/fabric-atomic" "+net/fabric-rma" "+rma_fabric: ok" --
+          ${WHARFRUN} -n 3 --timeout 150 $<TARGET_FILE:mpit_rma_fabric>)
+set_tests_properties(mpi.rma.path.fabric_atomic PROPERTIES
+  ENVIRONMENT "WHARF_CHANNEL=net;WHARF_NET_RMA_MIN=1;WHARF_REPORT=channels"
+  TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;net" PROCESSORS 3)
+add_test(NAME mpi.rma.path.net_am
+  COMMAND ${WH_EXPECT} "-fabric-atomic" "-fabric-rma" "+net/am" "+rma_fabric: ok" --
+          ${WHARFRUN} -n 3 --timeout 150 $<TARGET_FILE:mpit_rma_fabric>)
+set_tests_properties(mpi.rma.path.net_am PROPERTIES
+  ENVIRONMENT "WHARF_CHANNEL=net;WHARF_NET_ATOMICS=0;WHARF_NET_RMA=0;WHARF_REPORT=channels"
+  TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;net" PROCESSORS 3)
+# atomics on, libfabric RMA only from its default size: small strided puts stay active messages
+add_test(NAME mpi.rma.path.atomic_only
+  COMMAND ${WH_EXPECT} "+net/fabric-atomic" "-fabric-rma" "+rma_fabric: ok" --
+          ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_rma_fabric>)
+set_tests_properties(mpi.rma.path.atomic_only PROPERTIES
+  ENVIRONMENT "WHARF_CHANNEL=net;WHARF_REPORT=channels"
+  TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;net" PROCESSORS 2)
+foreach(t rma_acc rma_fabric)
+  add_test(NAME mpi.rma.fabric.${t}.noatomics COMMAND ${WHARFRUN} -n 3 --timeout 150 $<TARGET_FILE:mpit_${t}>)
+  set_tests_properties(mpi.rma.fabric.${t}.noatomics PROPERTIES
+    ENVIRONMENT "WHARF_CHANNEL=net;WHARF_NET_RMA_MIN=1;WHARF_NET_ATOMICS=0" TIMEOUT ${WH_TEST_TIMEOUT}
+    LABELS "mpi;net" PROCESSORS 3)
+endforeach()
+
+# A 64 MiB-per-rank MPI_Win_allocate window among co-residents lies in the
+# node region (WHARF_NODE_HEAP), so 4 MiB puts/gets are load/store, not CMA.
+wh_mpi_test(rma.bigwin ${CMAKE_SOURCE_DIR}/tests/mpi/rma_bigwin.c 2)
+add_test(NAME mpi.rma.path.bigwin_ldst
+  COMMAND ${WH_EXPECT} "+shm/load-store" "-shm/cma" "+rma_bigwin: ok" --
+          ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_rma_bigwin>)
+set_tests_properties(mpi.rma.path.bigwin_ldst PROPERTIES ENVIRONMENT "WHARF_REPORT=channels"
+                     TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 2)

@@ -33,12 +33,19 @@
 #include "chan/chan.h"
 
 
-/* Channel prefix of every control message. */
+/* Channel prefix of every control message.  token is the receiver's
+ * endpoint token (docs/NET.md, "Who may send"): a random 64-bit value each
+ * rank draws at open and publishes only with its endpoint name through PMI,
+ * so a process outside the job that reaches the endpoint cannot produce it;
+ * a message without it is dropped before anything reads its header. */
 typedef struct wh_net_pre {
     uint32_t rank;   /* sender's world rank */
     uint16_t seq;    /* per directed pair */
     uint16_t zero;
+    uint64_t token;  /* the receiver's endpoint token */
 } wh_net_pre_t;
+_Static_assert(sizeof(wh_net_pre_t) == 16, "wh_net_pre_t is 16 bytes on the wire");
+#define WH_NET_TOKEN_HEX 16          /* hex digits of a token in the published name ("ADDRHEX/TOKENHEX") */
 #define WH_NET_HDR_OFF sizeof(wh_net_pre_t)                    /* wh_hdr_t */
 #define WH_NET_PL_OFF (sizeof(wh_net_pre_t) + sizeof(wh_hdr_t)) /* payload */
 #define WH_NET_WINDOW 4              /* bulk chunks in flight per transfer and side */
@@ -103,6 +110,7 @@ typedef struct wh_net_stash {
 
 typedef struct wh_net_peer {
     fi_addr_t addr;             /* FI_ADDR_NOTAVAIL: no endpoint published */
+    uint64_t token;             /* the peer's endpoint token, sent in every prefix to it */
     uint16_t tx_seq, rx_seq;
     wh_net_stash_t *stash;      /* sorted by seq */
 } wh_net_peer_t;
@@ -144,10 +152,15 @@ typedef struct wh_net_state {
     unsigned idle;              /* consecutive progress calls without events */
     int auto_progress;          /* provider progresses data on its own thread */
     uint64_t n_reordered, n_eagain;
+    uint64_t token;             /* this endpoint's token: inbound control messages must carry it */
+    int directed;               /* FI_DIRECTED_RECV: bulk receives match their peer's address only */
+    uint64_t n_dropped;         /* inbound messages without the token (or malformed), dropped */
+    uint64_t n_dropped_logged;  /* n_dropped at the last warning */
+    double drop_warned;         /* time of the last summary warning */
     int rma;                    /* FI_RMA: windows are registered (WHARF_NET_RMA) */
     int rma_virt;               /* remote addresses are virtual addresses (FI_MR_VIRT_ADDR), else offsets */
     int rma_no_dc;              /* the provider refused a delivery-complete write: puts use active messages */
-    int atomic;                 /* the provider also offers FI_ATOMIC (not used: accumulates stay active messages) */
+    int atomic;                 /* the endpoint has FI_ATOMIC (WHARF_NET_ATOMICS): atomic/atomic_query */
     size_t rma_max;             /* largest fi_write/fi_read */
 } wh_net_state_t;
 
@@ -166,6 +179,7 @@ void wh_net_ctrl_commit(wh_net_op_t *op, const wh_hdr_t *h);
 void wh_net_submit(wh_net_op_t *op);
 int wh_net_drain(double seconds);
 int wh_net_wait_arm(void);    /* the ops' wait_arm: fi_trywait on the completion queue */
+void wh_net_drop_summary(void); /* close: how many unauthenticated messages were dropped */
 
 /* bulk streams (net_bulk.c) */
 int wh_net_bulk_recv(int wpeer, const wh_data_t *dst, uint64_t *token, wh_comp_t *c);
@@ -181,6 +195,8 @@ void wh_net_mem_dereg(void *handle);
 int wh_net_put_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *src, wh_comp_t *c);
 int wh_net_get_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *dst, wh_comp_t *c);
 void wh_net_rma_done(wh_net_op_t *op, int err);
+int wh_net_atomic_query(int ekind, int ebytes, int opi, int fetch, int cas);
+int wh_net_atomic(int wpeer, uint64_t raddr, uint64_t rkey, const wh_chan_atomic_t *a, wh_comp_t *c);
 
 /* Entry points used by init() and by tests that exchange addresses without
  * PMI.  wh_net_open: choose the provider, open the endpoint and return its

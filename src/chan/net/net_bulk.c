@@ -107,7 +107,9 @@ ssize_t wh_net_bulk_post(wh_net_op_t *op)
     uint64_t tag = x->tagbase | (uint32_t)(x->cookie + (uint32_t)op->chunk);
     if (x->is_send)
         return fi_tsendv(wh_net.ep, iov, NULL, niov, wh_net.peers[x->peer].addr, tag, &op->fctx);
-    return fi_trecvv(wh_net.ep, iov, NULL, niov, FI_ADDR_UNSPEC, tag, 0, &op->fctx);
+    /* directed where the provider can: a chunk matches only its sender's address */
+    return fi_trecvv(wh_net.ep, iov, NULL, niov, wh_net.directed ? wh_net.peers[x->peer].addr : FI_ADDR_UNSPEC, tag,
+                     0, &op->fctx);
 }
 
 void wh_net_bulk_done(wh_net_op_t *op, int err)

@@ -12,6 +12,7 @@
 #include "locality/locality.h"
 #include "mem/cuda/wh_cuda.h"
 #include "core/core.h"
+#include "pmi/auth.h"
 #include "pmi/pmi.h"
 #include "util/log.h"
 #include "util/tunables.h"
@@ -38,6 +39,8 @@ const wh_chan_ops_t wh_chan_net_ops = {
     .put_zcopy = wh_net_put_zcopy,
     .mem_reg = wh_net_mem_reg,
     .mem_dereg = wh_net_mem_dereg,
+    .atomic_query = wh_net_atomic_query,
+    .atomic = wh_net_atomic,
     .bulk_recv = wh_net_bulk_recv,
     .bulk_send = wh_net_bulk_send,
     .wait_fd = net_wait_fd,
@@ -94,23 +97,33 @@ static void hmem_probe(void)
              wh_net_hmem ? "offers (not used yet)" : "does not offer");
 }
 
-/* fi_getinfo for provider prov: strict hints first, then relaxed ones; with
- * the one-sided capabilities first (WHARF_NET_RMA), then without. */
+/* fi_getinfo for provider prov: directed receives (bulk chunks match only
+ * their sender's address) first, then without; within each, the one-sided
+ * capabilities (FI_RMA, then FI_ATOMIC, as WHARF_NET_RMA / WHARF_NET_ATOMICS
+ * allow) first, then fewer; each set with strict hints (manual progress,
+ * ordered sends) first, then relaxed ones. */
 static int query(const char *prov, struct fi_info **out)
 {
-    int rc = -FI_ENOMEM;
-    for (int k = wh_tun.net_rma ? 3 : 1; k >= 0; k--) {
-        int strict = k & 1;
-        struct fi_info *h = make_hints(prov, strict, k >= 2 ? NET_RMA_CAPS : 0);
-        if (!h)
-            return -FI_ENOMEM;
-        rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, h, out);
-        fi_freeinfo(h);
-        if (rc == 0 && *out)
-            return 0;
-        WH_DEBUG("net", "provider \"%s\"%s%s: %s", prov, strict ? " (manual progress, ordered sends)" : "",
-                 k >= 2 ? " with FI_RMA" : "", fi_strerror(-rc));
-    }
+    int rc = -FI_ENODATA;
+    const uint64_t sets[] = {NET_RMA_CAPS | FI_ATOMIC, NET_RMA_CAPS, 0};
+    for (int directed = 1; directed >= 0; directed--)
+        for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+            uint64_t caps = sets[k];
+            if (((caps & FI_RMA) && !wh_tun.net_rma) || ((caps & FI_ATOMIC) && !wh_tun.net_atomics))
+                continue;
+            for (int strict = 1; strict >= 0; strict--) {
+                struct fi_info *h = make_hints(prov, strict, caps | (directed ? FI_DIRECTED_RECV : 0));
+                if (!h)
+                    return -FI_ENOMEM;
+                rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, h, out);
+                fi_freeinfo(h);
+                if (rc == 0 && *out)
+                    return 0;
+                WH_DEBUG("net", "provider \"%s\"%s%s%s%s: %s", prov, strict ? " (manual progress, ordered sends)" : "",
+                         (caps & FI_RMA) ? " with FI_RMA" : "", (caps & FI_ATOMIC) ? " with FI_ATOMIC" : "",
+                         directed ? " with FI_DIRECTED_RECV" : "", fi_strerror(-rc));
+            }
+        }
     return rc ? rc : -FI_ENODATA;
 }
 
@@ -320,12 +333,28 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     unsigned char addr[256];
     size_t alen = sizeof addr;
     TRY(fi_getname(&wh_net.ep->fid, addr, &alen), "fi_getname");
-    if (2 * alen + 1 > cap) {
+    if (2 * alen + 1 + WH_NET_TOKEN_HEX + 1 > cap) {
         snprintf(why, sizeof why, "endpoint name of %zu bytes does not fit a PMI value", alen);
         goto fail;
     }
+    /* the endpoint token (docs/NET.md, "Who may send"): from the kernel's
+     * random source only, published with the name and nowhere else */
+    char tok[WH_NET_TOKEN_HEX + 1];
+    if (wh_pmi_random_hex(tok, WH_NET_TOKEN_HEX / 2)) {
+        snprintf(why, sizeof why, "no random bytes for the endpoint token (getrandom and /dev/urandom failed)");
+        goto fail;
+    }
+    wh_net.token = strtoull(tok, NULL, 16);
+    char ck[9];
+    if (wh_pmi_random_hex(ck, 4)) {
+        snprintf(why, sizeof why, "no random bytes for the bulk cookies");
+        goto fail;
+    }
+    uint32_t cookie0 = (uint32_t)strtoul(ck, NULL, 16); /* set after io_init's reset below */
     for (size_t i = 0; i < alen; i++)
         snprintf(name + 2 * i, 3, "%02x", addr[i]);
+    size_t addr_hex = 2 * alen; /* the log shows the address, never the token */
+    snprintf(name + addr_hex, cap - addr_hex, "/%s", tok);
 
     if (!(wh_net.peers = calloc((size_t)size, sizeof *wh_net.peers))) {
         snprintf(why, sizeof why, "out of memory");
@@ -338,30 +367,28 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
         goto fail;
     }
     wh_net.open = 1;
+    wh_net.next_cookie = cookie0; /* bulk tags of a transfer are not guessable from the previous ones */
     /* one-sided: RMA into registered windows when addressed by virtual address
      * without endpoint binding; FI_ATOMIC probed and reported only */
     uint64_t mm = (uint64_t)info->domain_attr->mr_mode;
     wh_net.rma = (info->caps & FI_RMA) && !(mm & FI_MR_ENDPOINT) && !(mm & FI_MR_LOCAL);
     wh_net.rma_virt = (mm & FI_MR_VIRT_ADDR) != 0;
     wh_net.rma_max = info->ep_attr->max_msg_size < WH_NET_CHUNK_MAX ? info->ep_attr->max_msg_size : WH_NET_CHUNK_MAX;
-    if (wh_net.rma) {
-        struct fi_info *ah = make_hints(wh_net.prov, 0, NET_RMA_CAPS | FI_ATOMIC), *ai = NULL;
-        if (ah && fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL, NULL, 0, ah, &ai) == 0 && ai)
-            wh_net.atomic = 1;
-        fi_freeinfo(ai);
-        fi_freeinfo(ah);
-    }
-    WH_DEBUG("net", "one-sided: %s (mr_mode 0x%llx); FI_ATOMIC %s",
+    wh_net.atomic = wh_net.rma && (info->caps & FI_ATOMIC);
+    WH_DEBUG("net", "one-sided: %s (mr_mode 0x%llx, key size %zu); atomics: %s",
              wh_net.rma ? "fi_write/fi_read into registered windows" : "active messages only (no usable FI_RMA)",
-             (unsigned long long)mm, wh_net.atomic ? "offered (unused)" : "not offered");
+             (unsigned long long)mm, info->domain_attr->mr_key_size,
+             wh_net.atomic ? "FI_ATOMIC" : "none (WHARF_NET_ATOMICS=0 or not offered)");
     wh_net.auto_progress = info->domain_attr->data_progress == FI_PROGRESS_AUTO;
     char text[INET6_ADDRSTRLEN];
     addr_rank(info, text, sizeof text);
-    WH_DEBUG("net", "provider %s, fabric %s, domain %s, address %s (%s), eager max %zu, inject %zu, chunk %zu, "
-             "iov %d, wait fd %d, progress %s",
-             wh_net.prov, info->fabric_attr->name, dom_name(info), text, name, wh_net.eager_max,
+    wh_net.directed = (info->caps & FI_DIRECTED_RECV) != 0;
+    WH_DEBUG("net", "provider %s, fabric %s, domain %s, address %s (%.*s), eager max %zu, inject %zu, chunk %zu, "
+             "iov %d, wait fd %d, progress %s, directed receives %s",
+             wh_net.prov, info->fabric_attr->name, dom_name(info), text, (int)addr_hex, name, wh_net.eager_max,
              wh_net.inject_max, wh_net.csize, wh_net.maxiov, wh_net.wait_fd,
-             info->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto");
+             info->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto",
+             wh_net.directed ? "yes" : "no");
     *usable = 1;
     return MPI_SUCCESS;
 fail:
@@ -408,9 +435,14 @@ int wh_net_connect(const char *const *names)
     int mine = -1;
     if (names[wh_net.rank] && *names[wh_net.rank]) {
         unsigned char me[256];
-        size_t mlen;
-        if (!unhex(names[wh_net.rank], me, sizeof me, &mlen))
-            mine = name_loopback(me, mlen);
+        char hex[2 * sizeof me + 1];
+        size_t mlen, hl = strcspn(names[wh_net.rank], "/");
+        if (hl < sizeof hex) {
+            memcpy(hex, names[wh_net.rank], hl);
+            hex[hl] = 0;
+            if (!unhex(hex, me, sizeof me, &mlen))
+                mine = name_loopback(me, mlen);
+        }
     }
     for (int r = 0; r < wh_net.size; r++) {
         unsigned char addr[256];
@@ -420,13 +452,23 @@ int wh_net_connect(const char *const *names)
             missing++;
             continue;
         }
-        if (unhex(n, addr, sizeof addr, &alen))
-            return wh_error(MPI_ERR_OTHER, "network channel: malformed endpoint name \"%s\" of rank %d", n, r);
+        const char *slash = strchr(n, '/');
+        char hex[2 * sizeof addr + 1];
+        size_t hl = slash ? (size_t)(slash - n) : 0;
+        if (!slash || hl >= sizeof hex || strlen(slash + 1) != WH_NET_TOKEN_HEX ||
+            strspn(slash + 1, "0123456789abcdef") != WH_NET_TOKEN_HEX)
+            return wh_error(MPI_ERR_OTHER, "network channel: malformed endpoint name of rank %d (no endpoint token; "
+                            "a rank of another wharf version?)", r);
+        memcpy(hex, n, hl);
+        hex[hl] = 0;
+        if (unhex(hex, addr, sizeof addr, &alen))
+            return wh_error(MPI_ERR_OTHER, "network channel: malformed endpoint address \"%s\" of rank %d", hex, r);
+        wh_net.peers[r].token = strtoull(slash + 1, NULL, 16);
         fi_addr_t fa = FI_ADDR_NOTAVAIL;
         int rc = fi_av_insert(wh_net.av, addr, 1, &fa, 0, NULL);
         if (rc != 1)
             return wh_error(MPI_ERR_OTHER, "network channel: cannot add rank %d (%s) to the address vector: %s", r,
-                            n, fi_strerror(rc < 0 ? -rc : FI_EINVAL));
+                            hex, fi_strerror(rc < 0 ? -rc : FI_EINVAL));
         wh_net.peers[r].addr = fa;
         int theirs = name_loopback(addr, alen);
         if (!warned && mine >= 0 && theirs >= 0 && mine != theirs) {
@@ -446,6 +488,7 @@ int wh_net_close(void)
 {
     if (wh_net.open) {
         wh_net_drain(10.0);
+        wh_net_drop_summary();
         if (wh_net.n_reordered || wh_net.n_eagain)
             WH_DEBUG("net", "%llu control messages arrived out of order, %llu sends waited for the provider",
                      (unsigned long long)wh_net.n_reordered, (unsigned long long)wh_net.n_eagain);
@@ -501,7 +544,8 @@ static int net_init(int phase, int *usable)
 
 static void net_query(wh_chan_caps_t *caps)
 {
-    caps->flags = WH_CAP_AM | WH_CAP_BULK | WH_CAP_FALLBACK | (wh_net.rma ? WH_CAP_RMA_REG : 0u);
+    caps->flags = WH_CAP_AM | WH_CAP_BULK | WH_CAP_FALLBACK | (wh_net.rma ? WH_CAP_RMA_REG : 0u) |
+                  (wh_net.atomic ? WH_CAP_ATOMIC : 0u);
     caps->mem_kinds = 1u << WH_MEM_HOST;
     caps->max_am = wh_net.open ? wh_net.ctrl_cap : wh_tun.net_eager_max;
     caps->eager_max = wh_net.open ? wh_net.eager_max : wh_tun.net_eager_max;
@@ -521,7 +565,7 @@ static int net_reaches(int wpeer, int *why, uint32_t *peer_caps, int *cap_why)
         *why = WH_WHY_NO_ENDPOINT;
         return 0;
     }
-    *peer_caps = WH_CAP_AM | WH_CAP_BULK | (wh_net.rma ? WH_CAP_RMA_REG : 0u);
+    *peer_caps = WH_CAP_AM | WH_CAP_BULK | (wh_net.rma ? WH_CAP_RMA_REG : 0u) | (wh_net.atomic ? WH_CAP_ATOMIC : 0u);
     return 1;
 }
 

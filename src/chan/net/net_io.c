@@ -200,7 +200,8 @@ int wh_net_ctrl_take(int wpeer, size_t plen, int internal, wh_net_op_t **out)
 /* Header copy with the pair's sequence number, then post or queue. */
 void wh_net_ctrl_commit(wh_net_op_t *op, const wh_hdr_t *h)
 {
-    wh_net_pre_t pre = {.rank = (uint32_t)wh_net.rank, .seq = wh_net.peers[op->peer].tx_seq++};
+    wh_net_peer_t *p = &wh_net.peers[op->peer];
+    wh_net_pre_t pre = {.rank = (uint32_t)wh_net.rank, .seq = p->tx_seq++, .token = p->token};
     memcpy(op->buf, &pre, sizeof pre);
     memcpy(op->buf + WH_NET_HDR_OFF, h, sizeof *h);
     wh_net_submit(op);
@@ -267,13 +268,39 @@ static void stash(wh_net_peer_t *p, uint16_t seq, wh_net_op_t *op, size_t len)
     wh_net.n_reordered++;
 }
 
+static double now(void);
+
+/* An inbound message that does not carry this endpoint's token, or is too
+ * short to: someone outside the job (or a stale endpoint) reached us.  Drop
+ * it without reading further; warn about the first 3, then at most one
+ * summary every 10 s (and one at close). */
+static void rx_drop(wh_net_op_t *op, size_t len)
+{
+    uint64_t n = ++wh_net.n_dropped;
+    if (n <= 3) {
+        WH_WARN("net", "dropped a %zu-byte message without this job's endpoint token (not from a rank of the job)",
+                len);
+        wh_net.n_dropped_logged = n;
+        wh_net.drop_warned = now();
+    } else {
+        double t = now();
+        if (t - wh_net.drop_warned >= 10.0) {
+            WH_WARN("net", "dropped %llu more messages without this job's endpoint token (%llu in all)",
+                    (unsigned long long)(n - wh_net.n_dropped_logged), (unsigned long long)n);
+            wh_net.n_dropped_logged = n;
+            wh_net.drop_warned = t;
+        }
+    }
+    wh_net_submit(op);
+}
+
 static void rx_done(wh_net_op_t *op, size_t len)
 {
     wh_net_pre_t pre;
     memcpy(&pre, op->buf, sizeof pre);
-    if (len < WH_NET_PL_OFF || pre.rank >= (uint32_t)wh_net.size) {
-        WH_ERRLOG("net", "malformed control message (%zu bytes, rank %u) dropped", len, pre.rank);
-        wh_net_submit(op);
+    /* the token first: nothing of an unauthenticated message is looked at */
+    if (__builtin_expect(len < WH_NET_PL_OFF || pre.token != wh_net.token || pre.rank >= (uint32_t)wh_net.size, 0)) {
+        rx_drop(op, len);
         return;
     }
     int peer = (int)pre.rank;
@@ -339,6 +366,10 @@ static void on_error(void)
     op->posted = 0;
     if (err.err == FI_ECANCELED)
         return;
+    if (op->kind == WH_NET_OP_RX) { /* e.g. truncated: no rank of the job sends more than a buffer */
+        rx_drop(op, err.len);
+        return;
+    }
     if (op->kind == WH_NET_OP_RMA) {
         wh_net_rma_done(op, -(int)err.err); /* it logs */
         return;
@@ -461,6 +492,14 @@ void wh_net_io_finalize(void)
         wh_net.peers[r].stash = NULL;
     }
     wh_net.q_head = wh_net.q_tail = NULL;
+}
+
+/* The last word on dropped messages (close). */
+void wh_net_drop_summary(void)
+{
+    if (wh_net.n_dropped > wh_net.n_dropped_logged)
+        WH_WARN("net", "dropped %llu messages without this job's endpoint token in all",
+                (unsigned long long)wh_net.n_dropped);
 }
 
 static double now(void)
