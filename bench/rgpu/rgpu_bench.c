@@ -106,8 +106,14 @@ static int bench_lat(int iters)
         snprintf(first, sizeof first, "%.*s", (int)strcspn(list, ","), list);
     if (*first && !rg_split_hostport(first, host, sizeof host, &port) &&
         !rg_secret_load(NULL, key, &keylen, err, sizeof err)) {
-        int fd = rg_connect(host, port, 10000);
-        if (fd >= 0 && !rg_auth_client(fd, key, keylen, 10000)) {
+        /* the transport the client driver uses (WHARF_RGPU_TRANSPORT, WHARF_RGPU_PROVIDER) */
+        const char *tr = getenv("WHARF_RGPU_TRANSPORT"), *pv = getenv("WHARF_RGPU_PROVIDER");
+        int fport, hmem;
+        rg_conn_t *fd = rg_client_open(host, port, key, keylen, tr && *tr ? tr : "fabric", pv && *pv ? pv : "tcp",
+                                       10000, &fport, &hmem, err, sizeof err);
+        if (fd) {
+            printf("# bare request/response over %s%s\n", *rg_conn_provider(fd) ? "libfabric " : "the socket",
+                   rg_conn_provider(fd));
             rg_buf_t in = {0};
             rg_hdr_t h;
             t0 = now();
@@ -120,8 +126,7 @@ static int bench_lat(int iters)
                 tping = (now() - t0) / iters;
             rg_buf_free(&in);
         }
-        if (fd >= 0)
-            close(fd);
+        rg_conn_close(fd);
     }
     printf("# rgpu small calls, %d iterations each (us per call)\n", iters);
     printf("bare request/response (ping): %8.2f\n", tping * 1e6);

@@ -26,7 +26,9 @@ typedef struct {
 typedef struct rgc_server {
     char host[128];
     int port;
-    int fd;
+    rg_conn_t *conn; /* a socket or a libfabric endpoint (WHARF_RGPU_TRANSPORT) */
+    int fab_port;    /* the session's libfabric port (peer copies), 0: socket transport */
+    int hmem;        /* its provider offers FI_HMEM (not used: copies are staged, docs/RGPU.md) */
     int dead;
     pthread_mutex_t mu;
     int ndev, dev0; /* its devices are global ordinals dev0 .. dev0+ndev-1 */

@@ -69,13 +69,15 @@ static CUresult peer_copy(rgc_alloc_t *da, uint64_t dst, rgc_alloc_t *sa, uint64
     rg_put_u64(&sa_, ssr);
     rg_put_u64(&sa_, src);
     rg_put_u64(&sa_, n);
+    /* over libfabric when both sessions are on it (the source uses its own provider) */
+    int fab = ds->fab_port && ss->fab_port;
     rg_put_bytes(&sa_, ds->host, (uint32_t)strlen(ds->host));
-    rg_put_u64(&sa_, (uint64_t)ds->peer_port);
+    rg_put_u64(&sa_, (uint64_t)(fab ? ds->fab_port : ds->peer_port));
     rg_put_bytes(&sa_, ds->token, RG_TOKEN_LEN);
     rg_put_u64(&sa_, id);
     uint64_t dseq = 0, sseq = 0;
     CUresult rd = rgc_send(ds, RG_OP_PEER_RECV, 0, &ra, NULL, 0, &dseq);
-    CUresult rs = rd == CUDA_SUCCESS ? rgc_send(ss, RG_OP_PEER_SEND, 0, &sa_, NULL, 0, &sseq) : rd;
+    CUresult rs = rd == CUDA_SUCCESS ? rgc_send(ss, RG_OP_PEER_SEND, fab ? RG_F_FABRIC : 0, &sa_, NULL, 0, &sseq) : rd;
     rgc_reply_t rep;
     if (async && rd == CUDA_SUCCESS && rs == CUDA_SUCCESS) {
         /* answered later: both servers run it in order with their other requests */

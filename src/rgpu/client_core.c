@@ -28,9 +28,23 @@ static pthread_mutex_t prim_lock = PTHREAD_MUTEX_INITIALIZER;
  * caller waited for (round trips) */
 static _Atomic long n_sent, n_waited;
 
+/* WHARF_RGPU_TRANSPORT: "fabric" (default: libfabric, provider
+ * WHARF_RGPU_PROVIDER, tcp by default; the socket when the upgrade fails) or
+ * "socket" */
+static const char *transport = "fabric", *provider = "tcp";
+
 static void print_stats(void)
 {
     fprintf(stderr, "rgpu: %ld requests, %ld waited for\n", atomic_load(&n_sent), atomic_load(&n_waited));
+    for (int i = 0; i < nservers; i++) {
+        const rgc_server_t *sv = &servers[i];
+        const char *pv = sv->conn ? rg_conn_provider(sv->conn) : "";
+        fprintf(stderr, "rgpu: server %s:%d transport %s%s%s%s, FI_HMEM %s\n", sv->host, sv->port,
+                sv->dead ? "(lost)" : *pv ? "fabric" : "socket", *pv ? " (provider " : "", pv, *pv ? ")" : "",
+                !*pv ? "n/a: peer copies staged through pinned host buffers"
+                : sv->hmem ? "offered but not used: peer copies staged through pinned host buffers"
+                           : "not offered by the provider: peer copies staged through pinned host buffers");
+    }
 }
 
 /* ---- messages ---- */
@@ -39,9 +53,8 @@ static CUresult lost(rgc_server_t *sv)
     if (!sv->dead) {
         fprintf(stderr, "rgpu: lost the connection to GPU server %s:%d\n", sv->host, sv->port);
         sv->dead = 1;
-        if (sv->fd >= 0)
-            close(sv->fd);
-        sv->fd = -1;
+        rg_conn_close(sv->conn);
+        sv->conn = NULL;
     }
     return CUDA_ERROR_DEVICE_UNAVAILABLE;
 }
@@ -50,7 +63,7 @@ static int flush(rgc_server_t *sv)
 {
     if (!sv->batch.len)
         return 0;
-    int rc = rg_send_all(sv->fd, sv->batch.p, sv->batch.len);
+    int rc = rg_send_all(sv->conn, sv->batch.p, sv->batch.len);
     sv->batch.len = 0;
     return rc;
 }
@@ -82,7 +95,7 @@ CUresult rgc_send(rgc_server_t *sv, unsigned op, uint32_t flags, const rg_buf_t 
         }
         return CUDA_SUCCESS;
     }
-    if (flush(sv) || rg_send_msg(sv->fd, op, flags, seq, args ? args->p : NULL, an, data, dn))
+    if (flush(sv) || rg_send_msg(sv->conn, op, flags, seq, args ? args->p : NULL, an, data, dn))
         return lost(sv);
     return CUDA_SUCCESS;
 }
@@ -130,7 +143,7 @@ static int take_later(rgc_server_t *sv, const rg_hdr_t *h)
 static CUresult recv_one(rgc_server_t *sv, unsigned op, uint64_t seq, int *mine)
 {
     rg_hdr_t h;
-    int r = rg_recv_msg(sv->fd, &h, &sv->in, timeout_ms);
+    int r = rg_recv_msg(sv->conn, &h, &sv->in, timeout_ms);
     if (r || h.len < 4) {
         if (r == -2)
             fprintf(stderr, "rgpu: GPU server %s:%d did not answer %s within %d s\n", sv->host, sv->port,
@@ -243,14 +256,15 @@ static void add_server(const char *spec, const uint8_t *key, size_t keylen)
         return;
     }
     pthread_mutex_init(&sv->mu, NULL);
-    sv->fd = rg_connect(sv->host, sv->port, timeout_ms < 10000 ? timeout_ms : 10000);
-    if (sv->fd < 0 || rg_auth_client(sv->fd, key, keylen, timeout_ms)) {
-        fprintf(stderr, "rgpu: GPU server %s: %s\n", spec,
-                sv->fd < 0 ? "cannot connect" : "authentication failed (wrong secret?)");
-        if (sv->fd >= 0)
-            close(sv->fd);
+    char why[512];
+    sv->conn = rg_client_open(sv->host, sv->port, key, keylen, transport, provider, timeout_ms, &sv->fab_port,
+                              &sv->hmem, why, sizeof why);
+    if (!sv->conn) {
+        fprintf(stderr, "rgpu: GPU server %s: %s\n", spec, why);
         return;
     }
+    if (*why)
+        fprintf(stderr, "rgpu: GPU server %s: %s\n", spec, why);
     nservers++;
     if (hello(sv)) {
         lost(sv);
@@ -265,6 +279,15 @@ static void do_init(void)
         atexit(print_stats);
     const char *fr = getenv("WHARF_RGPU_REMAP");
     force_remap = fr && atoi(fr) > 0;
+    const char *tr = getenv("WHARF_RGPU_TRANSPORT"), *pr = getenv("WHARF_RGPU_PROVIDER");
+    if (tr && *tr) {
+        if (strcmp(tr, "fabric") && strcmp(tr, "socket"))
+            fprintf(stderr, "rgpu: WHARF_RGPU_TRANSPORT=%s: not \"fabric\" or \"socket\"; using fabric\n", tr);
+        else
+            transport = tr;
+    }
+    if (pr && *pr)
+        provider = pr;
     const char *t = getenv("WHARF_RGPU_TIMEOUT");
     if (t && atoi(t) > 0)
         timeout_ms = atoi(t) * 1000;

@@ -34,7 +34,9 @@ typedef struct pending {
 
 typedef struct {
     const gpud_cfg_t *cfg;
-    int fd, id;
+    rg_conn_t *conn; /* to the client: the socket, or a libfabric endpoint after RG_OP_FABRIC */
+    int id;
+    char addr[128]; /* the address the client reached us at */
     int ndev;
     slot_t *tab[T_NTAB];
     alloc_t *allocs;
@@ -48,6 +50,12 @@ typedef struct {
     int npend;
     size_t pend_bytes;
     int peer_lfd, peer_port;
+    /* libfabric (after the client's RG_OP_FABRIC): the passive endpoint the
+     * client's connection came through, kept for peer copies */
+    rg_flisten_t *fab_l;
+    int fab_port, upgrade;
+    char prov[RG_MAX_NAME + 1];
+    uint8_t fab_token[RG_TOKEN_LEN];
     uint8_t token[RG_TOKEN_LEN];
     void *pbuf[RG_PEER_MAXBUF]; /* pinned intermediate buffers of peer copies */
     size_t pbuf_size;
@@ -56,9 +64,11 @@ typedef struct {
     CUevent porder;
     /* peer connections kept between copies: the one this session sends on
      * (to pout_host:pout_port), and the ones it accepted */
-    int pout_fd, pout_port;
+    rg_conn_t *pout;
+    int pout_port, pout_fab;
     char pout_host[RG_MAX_NAME + 1];
-    int pin_fd[RG_PEER_MAXIN], npin;
+    rg_conn_t *pin[RG_PEER_MAXIN];
+    int npin;
     CUevent pev[RG_PEER_MAXBUF];
 } sess_t;
 
@@ -79,4 +89,8 @@ CUresult gs_get_stream(sess_t *s, uint64_t h, int ctx, CUstream *st);
 int gs_range_ok(sess_t *s, uint64_t p, uint64_t n);
 CUresult h_peer_recv(sess_t *s, const rg_args_t *a);
 CUresult h_peer_send(sess_t *s, const rg_args_t *a);
+/* RG_OP_FABRIC: listen on a libfabric passive endpoint; gs_upgrade (after
+ * the answer went out) takes the client's connection there */
+CUresult h_fabric(sess_t *s, const rg_args_t *a, rg_buf_t *out);
+void gs_upgrade(sess_t *s);
 #endif

@@ -88,7 +88,7 @@ static void pend_reap(sess_t *s, int all)
         if (all || d_cuEventQuery(p->ev) == CUDA_SUCCESS) {
             d_cuEventDestroy(p->ev);
             if (p->reply) /* the data of a device-to-host copy: its answer now */
-                rg_send_msg(s->fd, RG_OP_DTOH, 0, p->seq, p->buf, 8 + p->n, NULL, 0);
+                rg_send_msg(s->conn, RG_OP_DTOH, 0, p->seq, p->buf, 8 + p->n, NULL, 0);
             free(p->buf);
             s->pend_bytes -= p->n;
         } else {
@@ -588,6 +588,7 @@ static CUresult dispatch(sess_t *s, unsigned op, int async, const rg_args_t *a, 
     case RG_OP_LAUNCH: return h_launch(s, a);
     case RG_OP_PEER_RECV: return h_peer_recv(s, a);
     case RG_OP_PEER_SEND: return h_peer_send(s, a);
+    case RG_OP_FABRIC: return h_fabric(s, a, out);
     default: return h_stream_event(s, op, a, out);
     }
 }
@@ -595,8 +596,10 @@ static CUresult dispatch(sess_t *s, unsigned op, int async, const rg_args_t *a, 
 int gpud_session(int fd, const gpud_cfg_t *cfg, int id)
 {
     char err[256];
-    if (rg_auth_server(fd, cfg->key, cfg->keylen, cfg->timeout_ms)) {
+    rg_conn_t *conn = rg_conn_sock(fd);
+    if (!conn || rg_auth_server(conn, cfg->key, cfg->keylen, cfg->timeout_ms)) {
         GPUD_LOG(cfg, "session %d: authentication failed, closing\n", id);
+        rg_conn_close(conn);
         return 2;
     }
     if (rg_drv_load(err, sizeof err)) {
@@ -606,7 +609,7 @@ int gpud_session(int fd, const gpud_cfg_t *cfg, int id)
     static sess_t S;
     sess_t *s = &S;
     s->cfg = cfg;
-    s->fd = fd;
+    s->conn = conn;
     s->id = id;
     for (int t = 0; t < T_NTAB; t++)
         s->tab[t] = calloc((size_t)cfg->max_handles, sizeof(slot_t));
@@ -616,11 +619,9 @@ int gpud_session(int fd, const gpud_cfg_t *cfg, int id)
     /* the peer-copy listener, on the address the client reached us at */
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
-    char host[128] = "";
     if (!getsockname(fd, (struct sockaddr *)&ss, &sl))
-        getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, NULL, 0, NI_NUMERICHOST);
-    s->pout_fd = -1;
-    s->peer_lfd = rg_listen(host, 0, &s->peer_port);
+        getnameinfo((struct sockaddr *)&ss, sl, s->addr, sizeof s->addr, NULL, 0, NI_NUMERICHOST);
+    s->peer_lfd = rg_listen(s->addr, 0, &s->peer_port);
     rg_random(s->token, sizeof s->token);
     GPUD_LOG(cfg, "session %d: authenticated, %d GPUs, peer port %d\n", id, s->ndev, s->peer_port);
 
@@ -630,15 +631,14 @@ int gpud_session(int fd, const gpud_cfg_t *cfg, int id)
     int rc;
     for (;;) {
         /* idle clients may wait forever; a message begun must complete in time */
-        struct pollfd pf = {fd, POLLIN, 0};
-        int pr = poll(&pf, 1, s->npend ? 1 : -1);
-        if (pr < 0 && errno != EINTR)
+        int pr = rg_wait_any(&s->conn, 1, NULL, 0, s->npend ? 1 : -1);
+        if (pr == -1)
             break;
         if (s->npend)
             pend_reap(s, 0);
-        if (pr <= 0)
+        if (pr < 0)
             continue;
-        rc = rg_recv_msg(fd, &h, &in, cfg->timeout_ms);
+        rc = rg_recv_msg(s->conn, &h, &in, cfg->timeout_ms);
         if (rc)
             break;
         nmsg++;
@@ -677,8 +677,10 @@ int gpud_session(int fd, const gpud_cfg_t *cfg, int id)
         if (s->npend)
             pend_reap(s, 0); /* device-to-host data done by now goes before this answer */
         out.p[0] = (uint8_t)r, out.p[1] = (uint8_t)(r >> 8), out.p[2] = (uint8_t)(r >> 16), out.p[3] = (uint8_t)(r >> 24);
-        if (rg_send_msg(fd, h.op, 0, h.seq, out.p, out.len, NULL, 0))
+        if (rg_send_msg(s->conn, h.op, 0, h.seq, out.p, out.len, NULL, 0))
             break;
+        if (s->upgrade)
+            gs_upgrade(s);
     }
     /* the client is gone: free what it left */
     int nleft = s->nalloc;
@@ -701,5 +703,6 @@ int gpud_session(int fd, const gpud_cfg_t *cfg, int id)
              bytes);
     rg_buf_free(&in);
     rg_buf_free(&out);
+    rg_conn_close(s->conn);
     return 0;
 }
