@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "rgpu/client.h"
+#include "util/tunables.h"
 
 rgc_dev_t rgc_devs[RGC_MAX_DEV];
 int rgc_ndev, rgc_inited;
@@ -28,9 +29,7 @@ static pthread_mutex_t prim_lock = PTHREAD_MUTEX_INITIALIZER;
  * caller waited for (round trips) */
 static _Atomic long n_sent, n_waited;
 
-/* WHARF_RGPU_TRANSPORT: "fabric" (default: libfabric, provider
- * WHARF_RGPU_PROVIDER, tcp by default; the socket when the upgrade fails) or
- * "socket" */
+/* WHARF_RGPU_TRANSPORT, WHARF_RGPU_PROVIDER (the tunables table) */
 static const char *transport = "fabric", *provider = "tcp";
 
 static void print_stats(void)
@@ -274,24 +273,16 @@ static void add_server(const char *spec, const uint8_t *key, size_t keylen)
 
 static void do_init(void)
 {
-    const char *st = getenv("WHARF_RGPU_STATS");
-    if (st && atoi(st) > 0)
-        atexit(print_stats);
-    const char *fr = getenv("WHARF_RGPU_REMAP");
-    force_remap = fr && atoi(fr) > 0;
-    const char *tr = getenv("WHARF_RGPU_TRANSPORT"), *pr = getenv("WHARF_RGPU_PROVIDER");
-    if (tr && *tr) {
-        if (strcmp(tr, "fabric") && strcmp(tr, "socket"))
-            fprintf(stderr, "rgpu: WHARF_RGPU_TRANSPORT=%s: not \"fabric\" or \"socket\"; using fabric\n", tr);
-        else
-            transport = tr;
-    }
-    if (pr && *pr)
-        provider = pr;
-    const char *t = getenv("WHARF_RGPU_TIMEOUT");
-    if (t && atoi(t) > 0)
-        timeout_ms = atoi(t) * 1000;
     char err[256];
+    if (wh_tunables_load(err, sizeof err))
+        fprintf(stderr, "rgpu: %s\n", err);
+    if (wh_tun.rgpu_stats)
+        atexit(print_stats);
+    force_remap = wh_tun.rgpu_remap;
+    if (wh_tun.rgpu_timeout > 0)
+        timeout_ms = wh_tun.rgpu_timeout * 1000;
+    transport = wh_tun.rgpu_transport;
+    provider = wh_tun.rgpu_provider;
     uint8_t key[RG_KEY_MAX];
     size_t keylen;
     if (rg_secret_load(NULL, key, &keylen, err, sizeof err)) {
@@ -300,10 +291,10 @@ static void do_init(void)
         return;
     }
     char list[4096] = "";
-    const char *env = getenv("WHARF_RGPU_SERVERS"), *cfg = getenv("WHARF_RGPU_CONFIG");
-    if (env)
+    const char *env = wh_tun.rgpu_servers, *cfg = wh_tun.rgpu_config;
+    if (*env)
         snprintf(list, sizeof list, "%s", env);
-    else if (cfg) {
+    else if (*cfg) {
         FILE *f = fopen(cfg, "r");
         char line[256];
         while (f && fgets(line, sizeof line, f)) {

@@ -19,7 +19,8 @@ if(WH_CUDAEMU_OK AND OpenSSL_FOUND)
   target_compile_options(wharf-gpud PRIVATE ${WH_WARN})
   target_link_libraries(wharf-gpud PRIVATE rgpu_wire ${CMAKE_DL_LIBS})
 
-  add_library(rgpu_client SHARED ${RGPU_SRC}/client_core.c ${RGPU_SRC}/client_api.c ${RGPU_SRC}/client_proc.c)
+  add_library(rgpu_client SHARED ${RGPU_SRC}/client_core.c ${RGPU_SRC}/client_api.c ${RGPU_SRC}/client_proc.c
+              ${CMAKE_SOURCE_DIR}/src/util/tunables.c) # (its own copy of the table, hidden: WHARF_RGPU_*)
   set_target_properties(rgpu_client PROPERTIES OUTPUT_NAME cuda SOVERSION 1
                         LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib/rgpu)
   target_include_directories(rgpu_client SYSTEM PRIVATE ${WH_CUDA_INC})
