@@ -47,8 +47,16 @@ static void pick(rgc_server_t *sv, struct CUctx_st *sctx, uint64_t srh, struct C
 
 static uint64_t copy_ids;
 
+/* the captures each server's part of a peer copy on stream st waits for */
+static const uint64_t *stream_xcap(CUstream st, struct CUctx_st *sctx)
+{
+    if (!sctx)
+        return NULL;
+    return st && st != CU_STREAM_LEGACY && st != CU_STREAM_PER_THREAD ? st->xcap : sctx->xcap;
+}
+
 static CUresult peer_copy(rgc_alloc_t *da, uint64_t dst, rgc_alloc_t *sa, uint64_t src, size_t n,
-                          struct CUctx_st *sctx, uint64_t srh, int async)
+                          struct CUctx_st *sctx, uint64_t srh, const uint64_t *xcap, int async)
 {
     rgc_server_t *ds = da->ctx->sv, *ss = sa->ctx->sv;
     uint64_t dc, dsr, sc, ssr;
@@ -65,6 +73,7 @@ static CUresult peer_copy(rgc_alloc_t *da, uint64_t dst, rgc_alloc_t *sa, uint64
     rg_put_u64(&ra, dst);
     rg_put_u64(&ra, n);
     rg_put_u64(&ra, id);
+    rg_put_u64(&ra, xcap && sctx->sv != ds ? xcap[ds->idx] : 0);
     rg_put_u64(&sa_, sc);
     rg_put_u64(&sa_, ssr);
     rg_put_u64(&sa_, src);
@@ -75,6 +84,7 @@ static CUresult peer_copy(rgc_alloc_t *da, uint64_t dst, rgc_alloc_t *sa, uint64
     rg_put_u64(&sa_, (uint64_t)(fab ? ds->fab_port : ds->peer_port));
     rg_put_bytes(&sa_, ds->token, RG_TOKEN_LEN);
     rg_put_u64(&sa_, id);
+    rg_put_u64(&sa_, xcap && sctx->sv != ss ? xcap[ss->idx] : 0);
     uint64_t dseq = 0, sseq = 0;
     CUresult rd = rgc_send(ds, RG_OP_PEER_RECV, 0, &ra, NULL, 0, &dseq);
     CUresult rs = rd == CUDA_SUCCESS ? rgc_send(ss, RG_OP_PEER_SEND, fab ? RG_F_FABRIC : 0, &sa_, NULL, 0, &sseq) : rd;
@@ -176,7 +186,7 @@ static CUresult copy(uint64_t dst, uint64_t src, size_t n, CUstream st, int asyn
         pthread_mutex_unlock(&sv->mu);
         return rc;
     }
-    return peer_copy(da, rdst, sa, rsrc, n, sctx, srh, async);
+    return peer_copy(da, rdst, sa, rsrc, n, sctx, srh, stream_xcap(st, sctx), async);
 }
 
 RGC_API CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
@@ -405,8 +415,12 @@ RGC_API CUresult CUDAAPI cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
     return cuEventElapsedTime(ms, a, b);
 }
 
-/* same server: the server's stream waits (no host synchronization); an event
- * of another server: the host waits for it here (documented limitation) */
+static uint64_t gate_ids;
+
+/* Same server: the server's stream waits.  An event of another server A:
+ * no host wait either — A is told to open a gate on the stream's server B
+ * when the event, as recorded now, completes, and B holds the stream's
+ * later work until then (gpud_gate.c). */
 RGC_API CUresult CUDAAPI cuStreamWaitEvent(CUstream st, CUevent e, unsigned int flags)
 {
     (void)flags;
@@ -415,9 +429,31 @@ RGC_API CUresult CUDAAPI cuStreamWaitEvent(CUstream st, CUevent e, unsigned int 
     struct CUctx_st *c;
     uint64_t rh;
     CK(rgc_stream_ctx(st, &c, &rh));
-    if (c->sv != e->ctx->sv)
-        return cuEventSynchronize(e);
-    return simple(c->sv, RG_OP_STREAM_WAIT, RG_F_NOREPLY, c->rh << 32 | rh, e->rh, 2, NULL);
+    rgc_server_t *a = e->ctx->sv, *b = c->sv;
+    if (a == b)
+        return simple(b, RG_OP_STREAM_WAIT, RG_F_NOREPLY, c->rh << 32 | rh, e->rh, 2, NULL);
+    uint64_t *xcap = (uint64_t *)stream_xcap(st, c);
+    uint64_t gate = __atomic_add_fetch(&gate_ids, 1, __ATOMIC_RELAXED);
+    int fab = a->fab_port && b->fab_port;
+    rg_buf_t q = {0};
+    rg_put_u64(&q, e->rh);
+    rg_put_u64(&q, gate);
+    rg_put_u64(&q, xcap[a->idx]);
+    rg_put_bytes(&q, b->host, (uint32_t)strlen(b->host));
+    rg_put_u64(&q, (uint64_t)(fab ? b->fab_port : b->peer_port));
+    rg_put_bytes(&q, b->token, RG_TOKEN_LEN);
+    /* A first, sent now (its batch too: the record of the event): B may get
+     * the signal before the gate, which it remembers */
+    pthread_mutex_lock(&a->mu);
+    CUresult rc = rgc_send(a, RG_OP_EVENT_SIGNAL, RG_F_NOREPLY | (fab ? RG_F_FABRIC : 0), &q, NULL, 0, NULL);
+    if (rc == CUDA_SUCCESS)
+        rc = rgc_flush(a);
+    pthread_mutex_unlock(&a->mu);
+    rg_buf_free(&q);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    xcap[a->idx] = gate;
+    return simple(b, RG_OP_STREAM_GATE, RG_F_NOREPLY, c->rh << 32 | rh, gate, 2, NULL);
 }
 
 /* ---- modules and kernels ---- */

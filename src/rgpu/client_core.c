@@ -101,6 +101,13 @@ CUresult rgc_send(rgc_server_t *sv, unsigned op, uint32_t flags, const rg_buf_t 
 
 static _Atomic int deferred;
 
+CUresult rgc_flush(rgc_server_t *sv)
+{
+    if (sv->dead)
+        return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    return flush(sv) ? lost(sv) : CUDA_SUCCESS;
+}
+
 
 CUresult rgc_take_deferred(void)
 {
@@ -255,6 +262,7 @@ static void add_server(const char *spec, const uint8_t *key, size_t keylen)
         return;
     }
     pthread_mutex_init(&sv->mu, NULL);
+    sv->idx = nservers;
     char why[512];
     sv->conn = rg_client_open(sv->host, sv->port, key, keylen, transport, provider, timeout_ms, &sv->fab_port,
                               &sv->hmem, why, sizeof why);

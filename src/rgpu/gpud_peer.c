@@ -89,51 +89,49 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The connection of the source server of copy `id`: a kept one or a new one
- * (accepted on the socket listener or the libfabric passive endpoint), whose
- * hello shows this session's token and the copy's id, size and chunk; NULL
- * after the timeout.  Connections with a wrong hello or closed are dropped. */
+int gs_peer_hello(sess_t *s, rg_conn_t *c, uint64_t *id, uint64_t *n, uint64_t *chunk)
+{
+    uint8_t raw[RG_TOKEN_LEN + 24];
+    if (rg_recv_all(c, raw, sizeof raw, s->cfg->timeout_ms))
+        return -1;
+    rg_rd_t r = {raw + RG_TOKEN_LEN, 24, 0, 0};
+    *id = rg_get_u64(&r), *n = rg_get_u64(&r), *chunk = rg_get_u64(&r);
+    if (!rg_ct_equal(raw, s->token, RG_TOKEN_LEN)) {
+        GPUD_LOG(s->cfg, "session %d: peer connection refused (bad token)\n", s->id);
+        return -1;
+    }
+    return 0;
+}
+
+/* The connection of the source server of copy `id`: its hello (this
+ * session's token and the copy's id, size and chunk) came on a new
+ * connection or a kept one (gs_poll stashes it); NULL after the timeout. */
 static rg_conn_t *accept_peer(sess_t *s, uint64_t id, uint64_t n, uint64_t chunk)
 {
     long long end = now_ms() + s->cfg->timeout_ms;
-    for (int round = 0; round < 256; round++) {
+    for (;;) {
+        for (int i = 0; i < s->nstash; i++)
+            if (s->stash[i].id == id && s->stash[i].n == n && s->stash[i].chunk == chunk) {
+                rg_conn_t *c = s->stash[i].c;
+                s->stash[i] = s->stash[--s->nstash];
+                return c;
+            }
         long long left = end - now_ms();
         if (left <= 0)
             return NULL;
-        int xfd[2] = {s->peer_lfd, s->fab_l ? rg_fab_listen_fd(s->fab_l) : -1};
-        int w = rg_wait_any(s->pin, s->npin, xfd, 2, (int)left);
-        if (w == -1)
-            return NULL;
-        rg_conn_t *c = NULL;
-        if (w >= 0 && w < s->npin) {
-            c = s->pin[w];
-            s->pin[w] = s->pin[--s->npin]; /* taken out; put back after the copy */
-        } else if (w == s->npin) {
-            int fd = accept4(s->peer_lfd, NULL, NULL, SOCK_CLOEXEC);
-            if (fd >= 0) {
-                rg_tcp_tune(fd);
-                set_timeouts(fd, s->cfg->timeout_ms);
-                c = rg_conn_sock(fd);
-            }
-        } else if (w == s->npin + 1) {
-            c = rg_fab_accept(s->fab_l, 0);
-        }
-        if (!c)
-            continue;
-        uint8_t raw[RG_TOKEN_LEN + 24];
-        if (rg_recv_all(c, raw, sizeof raw, s->cfg->timeout_ms) == 0) {
-            rg_rd_t r = {raw + RG_TOKEN_LEN, 24, 0, 0};
-            uint64_t cid = rg_get_u64(&r), cn = rg_get_u64(&r), cc = rg_get_u64(&r);
-            if (rg_ct_equal(raw, s->token, RG_TOKEN_LEN) && cid == id && cn == n && cc == chunk)
-                return c;
-            GPUD_LOG(s->cfg, "session %d: peer connection refused (bad token or copy)\n", s->id);
-        }
-        rg_conn_close(c);
+        gs_poll(s, 0, (int)left);
     }
-    return NULL;
 }
 
-/* q: ctx, stream, dst, n, copy id.  Accepts the source server's connection
+/* the part of a peer copy on this server waits for the capture of the
+ * copy's stream's last wait on an event of this server (a gate elsewhere) */
+static CUresult wait_capture(sess_t *s, uint64_t gate)
+{
+    CUevent ev = gs_capture(s, gate);
+    return ev ? d_cuStreamWaitEvent(s->pstream, ev, 0) : CUDA_SUCCESS;
+}
+
+/* q: ctx, stream, dst, n, copy id, capture gate.  Accepts the source server's connection
  * (which must show this session's token), receives the chunks into the
  * pinned buffers and copies each to the GPU while the next one arrives. */
 CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
@@ -153,6 +151,7 @@ CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
     CK(peer_bufs(s, ctx, chunk, nbuf));
     CK(d_cuEventRecord(s->porder, st)); /* after the work queued before it on the client's stream */
     CK(d_cuStreamWaitEvent(s->pstream, s->porder, 0));
+    CK(wait_capture(s, a->q[5]));
     rg_conn_t *pfd = accept_peer(s, a->q[4], n, chunk);
     if (!pfd)
         return CUDA_ERROR_DEVICE_UNAVAILABLE;
@@ -179,7 +178,7 @@ CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
     return rc != CUDA_SUCCESS ? rc : r2;
 }
 
-/* q: ctx, stream, src, n, port, copy id; name: the destination server's
+/* q: ctx, stream, src, n, port, copy id, capture gate; name: the destination server's
  * host; b[0]: its session token.  Chunk i+1 leaves the GPU while chunk i is
  * sent. */
 CUresult h_peer_send(sess_t *s, const rg_args_t *a)
@@ -199,6 +198,7 @@ CUresult h_peer_send(sess_t *s, const rg_args_t *a)
     CK(peer_bufs(s, ctx, chunk, nbuf));
     CK(d_cuEventRecord(s->porder, st));
     CK(d_cuStreamWaitEvent(s->pstream, s->porder, 0));
+    CK(wait_capture(s, a->q[6]));
     rg_conn_t *pfd = NULL;
     int fab = (s->cur_flags & RG_F_FABRIC) != 0;
     if (fab && !s->fab_l)

@@ -47,9 +47,11 @@ static const struct {
     [RG_OP_MOD_UNLOAD] = {"mod_unload", "q"},
     [RG_OP_MOD_FUNC] = {"mod_func", "qs"},
     [RG_OP_LAUNCH] = {"launch", "qqqqqqqqqb"},
-    [RG_OP_PEER_RECV] = {"peer_recv", "qqqqq"},
-    [RG_OP_PEER_SEND] = {"peer_send", "qqqqsqbq"},
+    [RG_OP_PEER_RECV] = {"peer_recv", "qqqqqq"},
+    [RG_OP_PEER_SEND] = {"peer_send", "qqqqsqbqq"},
     [RG_OP_FABRIC] = {"fabric", "s"},
+    [RG_OP_STREAM_GATE] = {"stream_gate", "qq"},
+    [RG_OP_EVENT_SIGNAL] = {"event_signal", "qqqsqb"},
 };
 
 const char *rg_op_sig(unsigned op)

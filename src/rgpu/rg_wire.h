@@ -66,6 +66,9 @@ enum rg_op {
     RG_OP_PEER_RECV,
     RG_OP_PEER_SEND,
     RG_OP_FABRIC, /* move this session to a libfabric endpoint (provider name) */
+    RG_OP_STREAM_GATE,  /* (ctx << 32 | stream, gate): the stream's later work waits for the gate */
+    RG_OP_EVENT_SIGNAL, /* (event, gate, previous gate, host, port, token): open the gate on that
+                         * server when the event (as recorded now) completes */
     RG_OP_COUNT
 };
 

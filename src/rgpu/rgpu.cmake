@@ -14,10 +14,11 @@ if(WH_CUDAEMU_OK AND OpenSSL_FOUND)
   target_compile_options(rgpu_wire PRIVATE ${WH_WARN} -fvisibility=hidden)
   target_link_libraries(rgpu_wire PUBLIC OpenSSL::Crypto PkgConfig::FABRIC)
 
-  add_executable(wharf-gpud ${RGPU_SRC}/gpud.c ${RGPU_SRC}/gpud_session.c ${RGPU_SRC}/gpud_peer.c ${RGPU_SRC}/rg_drv.c)
+  add_executable(wharf-gpud ${RGPU_SRC}/gpud.c ${RGPU_SRC}/gpud_session.c ${RGPU_SRC}/gpud_peer.c ${RGPU_SRC}/gpud_gate.c
+               ${RGPU_SRC}/rg_drv.c)
   target_include_directories(wharf-gpud SYSTEM PRIVATE ${WH_CUDA_INC})
   target_compile_options(wharf-gpud PRIVATE ${WH_WARN})
-  target_link_libraries(wharf-gpud PRIVATE rgpu_wire ${CMAKE_DL_LIBS})
+  target_link_libraries(wharf-gpud PRIVATE rgpu_wire ${CMAKE_DL_LIBS} Threads::Threads)
 
   add_library(rgpu_client SHARED ${RGPU_SRC}/client_core.c ${RGPU_SRC}/client_api.c ${RGPU_SRC}/client_proc.c
               ${CMAKE_SOURCE_DIR}/src/util/tunables.c) # (its own copy of the table, hidden: WHARF_RGPU_*)

@@ -11,7 +11,7 @@ if(WH_RGPU_OK)
   target_compile_options(rgpu_kernels PRIVATE ${WH_WARN} -fvisibility=hidden)
   set_target_properties(rgpu_kernels PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${RGB})
   # test programs link no driver: they load whichever libcuda.so.1 LD_LIBRARY_PATH shows
-  foreach(t forward app killsrv pipeline)
+  foreach(t forward app killsrv pipeline xwait)
     add_executable(rgpu_${t} ${RGT}/t_${t}.c)
     target_include_directories(rgpu_${t} SYSTEM PRIVATE ${WH_CUDA_INC})
     target_compile_options(rgpu_${t} PRIVATE ${WH_WARN})
@@ -96,6 +96,18 @@ if(WH_RGPU_OK)
 endif()
 
 if(WH_RGPU_OK)
+  # cuStreamWaitEvent on another server's event without a host wait, the emulator's random stream
+  # delays on (servers and the local reference): ordering, peer copies after the wait, other streams free
+  add_test(NAME rgpu.xwait.local COMMAND $<TARGET_FILE:rgpu_xwait>)
+  set_tests_properties(rgpu.xwait.local PROPERTIES ENVIRONMENT "${WH_CUDAEMU_ENV};CUDAEMU_STREAM_DELAY_US=3000")
+  add_test(NAME rgpu.xwait COMMAND ${RGH} --expect-log "over libfabric" --server 0 --server 1 run -- $<TARGET_FILE:rgpu_xwait>)
+  add_test(NAME rgpu.xwait.socket COMMAND ${RGH} --transport socket --server 0 --server 1 run -- $<TARGET_FILE:rgpu_xwait>)
+  add_test(NAME rgpu.xwait.ns COMMAND ${RGH} --ns --server 0 --server 1 run -- $<TARGET_FILE:rgpu_xwait>)
+  set_tests_properties(rgpu.xwait rgpu.xwait.socket rgpu.xwait.ns PROPERTIES ENVIRONMENT "CUDAEMU_STREAM_DELAY_US=3000")
+  set_tests_properties(rgpu.xwait.local rgpu.xwait rgpu.xwait.socket rgpu.xwait.ns PROPERTIES TIMEOUT 240
+    LABELS "rgpu;gpu" SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "rgpu xwait: ok" FAIL_REGULAR_EXPRESSION "check failed")
+  set_tests_properties(rgpu.xwait.ns PROPERTIES RUN_SERIAL true LABELS "rgpu;gpu;scenarios")
+
   # asynchronous calls pipelined: ~400 requests, only the setup's (11) and the
   # final synchronization's answers waited for (at most 19 accepted)
   add_test(NAME rgpu.pipeline COMMAND ${RGH} --server 0 run -- env WHARF_RGPU_STATS=1

@@ -347,7 +347,7 @@ def hostile(lab):
     expect(rc == INVALID_VALUE, "client B cannot write A's device memory")
     rc, _ = b.call("mem_free", ptr)
     expect(rc == INVALID_VALUE, "client B cannot free A's device memory")
-    rc, _ = b.call("peer_recv", ctx_b, 0, ptr, 16, 1)
+    rc, _ = b.call("peer_recv", ctx_b, 0, ptr, 16, 1, 0)
     expect(rc == INVALID_VALUE, "client B cannot make A's memory a peer-copy target")
     rc, _ = b.call("event_query", 1)
     expect(rc == INVALID_HANDLE, "client B names an event handle it never created")
