@@ -1,6 +1,6 @@
 /* rgpu client driver: copies (every direction, peer copies between servers
  * going directly from server to server), streams, events, modules, kernel
- * launch, errors and cuGetProcAddress. */
+ * launch (errors and cuGetProcAddress: client_proc.c). */
 #include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -687,53 +687,4 @@ RGC_API CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr p)
 {
     (void)p;
     return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-/* ---- errors ---- */
-static const struct {
-    CUresult rc;
-    const char *name, *text;
-} errs[] = {
-    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
-    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
-    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
-    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
-    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
-    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
-    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
-    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
-    {CUDA_ERROR_FILE_NOT_FOUND, "CUDA_ERROR_FILE_NOT_FOUND", "file not found"},
-    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
-    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
-    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
-    {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
-    {CUDA_ERROR_DEVICE_UNAVAILABLE, "CUDA_ERROR_DEVICE_UNAVAILABLE", "CUDA-capable device(s) is/are busy or unavailable"},
-    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
-    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
-};
-
-RGC_API CUresult CUDAAPI cuGetErrorName(CUresult error, const char **p)
-{
-    if (!p)
-        return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; i < sizeof errs / sizeof *errs; i++)
-        if (errs[i].rc == error) {
-            *p = errs[i].name;
-            return CUDA_SUCCESS;
-        }
-    *p = NULL;
-    return CUDA_ERROR_INVALID_VALUE;
-}
-
-RGC_API CUresult CUDAAPI cuGetErrorString(CUresult error, const char **p)
-{
-    if (!p)
-        return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; i < sizeof errs / sizeof *errs; i++)
-        if (errs[i].rc == error) {
-            *p = errs[i].text;
-            return CUDA_SUCCESS;
-        }
-    *p = NULL;
-    return CUDA_ERROR_INVALID_VALUE;
 }
