@@ -125,6 +125,14 @@ typedef struct {
  * field sent without copying (the payload must then end with its length). */
 CUresult rgc_call(rgc_server_t *sv, unsigned op, uint32_t flags, const rg_buf_t *args, const void *data, size_t dn,
                   rgc_reply_t *rep);
+/* one request whose arguments are the u64 q[0..nq) and, with with_data,
+ * a trailing byte field data/dn (sent without copying); caller holds sv->mu */
+CUresult rgc_callq(rgc_server_t *sv, unsigned op, uint32_t flags, const uint64_t *q, int nq, const void *data,
+                   size_t dn, int with_data, rgc_reply_t *rep);
+/* the same for u64 arguments only, taking sv->mu; the answer's first nout
+ * u64 fields go to out (not with RG_F_NOREPLY).  RGC_Q(a, b...): q and nq. */
+CUresult rgc_req(rgc_server_t *sv, unsigned op, uint32_t flags, const uint64_t *q, int nq, uint64_t *out, int nout);
+#define RGC_Q(...) (const uint64_t[]){__VA_ARGS__}, (int)(sizeof((const uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t))
 /* send sv's batch of asynchronous calls now (caller holds sv->mu) */
 CUresult rgc_flush(rgc_server_t *sv);
 /* the two halves of rgc_call (a peer copy talks to two servers at once) */

@@ -16,21 +16,6 @@
             return rc_;                                                                                     \
     } while (0)
 
-/* one request with u64 arguments and an optional trailing byte field */
-static CUresult callq(rgc_server_t *sv, unsigned op, uint32_t flags, const uint64_t *q, int nq, const void *data,
-                      size_t dn, int with_data, rgc_reply_t *rep)
-{
-    rg_buf_t a = {0};
-    for (int i = 0; i < nq; i++)
-        rg_put_u64(&a, q[i]);
-    if (with_data)
-        rg_put_u32(&a, (uint32_t)dn);
-    rgc_reply_t r;
-    CUresult rc = rgc_call(sv, op, flags, &a, data, dn, rep ? rep : &r);
-    rg_buf_free(&a);
-    return rc;
-}
-
 /* the context and stream handle to use on server sv for stream st: st's own
  * if it lives there, else the legacy stream of the allocation's context */
 static void pick(rgc_server_t *sv, struct CUctx_st *sctx, uint64_t srh, struct CUctx_st *actx, uint64_t *ctx,
@@ -138,7 +123,7 @@ static CUresult copy(uint64_t dst, uint64_t src, size_t n, CUstream st, int asyn
         for (size_t off = 0; off < n && rc == CUDA_SUCCESS; off += RG_CHUNK) {
             size_t k = n - off < RG_CHUNK ? n - off : RG_CHUNK;
             q[2] = rdst + off;
-            rc = callq(sv, RG_OP_HTOD, fl | (async ? RG_F_NOREPLY : 0), q, 3, (const char *)(uintptr_t)src + off, k,
+            rc = rgc_callq(sv, RG_OP_HTOD, fl | (async ? RG_F_NOREPLY : 0), q, 3, (const char *)(uintptr_t)src + off, k,
                        1, NULL);
         }
         pthread_mutex_unlock(&sv->mu);
@@ -164,7 +149,7 @@ static CUresult copy(uint64_t dst, uint64_t src, size_t n, CUstream st, int asyn
                     rc = rgc_later(sv, RG_OP_DTOH, seq, (char *)(uintptr_t)dst + off, k);
                 continue;
             }
-            rc = callq(sv, RG_OP_DTOH, fl, q, 4, NULL, 0, 0, &rep);
+            rc = rgc_callq(sv, RG_OP_DTOH, fl, q, 4, NULL, 0, 0, &rep);
             if (rc == CUDA_SUCCESS) {
                 uint32_t got;
                 const uint8_t *p = rg_get_bytes(&rep.r, &got, RG_CHUNK);
@@ -182,7 +167,7 @@ static CUresult copy(uint64_t dst, uint64_t src, size_t n, CUstream st, int asyn
         pick(sv, sctx, srh, da->ctx, &q[0], &q[1]);
         q[2] = rdst, q[3] = rsrc, q[4] = n;
         pthread_mutex_lock(&sv->mu);
-        rc = callq(sv, RG_OP_DTOD, fl | (async ? RG_F_NOREPLY : 0), q, 5, NULL, 0, 0, NULL);
+        rc = rgc_callq(sv, RG_OP_DTOD, fl | (async ? RG_F_NOREPLY : 0), q, 5, NULL, 0, 0, NULL);
         pthread_mutex_unlock(&sv->mu);
         return rc;
     }
@@ -251,7 +236,7 @@ static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t n, CUstream st,
     pick(sv, sctx, srh, da->ctx, &q[0], &q[1]);
     q[2] = da->rbase + (dst - da->base), q[3] = v, q[4] = n;
     pthread_mutex_lock(&sv->mu);
-    CUresult rc = callq(sv, RG_OP_MEMSET, async ? RG_F_ASYNC | RG_F_NOREPLY : 0, q, 5, NULL, 0, 0, NULL);
+    CUresult rc = rgc_callq(sv, RG_OP_MEMSET, async ? RG_F_ASYNC | RG_F_NOREPLY : 0, q, 5, NULL, 0, 0, NULL);
     pthread_mutex_unlock(&sv->mu);
     return rc;
 }
@@ -265,18 +250,6 @@ RGC_API CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size
 }
 
 /* ---- streams and events ---- */
-static CUresult simple(rgc_server_t *sv, unsigned op, uint32_t flags, uint64_t q0, uint64_t q1, int nq, uint64_t *out)
-{
-    uint64_t q[2] = {q0, q1};
-    rgc_reply_t rep;
-    pthread_mutex_lock(&sv->mu);
-    CUresult rc = callq(sv, op, flags, q, nq, NULL, 0, 0, &rep);
-    if (rc == CUDA_SUCCESS && out && !(flags & RG_F_NOREPLY))
-        *out = rg_get_u64(&rep.r);
-    pthread_mutex_unlock(&sv->mu);
-    return rc;
-}
-
 RGC_API CUresult CUDAAPI cuStreamCreate(CUstream *ph, unsigned int flags)
 {
     struct CUctx_st *c = rgc_ctx_current();
@@ -285,7 +258,7 @@ RGC_API CUresult CUDAAPI cuStreamCreate(CUstream *ph, unsigned int flags)
     if (!ph || (flags & ~1u))
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t rh;
-    CK(simple(c->sv, RG_OP_STREAM_CREATE, 0, c->rh, flags, 2, &rh));
+    CK(rgc_req(c->sv, RG_OP_STREAM_CREATE, 0, RGC_Q(c->rh, flags), &rh, 1));
     struct CUstream_st *s = calloc(1, sizeof *s);
     if (!s)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -306,7 +279,7 @@ static CUresult stream_op(CUstream st, unsigned op)
     struct CUctx_st *c;
     uint64_t rh;
     CK(rgc_stream_ctx(st, &c, &rh));
-    CUresult rc = simple(c->sv, op, 0, c->rh << 32 | rh, 0, 1, NULL);
+    CUresult rc = rgc_req(c->sv, op, 0, RGC_Q(c->rh << 32 | rh), NULL, 0);
     if (op == RG_OP_STREAM_SYNC) {
         CUresult d = rgc_take_deferred();
         rc = rc != CUDA_SUCCESS ? rc : d;
@@ -345,7 +318,7 @@ RGC_API CUresult CUDAAPI cuEventCreate(CUevent *ph, unsigned int flags)
     if (!ph || (flags & CU_EVENT_INTERPROCESS))
         return CUDA_ERROR_INVALID_VALUE; /* interprocess events do not cross the network */
     uint64_t rh;
-    CK(simple(c->sv, RG_OP_EVENT_CREATE, 0, c->rh, flags, 2, &rh));
+    CK(rgc_req(c->sv, RG_OP_EVENT_CREATE, 0, RGC_Q(c->rh, flags), &rh, 1));
     struct CUevent_st *e = calloc(1, sizeof *e);
     if (!e)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -358,7 +331,7 @@ RGC_API CUresult CUDAAPI cuEventDestroy(CUevent e)
 {
     if (!ev_ok(e))
         return CUDA_ERROR_INVALID_HANDLE;
-    CUresult rc = simple(e->ctx->sv, RG_OP_EVENT_DESTROY, 0, e->rh, 0, 1, NULL);
+    CUresult rc = rgc_req(e->ctx->sv, RG_OP_EVENT_DESTROY, 0, RGC_Q(e->rh), NULL, 0);
     e->magic = 0;
     free(e);
     return rc;
@@ -374,19 +347,19 @@ RGC_API CUresult CUDAAPI cuEventRecord(CUevent e, CUstream st)
     CK(rgc_stream_ctx(st, &c, &rh));
     if (c->sv != e->ctx->sv)
         return CUDA_ERROR_INVALID_HANDLE; /* an event records on a stream of its own server */
-    return simple(c->sv, RG_OP_EVENT_RECORD, RG_F_NOREPLY, c->rh << 32 | rh, e->rh, 2, NULL);
+    return rgc_req(c->sv, RG_OP_EVENT_RECORD, RG_F_NOREPLY, RGC_Q(c->rh << 32 | rh, e->rh), NULL, 0);
 }
 
 RGC_API CUresult CUDAAPI cuEventQuery(CUevent e)
 {
-    return ev_ok(e) ? simple(e->ctx->sv, RG_OP_EVENT_QUERY, 0, e->rh, 0, 1, NULL) : CUDA_ERROR_INVALID_HANDLE;
+    return ev_ok(e) ? rgc_req(e->ctx->sv, RG_OP_EVENT_QUERY, 0, RGC_Q(e->rh), NULL, 0) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 RGC_API CUresult CUDAAPI cuEventSynchronize(CUevent e)
 {
     if (!ev_ok(e))
         return CUDA_ERROR_INVALID_HANDLE;
-    CUresult rc = simple(e->ctx->sv, RG_OP_EVENT_SYNC, 0, e->rh, 0, 1, NULL);
+    CUresult rc = rgc_req(e->ctx->sv, RG_OP_EVENT_SYNC, 0, RGC_Q(e->rh), NULL, 0);
     CUresult d = rgc_take_deferred();
     return rc != CUDA_SUCCESS ? rc : d;
 }
@@ -401,7 +374,7 @@ RGC_API CUresult CUDAAPI cuEventElapsedTime(float *ms, CUevent a, CUevent b)
     rgc_reply_t rep;
     rgc_server_t *sv = a->ctx->sv;
     pthread_mutex_lock(&sv->mu);
-    CUresult rc = callq(sv, RG_OP_EVENT_ELAPSED, 0, q, 2, NULL, 0, 0, &rep);
+    CUresult rc = rgc_callq(sv, RG_OP_EVENT_ELAPSED, 0, q, 2, NULL, 0, 0, &rep);
     if (rc == CUDA_SUCCESS) {
         uint32_t bits = rg_get_u32(&rep.r);
         memcpy(ms, &bits, 4);
@@ -431,7 +404,7 @@ RGC_API CUresult CUDAAPI cuStreamWaitEvent(CUstream st, CUevent e, unsigned int 
     CK(rgc_stream_ctx(st, &c, &rh));
     rgc_server_t *a = e->ctx->sv, *b = c->sv;
     if (a == b)
-        return simple(b, RG_OP_STREAM_WAIT, RG_F_NOREPLY, c->rh << 32 | rh, e->rh, 2, NULL);
+        return rgc_req(b, RG_OP_STREAM_WAIT, RG_F_NOREPLY, RGC_Q(c->rh << 32 | rh, e->rh), NULL, 0);
     uint64_t *xcap = (uint64_t *)stream_xcap(st, c);
     uint64_t gate = __atomic_add_fetch(&gate_ids, 1, __ATOMIC_RELAXED);
     int fab = a->fab_port && b->fab_port;
@@ -453,7 +426,7 @@ RGC_API CUresult CUDAAPI cuStreamWaitEvent(CUstream st, CUevent e, unsigned int 
     if (rc != CUDA_SUCCESS)
         return rc;
     xcap[a->idx] = gate;
-    return simple(b, RG_OP_STREAM_GATE, RG_F_NOREPLY, c->rh << 32 | rh, gate, 2, NULL);
+    return rgc_req(b, RG_OP_STREAM_GATE, RG_F_NOREPLY, RGC_Q(c->rh << 32 | rh, gate), NULL, 0);
 }
 
 /* ---- modules and kernels ---- */
@@ -503,7 +476,7 @@ RGC_API CUresult CUDAAPI cuModuleLoadData(CUmodule *pm, const void *image)
     uint64_t q[1] = {c->rh};
     rgc_reply_t rep;
     pthread_mutex_lock(&c->sv->mu);
-    CUresult rc = callq(c->sv, RG_OP_MOD_LOAD, 0, q, 1, image, n, 1, &rep);
+    CUresult rc = rgc_callq(c->sv, RG_OP_MOD_LOAD, 0, q, 1, image, n, 1, &rep);
     uint64_t rh = rc == CUDA_SUCCESS ? rg_get_u64(&rep.r) : 0;
     pthread_mutex_unlock(&c->sv->mu);
     if (rc != CUDA_SUCCESS)
@@ -546,7 +519,7 @@ RGC_API CUresult CUDAAPI cuModuleUnload(CUmodule m)
 {
     if (!m || m->magic != RGC_MOD_MAGIC)
         return CUDA_ERROR_INVALID_HANDLE;
-    CUresult rc = simple(m->ctx->sv, RG_OP_MOD_UNLOAD, 0, m->rh, 0, 1, NULL);
+    CUresult rc = rgc_req(m->ctx->sv, RG_OP_MOD_UNLOAD, 0, RGC_Q(m->rh), NULL, 0);
     m->magic = 0;
     for (struct CUfunc_st *f = m->funcs, *nx; f; f = nx) {
         nx = f->next;
@@ -667,7 +640,7 @@ RGC_API CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned 
         }
     uint64_t q[9] = {f->rh, gx, gy, gz, bx, by, bz, shmem, srh};
     pthread_mutex_lock(&c->sv->mu);
-    CUresult rc = callq(c->sv, RG_OP_LAUNCH, RG_F_NOREPLY, q, 9, buf, n, 1, NULL);
+    CUresult rc = rgc_callq(c->sv, RG_OP_LAUNCH, RG_F_NOREPLY, q, 9, buf, n, 1, NULL);
     pthread_mutex_unlock(&c->sv->mu);
     return rc;
 }

@@ -207,6 +207,31 @@ CUresult rgc_call(rgc_server_t *sv, unsigned op, uint32_t flags, const rg_buf_t 
     return rgc_wait(sv, op, seq, rep);
 }
 
+CUresult rgc_callq(rgc_server_t *sv, unsigned op, uint32_t flags, const uint64_t *q, int nq, const void *data,
+                   size_t dn, int with_data, rgc_reply_t *rep)
+{
+    rg_buf_t a = {0};
+    for (int i = 0; i < nq; i++)
+        rg_put_u64(&a, q[i]);
+    if (with_data)
+        rg_put_u32(&a, (uint32_t)dn);
+    rgc_reply_t r;
+    CUresult rc = rgc_call(sv, op, flags, &a, data, dn, rep ? rep : &r);
+    rg_buf_free(&a);
+    return rc;
+}
+
+CUresult rgc_req(rgc_server_t *sv, unsigned op, uint32_t flags, const uint64_t *q, int nq, uint64_t *out, int nout)
+{
+    rgc_reply_t rep;
+    pthread_mutex_lock(&sv->mu);
+    CUresult rc = rgc_callq(sv, op, flags, q, nq, NULL, 0, 0, &rep);
+    for (int i = 0; rc == CUDA_SUCCESS && !(flags & RG_F_NOREPLY) && i < nout; i++)
+        out[i] = rg_get_u64(&rep.r);
+    pthread_mutex_unlock(&sv->mu);
+    return rc;
+}
+
 /* ---- initialization ---- */
 static int hello(rgc_server_t *sv)
 {
@@ -453,16 +478,8 @@ int rgc_valid_ctx(CUcontext c)
 static CUresult ctx_new(int dev, int primary, unsigned flags, CUcontext *out)
 {
     rgc_dev_t *g = &rgc_devs[dev];
-    rg_buf_t a = {0};
-    rg_put_u64(&a, (uint64_t)g->rdev);
-    if (!primary)
-        rg_put_u64(&a, flags);
-    rgc_reply_t rep;
-    pthread_mutex_lock(&g->sv->mu);
-    CUresult rc = rgc_call(g->sv, primary ? RG_OP_PRIMARY_RETAIN : RG_OP_CTX_CREATE, 0, &a, NULL, 0, &rep);
-    uint64_t rh = rc == CUDA_SUCCESS ? rg_get_u64(&rep.r) : 0;
-    pthread_mutex_unlock(&g->sv->mu);
-    rg_buf_free(&a);
+    uint64_t rh = 0, q[2] = {(uint64_t)g->rdev, flags};
+    CUresult rc = rgc_req(g->sv, primary ? RG_OP_PRIMARY_RETAIN : RG_OP_CTX_CREATE, 0, q, primary ? 1 : 2, &rh, 1);
     if (rc != CUDA_SUCCESS)
         return rc;
     struct CUctx_st *c = calloc(1, sizeof *c);
@@ -475,13 +492,8 @@ static CUresult ctx_new(int dev, int primary, unsigned flags, CUcontext *out)
 
 static CUresult ctx_drop(CUcontext c)
 {
-    rg_buf_t a = {0};
-    rg_put_u64(&a, c->primary ? (uint64_t)rgc_devs[c->dev].rdev : c->rh);
-    rgc_reply_t rep;
-    pthread_mutex_lock(&c->sv->mu);
-    CUresult rc = rgc_call(c->sv, c->primary ? RG_OP_PRIMARY_RELEASE : RG_OP_CTX_DESTROY, 0, &a, NULL, 0, &rep);
-    pthread_mutex_unlock(&c->sv->mu);
-    rg_buf_free(&a);
+    CUresult rc = rgc_req(c->sv, c->primary ? RG_OP_PRIMARY_RELEASE : RG_OP_CTX_DESTROY, 0,
+                          RGC_Q(c->primary ? (uint64_t)rgc_devs[c->dev].rdev : c->rh), NULL, 0);
     /* forget the allocations of the context (the server freed them) */
     pthread_rwlock_wrlock(&alloc_lock);
     for (rgc_alloc_t **pp = &allocs; *pp;) {
@@ -635,28 +647,12 @@ RGC_API CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
     return CUDA_SUCCESS;
 }
 
-static CUresult ctx_q(struct CUctx_st *c, unsigned op, uint64_t q, rgc_reply_t *rep, uint64_t *o1, uint64_t *o2)
-{
-    rg_buf_t a = {0};
-    rg_put_u64(&a, q);
-    rgc_reply_t r;
-    pthread_mutex_lock(&c->sv->mu);
-    CUresult rc = rgc_call(c->sv, op, 0, &a, NULL, 0, rep ? rep : &r);
-    if (rc == CUDA_SUCCESS && o1)
-        *o1 = rg_get_u64(&(rep ? rep : &r)->r);
-    if (rc == CUDA_SUCCESS && o2)
-        *o2 = rg_get_u64(&(rep ? rep : &r)->r);
-    pthread_mutex_unlock(&c->sv->mu);
-    rg_buf_free(&a);
-    return rc;
-}
-
 RGC_API CUresult CUDAAPI cuCtxSynchronize(void)
 {
     struct CUctx_st *c = rgc_ctx_current();
     if (!c)
         return CUDA_ERROR_INVALID_CONTEXT;
-    CUresult rc = ctx_q(c, RG_OP_CTX_SYNC, c->rh, NULL, NULL, NULL);
+    CUresult rc = rgc_req(c->sv, RG_OP_CTX_SYNC, 0, RGC_Q(c->rh), NULL, 0);
     CUresult d = rgc_take_deferred();
     return rc != CUDA_SUCCESS ? rc : d;
 }
@@ -706,7 +702,7 @@ static rgc_alloc_t *take_alloc(uint64_t base, int kind)
 
 static CUresult remote_free(struct CUctx_st *c, uint64_t p)
 {
-    return ctx_q(c, RG_OP_MEM_FREE, p, NULL, NULL, NULL);
+    return rgc_req(c->sv, RG_OP_MEM_FREE, 0, RGC_Q(p), NULL, 0);
 }
 
 /* Device memory lives on the server; its address range is reserved here too
@@ -725,17 +721,8 @@ RGC_API CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
     if (!dptr || !bytesize)
         return CUDA_ERROR_INVALID_VALUE;
     long pg = sysconf(_SC_PAGESIZE);
-    rg_buf_t a = {0};
-    rg_put_u64(&a, c->rh);
-    rg_put_u64(&a, bytesize);
-    rgc_reply_t rep;
     uint64_t p = 0;
-    pthread_mutex_lock(&c->sv->mu);
-    CUresult rc = rgc_call(c->sv, RG_OP_MEM_ALLOC, 0, &a, NULL, 0, &rep);
-    if (rc == CUDA_SUCCESS)
-        p = rg_get_u64(&rep.r);
-    pthread_mutex_unlock(&c->sv->mu);
-    rg_buf_free(&a);
+    CUresult rc = rgc_req(c->sv, RG_OP_MEM_ALLOC, 0, RGC_Q(c->rh, bytesize), &p, 1);
     if (rc != CUDA_SUCCESS)
         return rc;
     uint64_t mapsz = (bytesize + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
@@ -779,10 +766,10 @@ RGC_API CUresult CUDAAPI cuMemGetInfo(size_t *fr, size_t *total)
         return CUDA_ERROR_INVALID_CONTEXT;
     if (!fr || !total)
         return CUDA_ERROR_INVALID_VALUE;
-    uint64_t f = 0, t = 0;
-    CUresult rc = ctx_q(c, RG_OP_MEM_INFO, c->rh, NULL, &f, &t);
-    *fr = f;
-    *total = t;
+    uint64_t ft[2] = {0, 0};
+    CUresult rc = rgc_req(c->sv, RG_OP_MEM_INFO, 0, RGC_Q(c->rh), ft, 2);
+    *fr = ft[0];
+    *total = ft[1];
     return rc;
 }
 
