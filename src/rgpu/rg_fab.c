@@ -67,6 +67,13 @@ struct rg_flisten {
     struct fi_info *info;
 };
 
+/* close a libfabric object if there is one */
+#define FAB_CLOSE(x)                                                                                        \
+    do {                                                                                                    \
+        if (x)                                                                                              \
+            fi_close(&(x)->fid);                                                                            \
+    } while (0)
+
 static long long now_ms(void)
 {
     struct timespec ts;
@@ -339,18 +346,13 @@ static void fab_close(rg_conn_t *c)
             fi_shutdown(f->ep, 0);
         fi_close(&f->ep->fid);
     }
-    if (f->rx_mr)
-        fi_close(&f->rx_mr->fid);
-    if (f->tx_mr)
-        fi_close(&f->tx_mr->fid);
-    if (f->cq)
-        fi_close(&f->cq->fid);
-    if (f->eq)
-        fi_close(&f->eq->fid);
-    if (f->dom)
-        fi_close(&f->dom->fid);
-    if (f->own_fab && f->fab)
-        fi_close(&f->fab->fid);
+    FAB_CLOSE(f->rx_mr);
+    FAB_CLOSE(f->tx_mr);
+    FAB_CLOSE(f->cq);
+    FAB_CLOSE(f->eq);
+    FAB_CLOSE(f->dom);
+    if (f->own_fab)
+        FAB_CLOSE(f->fab);
     free(f->rx);
     free(f->tx);
     free(f);
@@ -593,12 +595,9 @@ void rg_fab_listen_close(rg_flisten_t *l)
 {
     if (!l)
         return;
-    if (l->pep)
-        fi_close(&l->pep->fid);
-    if (l->eq)
-        fi_close(&l->eq->fid);
-    if (l->fab)
-        fi_close(&l->fab->fid);
+    FAB_CLOSE(l->pep);
+    FAB_CLOSE(l->eq);
+    FAB_CLOSE(l->fab);
     if (l->info)
         fi_freeinfo(l->info);
     free(l);
