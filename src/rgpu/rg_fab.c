@@ -81,7 +81,10 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static struct fi_info *hints(const char *prov)
+/* manual progress first: every wait here drives it (fi_cq_read), and a
+ * provider thread only costs hand-offs on a busy machine; automatic when the
+ * provider has nothing else */
+static struct fi_info *hints_progress(const char *prov, int manual)
 {
     struct fi_info *h = fi_allocinfo();
     if (!h)
@@ -91,6 +94,10 @@ static struct fi_info *hints(const char *prov)
     h->mode = FI_CONTEXT;
     h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
     h->domain_attr->threading = FI_THREAD_DOMAIN;
+    if (manual) {
+        h->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+        h->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+    }
     if (prov && *prov && !(h->fabric_attr->prov_name = strdup(prov))) {
         fi_freeinfo(h);
         return NULL;
@@ -98,18 +105,34 @@ static struct fi_info *hints(const char *prov)
     return h;
 }
 
+/* fi_getinfo with manual progress, else automatic */
+static int getinfo(const char *prov, const char *node, const char *service, uint64_t flags, uint64_t caps,
+                   struct fi_info **out)
+{
+    int rc = -FI_ENOMEM;
+    for (int manual = 1; manual >= 0; manual--) {
+        struct fi_info *h = hints_progress(prov, manual);
+        if (!h)
+            return -FI_ENOMEM;
+        h->caps |= caps;
+        if (caps & FI_HMEM)
+            h->domain_attr->mr_mode |= FI_MR_HMEM;
+        *out = NULL;
+        rc = fi_getinfo(FAB_VERSION, node, service, flags, h, out);
+        fi_freeinfo(h);
+        if (rc == 0 && *out)
+            return 0;
+    }
+    return rc ? rc : -FI_ENODATA;
+}
+
 int rg_fab_hmem(const char *prov)
 {
-    struct fi_info *h = hints(prov), *out = NULL;
-    if (!h)
-        return 0;
-    h->caps |= FI_HMEM;
-    h->domain_attr->mr_mode |= FI_MR_HMEM;
-    int rc = fi_getinfo(FAB_VERSION, NULL, NULL, 0, h, &out);
-    fi_freeinfo(h);
+    struct fi_info *out = NULL;
+    int rc = getinfo(prov, NULL, NULL, 0, FI_HMEM, &out);
     if (out)
         fi_freeinfo(out);
-    return rc == 0 && out;
+    return rc == 0;
 }
 
 /* ---- completions and events ---- */
@@ -460,14 +483,13 @@ static int wait_connected(fab_conn_t *f, int timeout_ms)
 
 rg_conn_t *rg_fab_connect(const char *prov, const char *host, int port, int timeout_ms, char *err, size_t errlen)
 {
-    struct fi_info *h = hints(prov), *info = NULL;
+    struct fi_info *info = NULL;
     char ps[16];
     snprintf(ps, sizeof ps, "%d", port);
-    int rc = h ? fi_getinfo(FAB_VERSION, host, ps, 0, h, &info) : -FI_ENOMEM;
-    fi_freeinfo(h);
-    if (rc || !info) {
+    int rc = getinfo(prov, host, ps, 0, 0, &info);
+    if (rc) {
         snprintf(err, errlen, "no libfabric provider \"%s\" with FI_EP_MSG to %s: %s", prov, host,
-                 fi_strerror(rc ? -rc : FI_ENODATA));
+                 fi_strerror(-rc));
         return NULL;
     }
     struct fid_fabric *fab = NULL;
@@ -492,20 +514,14 @@ rg_conn_t *rg_fab_connect(const char *prov, const char *host, int port, int time
 rg_flisten_t *rg_fab_listen(const char *prov, const char *host, int *port, char *err, size_t errlen)
 {
     rg_flisten_t *l = calloc(1, sizeof *l);
-    struct fi_info *h = hints(prov);
-    if (!l || !h) {
+    if (!l) {
         snprintf(err, errlen, "out of memory");
-        free(l);
-        fi_freeinfo(h);
         return NULL;
     }
     l->eq_fd = -1;
-    int rc = fi_getinfo(FAB_VERSION, host && *host ? host : NULL, "0", FI_SOURCE, h, &l->info);
-    fi_freeinfo(h);
+    int rc = getinfo(prov, host && *host ? host : NULL, "0", FI_SOURCE, 0, &l->info);
     const char *what = "fi_getinfo";
     struct fi_eq_attr eqa = {.size = 16, .wait_obj = FI_WAIT_FD};
-    if (!rc && !l->info)
-        rc = -FI_ENODATA;
     if (!rc)
         what = "fi_fabric", rc = fi_fabric(l->info->fabric_attr, &l->fab, NULL);
     if (!rc && (what = "fi_eq_open", rc = fi_eq_open(l->fab, &eqa, &l->eq, NULL)) == -FI_ENOSYS) {
