@@ -350,37 +350,53 @@ void rg_conn_close(rg_conn_t *c)
 int rg_wait_any(rg_conn_t **conns, int n, const int *xfd, int nx, int timeout_ms)
 {
     enum { MAXFD = 64 };
-    struct pollfd pf[MAXFD];
-    int owner[MAXFD], np = 0;
-    for (int i = 0; i < n; i++)
-        if (conns[i] && conns[i]->ops->ready(conns[i]))
-            return i;
-    for (int i = 0; i < n; i++) {
-        if (!conns[i])
-            continue;
-        int k = conns[i]->ops->wait_fds(conns[i], pf + np, MAXFD - np);
-        if (k < 0)
-            return i; /* events may be queued: let the caller look */
-        for (int j = 0; j < k; j++)
-            owner[np++] = i;
+    long long end = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
+    for (int round = 0;; round++) {
+        struct pollfd pf[MAXFD];
+        int owner[MAXFD], np = 0, nosleep = 0;
+        for (int i = 0; i < n; i++)
+            if (conns[i] && conns[i]->ops->ready(conns[i]))
+                return i;
+        for (int i = 0; i < n; i++) {
+            if (!conns[i])
+                continue;
+            int k = conns[i]->ops->wait_fds(conns[i], pf + np, MAXFD - np);
+            if (k < 0) { /* events may be queued: look again without sleeping */
+                nosleep = 1;
+                continue;
+            }
+            for (int j = 0; j < k; j++)
+                owner[np++] = i;
+        }
+        for (int i = 0; i < nx && np < MAXFD; i++) {
+            if (xfd[i] == -1)
+                continue;
+            if (xfd[i] < -1)
+                return n + i;
+            pf[np] = (struct pollfd){xfd[i], POLLIN, 0};
+            owner[np++] = n + i;
+        }
+        long long left = timeout_ms >= 0 ? end - now_ms() : -1;
+        if (timeout_ms >= 0 && left < 0)
+            left = 0;
+        /* (twice in a row nothing to sleep on: a short nap, not a hot loop) */
+        int ms = nosleep ? (round & 1 ? 1 : 0) : (int)left;
+        if (timeout_ms >= 0 && ms > left)
+            ms = (int)left;
+        int k = poll(pf, (nfds_t)np, ms);
+        if (k < 0 && errno != EINTR)
+            return -1;
+        for (int i = 0; k > 0 && i < np; i++) {
+            if (!pf[i].revents)
+                continue;
+            if (owner[i] >= n)
+                return owner[i];
+            if (conns[owner[i]]->ops->ready(conns[owner[i]]))
+                return owner[i];
+        }
+        if (timeout_ms >= 0 && now_ms() >= end)
+            return -2;
     }
-    for (int i = 0; i < nx && np < MAXFD; i++) {
-        if (xfd[i] == -1)
-            continue;
-        if (xfd[i] < -1)
-            return n + i;
-        pf[np] = (struct pollfd){xfd[i], POLLIN, 0};
-        owner[np++] = n + i;
-    }
-    int k = poll(pf, (nfds_t)np, timeout_ms);
-    if (k < 0)
-        return errno == EINTR ? -2 : -1;
-    if (k == 0)
-        return -2;
-    for (int i = 0; i < np; i++)
-        if (pf[i].revents)
-            return owner[i];
-    return -2;
 }
 
 int rg_send_all(rg_conn_t *c, const void *p, size_t n)
