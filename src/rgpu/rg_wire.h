@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define RG_MAGIC 0x55504752u /* "RGPU" little-endian */
-#define RG_VERSION 1
+#define RG_VERSION 2 /* 2: RG_OP_FABRIC, gates and signals, peer copies name their captures */
 #define RG_HDR_SIZE 24
 #define RG_CHUNK (16u << 20)            /* largest data field in one message */
 #define RG_MAX_PAYLOAD (RG_CHUNK + 4096u) /* largest payload accepted */

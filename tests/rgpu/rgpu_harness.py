@@ -35,7 +35,7 @@ import tempfile
 import time
 
 SECRET = b"rgpu-test-secret-" + os.urandom(8).hex().encode()
-RG_MAGIC, RG_VERSION = 0x55504752, 1
+RG_MAGIC, RG_VERSION = 0x55504752, 2
 OP = {"hello": 1, "ping": 2, "primary_retain": 3, "mem_alloc": 8, "mem_free": 9, "htod": 11, "dtoh": 12,
       "stream_sync": 17, "event_query": 23, "mod_func": 28, "launch": 29, "peer_recv": 30, "fabric": 32}
 CUDA_SUCCESS, INVALID_VALUE, INVALID_CONTEXT, INVALID_HANDLE, NOT_SUPPORTED = 0, 1, 201, 400, 801
@@ -373,7 +373,8 @@ def hostile(lab):
             break
         expect(rc != CUDA_SUCCESS or op in (1, 2), f"malformed op {op} ({len(pl)} bytes) answered with error {rc}")
     b.close()
-    for magic, ver, length in ((0xdeadbeef, 1, 0), (RG_MAGIC, 9, 0), (RG_MAGIC, 1, 1 << 30)):
+    for magic, ver, length in ((0xdeadbeef, RG_VERSION, 0), (RG_MAGIC, 9, 0), (RG_MAGIC, 1, 0),
+                                (RG_MAGIC, RG_VERSION, 1 << 30)):
         c = connect(lab, addr)
         c.msg(1, b"", magic=magic, version=ver, length=length)
         expect(c.closed(), f"bad header (magic {magic:#x}, version {ver}, length {length}): connection closed")
@@ -385,7 +386,7 @@ def hostile(lab):
     # fuzzed messages with valid headers (a deterministic campaign)
     c = connect(lab, addr)
     for i in range(300):
-        op = rnd.randrange(0, 34)
+        op = rnd.randrange(0, 36)
         q = [rnd.choice([0, 1, 2, ctx_a, ptr, ptr + 64, 2**64 - 1, 1 << 32, rnd.getrandbits(64)])
              for _ in range(rnd.randrange(0, 11))]
         pl = b"".join(struct.pack("<Q", x) for x in q)
