@@ -4,13 +4,22 @@
  *   rgpu_bench copy [MAXBYTES]   copies between the first and the last GPU
  *        (two servers: server to server) with cuMemcpyPeer, against staging
  *        through the client (cuMemcpyDtoH + cuMemcpyHtoD), per size: MB/s
+ *        and against the slowest stage: the transport alone (measured here,
+ *        see net) or the modeled device copies (CUDAEMU_D2H_GBPS and
+ *        CUDAEMU_H2D_GBPS as the servers see them, 25 GB/s by default)
+ *   rgpu_bench net [MAXBYTES]    the transport stage alone: a stream of n bytes
+ *        between two threads of this process over 127.0.0.1, in 2 MiB
+ *        pieces (as a peer copy's largest chunks), acknowledged, per size:
+ *        MB/s (WHARF_RGPU_TRANSPORT / WHARF_RGPU_PROVIDER as the client)
  *   rgpu_bench lat [ITERS]       small-call round trips: cuCtxSynchronize on
  *        an idle context, cuStreamQuery, cuEventRecord+cuEventSynchronize,
  *        against a bare request/response (PING) on the same transport
  *
  * Short runs only here: the lead measures on a quiet machine. */
 #include <cuda.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,8 +43,126 @@ static double now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* ---- the transport stage alone ---- */
+#define NET_PIECE (2u << 20)
+typedef struct {
+    const char *tr, *prov;
+    int port;
+    size_t maxb;
+    double t[32]; /* seconds per transfer, per size */
+    int ok;
+} net_job_t;
+
+static int net_reps(size_t n)
+{
+    return n >= (16u << 20) ? 3 : 10;
+}
+
+static void *net_sender(void *arg)
+{
+    net_job_t *j = arg;
+    char err[256];
+    rg_conn_t *c = NULL;
+    if (!strcmp(j->tr, "fabric"))
+        c = rg_fab_connect(j->prov, "127.0.0.1", j->port, 10000, err, sizeof err);
+    else {
+        int fd = rg_connect("127.0.0.1", j->port, 10000);
+        c = fd >= 0 ? rg_conn_sock(fd) : NULL;
+    }
+    char *buf = calloc(1, NET_PIECE);
+    int k = 0;
+    for (size_t n = 64u << 10; c && buf && n <= j->maxb && k < 32; n *= 4, k++) {
+        double t0 = 0;
+        for (int r = -1; r < net_reps(n); r++) { /* (r -1: warm-up) */
+            if (!r)
+                t0 = now();
+            uint8_t ack;
+            for (size_t o = 0; o < n; o += NET_PIECE)
+                if (rg_send_all(c, buf, n - o < NET_PIECE ? n - o : NET_PIECE))
+                    goto out;
+            if (rg_recv_all(c, &ack, 1, 10000))
+                goto out;
+        }
+        j->t[k] = (now() - t0) / net_reps(n);
+    }
+    j->ok = 1;
+out:
+    free(buf);
+    rg_conn_close(c);
+    return NULL;
+}
+
+/* seconds per transfer of 64 KiB, 256 KiB, ... maxb over the transport: 0 or -1 */
+static int net_measure(size_t maxb, double *t)
+{
+    const char *tr = getenv("WHARF_RGPU_TRANSPORT"), *pv = getenv("WHARF_RGPU_PROVIDER");
+    net_job_t j = {tr && *tr ? tr : "fabric", pv && *pv ? pv : "tcp", 0, maxb, {0}, 0};
+    char err[256];
+    rg_flisten_t *fl = NULL;
+    int lfd = -1;
+    if (!strcmp(j.tr, "fabric"))
+        fl = rg_fab_listen(j.prov, "127.0.0.1", &j.port, err, sizeof err);
+    else
+        lfd = rg_listen("127.0.0.1", 0, &j.port);
+    if (!fl && lfd < 0)
+        return -1;
+    pthread_t th;
+    pthread_create(&th, NULL, net_sender, &j);
+    rg_conn_t *c = NULL;
+    if (fl)
+        c = rg_fab_accept(fl, 10000);
+    else {
+        int fd = accept(lfd, NULL, NULL);
+        c = fd >= 0 ? rg_conn_sock(fd) : NULL;
+    }
+    char *buf = malloc(NET_PIECE);
+    int k = 0;
+    for (size_t n = 64u << 10; c && buf && n <= maxb && k < 32; n *= 4, k++)
+        for (int r = -1; r < net_reps(n); r++) {
+            for (size_t o = 0; o < n; o += NET_PIECE)
+                if (rg_recv_all(c, buf, n - o < NET_PIECE ? n - o : NET_PIECE, 10000))
+                    goto out;
+            if (rg_send_all(c, "k", 1))
+                goto out;
+        }
+out:
+    pthread_join(th, NULL);
+    free(buf);
+    rg_conn_close(c);
+    rg_fab_listen_close(fl);
+    if (lfd >= 0)
+        close(lfd);
+    memcpy(t, j.t, sizeof j.t);
+    printf("# transport stage: %s%s%s over 127.0.0.1 (2 MiB pieces)\n", j.tr, fl ? " provider " : "",
+           fl ? j.prov : "");
+    return j.ok ? 0 : -1;
+}
+
+static int bench_net(size_t maxb)
+{
+    double t[32];
+    if (net_measure(maxb, t)) {
+        fprintf(stderr, "rgpu_bench: the transport measurement failed\n");
+        return 1;
+    }
+    printf("%12s %14s\n", "bytes", "MB/s");
+    int k = 0;
+    for (size_t n = 64u << 10; n <= maxb && k < 32; n *= 4, k++)
+        printf("%12zu %14.1f\n", n, n / t[k] / 1e6);
+    return 0;
+}
+
 static int bench_copy(size_t maxb)
 {
+    /* the slowest stage per size: the transport (measured) or the modeled
+     * device copies (the servers' CUDAEMU_D2H_GBPS/CUDAEMU_H2D_GBPS: give the
+     * bench the same values) */
+    double tnet[32] = {0};
+    int have_net = !net_measure(maxb, tnet);
+    const char *d2h = getenv("CUDAEMU_D2H_GBPS"), *h2d = getenv("CUDAEMU_H2D_GBPS");
+    double dev_mbs = 1e3 * (d2h && atof(d2h) > 0 ? atof(d2h) : 25);
+    if (h2d && atof(h2d) > 0 && 1e3 * atof(h2d) < dev_mbs)
+        dev_mbs = 1e3 * atof(h2d);
     int ndev;
     CU(cuInit(0));
     CU(cuDeviceGetCount(&ndev));
@@ -51,8 +178,10 @@ static int bench_copy(size_t maxb)
     CU(cuMemAllocHost(&h, maxb));
     CU(cuMemsetD8(a, 1, maxb));
     printf("# rgpu copy: device 0 -> device %d (%s)\n", ndev - 1, ndev > 1 ? "first and last GPU" : "one GPU");
-    printf("%12s %14s %14s %8s\n", "bytes", "direct MB/s", "staged MB/s", "ratio");
-    for (size_t n = 64u << 10; n <= maxb; n *= 4) {
+    printf("%12s %14s %14s %8s %14s %9s\n", "bytes", "direct MB/s", "staged MB/s", "ratio", "slowest MB/s",
+           "/slowest");
+    int k = 0;
+    for (size_t n = 64u << 10; n <= maxb; n *= 4, k++) {
         int reps = n >= (16u << 20) ? 3 : 10;
         CU(cuMemcpyPeer(b, c2, a, c1, n)); /* warm-up: buffers, connections */
         double t0 = now();
@@ -66,7 +195,11 @@ static int bench_copy(size_t maxb)
             CU(cuMemcpyHtoD(b, h, n));
         }
         double ts = (now() - t0) / reps;
-        printf("%12zu %14.1f %14.1f %8.2f\n", n, n / td / 1e6, n / ts / 1e6, ts / td);
+        double slow = have_net && k < 32 && tnet[k] > 0 ? n / tnet[k] / 1e6 : 0;
+        if (!slow || dev_mbs < slow)
+            slow = dev_mbs;
+        printf("%12zu %14.1f %14.1f %8.2f %14.1f %9.2f\n", n, n / td / 1e6, n / ts / 1e6, ts / td, slow,
+               n / td / 1e6 / slow);
     }
     return 0;
 }
@@ -106,8 +239,14 @@ static int bench_lat(int iters)
         snprintf(first, sizeof first, "%.*s", (int)strcspn(list, ","), list);
     if (*first && !rg_split_hostport(first, host, sizeof host, &port) &&
         !rg_secret_load(NULL, key, &keylen, err, sizeof err)) {
-        int fd = rg_connect(host, port, 10000);
-        if (fd >= 0 && !rg_auth_client(fd, key, keylen, 10000)) {
+        /* the transport the client driver uses (WHARF_RGPU_TRANSPORT, WHARF_RGPU_PROVIDER) */
+        const char *tr = getenv("WHARF_RGPU_TRANSPORT"), *pv = getenv("WHARF_RGPU_PROVIDER");
+        int fport, hmem;
+        rg_conn_t *fd = rg_client_open(host, port, key, keylen, tr && *tr ? tr : "fabric", pv && *pv ? pv : "tcp",
+                                       10000, &fport, &hmem, err, sizeof err);
+        if (fd) {
+            printf("# bare request/response over %s%s\n", *rg_conn_provider(fd) ? "libfabric " : "the socket",
+                   rg_conn_provider(fd));
             rg_buf_t in = {0};
             rg_hdr_t h;
             t0 = now();
@@ -120,8 +259,7 @@ static int bench_lat(int iters)
                 tping = (now() - t0) / iters;
             rg_buf_free(&in);
         }
-        if (fd >= 0)
-            close(fd);
+        rg_conn_close(fd);
     }
     printf("# rgpu small calls, %d iterations each (us per call)\n", iters);
     printf("bare request/response (ping): %8.2f\n", tping * 1e6);
@@ -135,10 +273,12 @@ static int bench_lat(int iters)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (strcmp(argv[1], "copy") && strcmp(argv[1], "lat"))) {
-        fprintf(stderr, "usage: rgpu_bench copy [MAXBYTES] | lat [ITERS]\n");
+    if (argc < 2 || (strcmp(argv[1], "copy") && strcmp(argv[1], "lat") && strcmp(argv[1], "net"))) {
+        fprintf(stderr, "usage: rgpu_bench copy [MAXBYTES] | net [MAXBYTES] | lat [ITERS]\n");
         return 2;
     }
+    if (!strcmp(argv[1], "net"))
+        return bench_net(argc > 2 ? (size_t)strtoull(argv[2], NULL, 0) : (64u << 20));
     if (!strcmp(argv[1], "copy"))
         return bench_copy(argc > 2 ? (size_t)strtoull(argv[2], NULL, 0) : (64u << 20));
     return bench_lat(argc > 2 ? atoi(argv[2]) : 2000);

@@ -26,8 +26,10 @@ typedef struct {
 typedef struct rgc_server {
     char host[128];
     int port;
-    int fd;
-    int dead;
+    rg_conn_t *conn; /* a socket or a libfabric endpoint (WHARF_RGPU_TRANSPORT) */
+    int fab_port;    /* the session's libfabric port (peer copies), 0: socket transport */
+    int hmem;        /* its provider offers FI_HMEM (not used: copies are staged, docs/RGPU.md) */
+    int dead, idx;
     pthread_mutex_t mu;
     int ndev, dev0; /* its devices are global ordinals dev0 .. dev0+ndev-1 */
     int peer_port;
@@ -52,17 +54,22 @@ typedef struct {
     unsigned prim_flags;
 } rgc_dev_t;
 
+/* xcap[i]: the gate of the stream's last wait on an event of server i (0:
+ * none); that server keeps the event as captured then, and its part of a
+ * later peer copy on the stream waits for it */
 struct CUctx_st {
     uint32_t magic;
     rgc_server_t *sv;
     int dev;     /* global ordinal */
     uint64_t rh; /* the server's handle */
     int primary;
+    uint64_t xcap[RGC_MAX_SERVERS]; /* (its legacy stream's) */
 };
 struct CUstream_st {
     uint32_t magic;
     struct CUctx_st *ctx;
     uint64_t rh;
+    uint64_t xcap[RGC_MAX_SERVERS];
 };
 struct CUevent_st {
     uint32_t magic;
@@ -118,6 +125,16 @@ typedef struct {
  * field sent without copying (the payload must then end with its length). */
 CUresult rgc_call(rgc_server_t *sv, unsigned op, uint32_t flags, const rg_buf_t *args, const void *data, size_t dn,
                   rgc_reply_t *rep);
+/* one request whose arguments are the u64 q[0..nq) and, with with_data,
+ * a trailing byte field data/dn (sent without copying); caller holds sv->mu */
+CUresult rgc_callq(rgc_server_t *sv, unsigned op, uint32_t flags, const uint64_t *q, int nq, const void *data,
+                   size_t dn, int with_data, rgc_reply_t *rep);
+/* the same for u64 arguments only, taking sv->mu; the answer's first nout
+ * u64 fields go to out (not with RG_F_NOREPLY).  RGC_Q(a, b...): q and nq. */
+CUresult rgc_req(rgc_server_t *sv, unsigned op, uint32_t flags, const uint64_t *q, int nq, uint64_t *out, int nout);
+#define RGC_Q(...) (const uint64_t[]){__VA_ARGS__}, (int)(sizeof((const uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t))
+/* send sv's batch of asynchronous calls now (caller holds sv->mu) */
+CUresult rgc_flush(rgc_server_t *sv);
 /* the two halves of rgc_call (a peer copy talks to two servers at once) */
 CUresult rgc_send(rgc_server_t *sv, unsigned op, uint32_t flags, const rg_buf_t *args, const void *data, size_t dn,
                   uint64_t *seq);

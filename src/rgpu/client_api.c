@@ -1,6 +1,6 @@
 /* rgpu client driver: copies (every direction, peer copies between servers
  * going directly from server to server), streams, events, modules, kernel
- * launch, errors and cuGetProcAddress. */
+ * launch (errors and cuGetProcAddress: client_proc.c). */
 #include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,21 +15,6 @@
         if (rc_ != CUDA_SUCCESS)                                                                            \
             return rc_;                                                                                     \
     } while (0)
-
-/* one request with u64 arguments and an optional trailing byte field */
-static CUresult callq(rgc_server_t *sv, unsigned op, uint32_t flags, const uint64_t *q, int nq, const void *data,
-                      size_t dn, int with_data, rgc_reply_t *rep)
-{
-    rg_buf_t a = {0};
-    for (int i = 0; i < nq; i++)
-        rg_put_u64(&a, q[i]);
-    if (with_data)
-        rg_put_u32(&a, (uint32_t)dn);
-    rgc_reply_t r;
-    CUresult rc = rgc_call(sv, op, flags, &a, data, dn, rep ? rep : &r);
-    rg_buf_free(&a);
-    return rc;
-}
 
 /* the context and stream handle to use on server sv for stream st: st's own
  * if it lives there, else the legacy stream of the allocation's context */
@@ -47,8 +32,16 @@ static void pick(rgc_server_t *sv, struct CUctx_st *sctx, uint64_t srh, struct C
 
 static uint64_t copy_ids;
 
+/* the captures each server's part of a peer copy on stream st waits for */
+static const uint64_t *stream_xcap(CUstream st, struct CUctx_st *sctx)
+{
+    if (!sctx)
+        return NULL;
+    return st && st != CU_STREAM_LEGACY && st != CU_STREAM_PER_THREAD ? st->xcap : sctx->xcap;
+}
+
 static CUresult peer_copy(rgc_alloc_t *da, uint64_t dst, rgc_alloc_t *sa, uint64_t src, size_t n,
-                          struct CUctx_st *sctx, uint64_t srh, int async)
+                          struct CUctx_st *sctx, uint64_t srh, const uint64_t *xcap, int async)
 {
     rgc_server_t *ds = da->ctx->sv, *ss = sa->ctx->sv;
     uint64_t dc, dsr, sc, ssr;
@@ -65,17 +58,21 @@ static CUresult peer_copy(rgc_alloc_t *da, uint64_t dst, rgc_alloc_t *sa, uint64
     rg_put_u64(&ra, dst);
     rg_put_u64(&ra, n);
     rg_put_u64(&ra, id);
+    rg_put_u64(&ra, xcap && sctx->sv != ds ? xcap[ds->idx] : 0);
     rg_put_u64(&sa_, sc);
     rg_put_u64(&sa_, ssr);
     rg_put_u64(&sa_, src);
     rg_put_u64(&sa_, n);
+    /* over libfabric when both sessions are on it (the source uses its own provider) */
+    int fab = ds->fab_port && ss->fab_port;
     rg_put_bytes(&sa_, ds->host, (uint32_t)strlen(ds->host));
-    rg_put_u64(&sa_, (uint64_t)ds->peer_port);
+    rg_put_u64(&sa_, (uint64_t)(fab ? ds->fab_port : ds->peer_port));
     rg_put_bytes(&sa_, ds->token, RG_TOKEN_LEN);
     rg_put_u64(&sa_, id);
+    rg_put_u64(&sa_, xcap && sctx->sv != ss ? xcap[ss->idx] : 0);
     uint64_t dseq = 0, sseq = 0;
     CUresult rd = rgc_send(ds, RG_OP_PEER_RECV, 0, &ra, NULL, 0, &dseq);
-    CUresult rs = rd == CUDA_SUCCESS ? rgc_send(ss, RG_OP_PEER_SEND, 0, &sa_, NULL, 0, &sseq) : rd;
+    CUresult rs = rd == CUDA_SUCCESS ? rgc_send(ss, RG_OP_PEER_SEND, fab ? RG_F_FABRIC : 0, &sa_, NULL, 0, &sseq) : rd;
     rgc_reply_t rep;
     if (async && rd == CUDA_SUCCESS && rs == CUDA_SUCCESS) {
         /* answered later: both servers run it in order with their other requests */
@@ -126,7 +123,7 @@ static CUresult copy(uint64_t dst, uint64_t src, size_t n, CUstream st, int asyn
         for (size_t off = 0; off < n && rc == CUDA_SUCCESS; off += RG_CHUNK) {
             size_t k = n - off < RG_CHUNK ? n - off : RG_CHUNK;
             q[2] = rdst + off;
-            rc = callq(sv, RG_OP_HTOD, fl | (async ? RG_F_NOREPLY : 0), q, 3, (const char *)(uintptr_t)src + off, k,
+            rc = rgc_callq(sv, RG_OP_HTOD, fl | (async ? RG_F_NOREPLY : 0), q, 3, (const char *)(uintptr_t)src + off, k,
                        1, NULL);
         }
         pthread_mutex_unlock(&sv->mu);
@@ -152,7 +149,7 @@ static CUresult copy(uint64_t dst, uint64_t src, size_t n, CUstream st, int asyn
                     rc = rgc_later(sv, RG_OP_DTOH, seq, (char *)(uintptr_t)dst + off, k);
                 continue;
             }
-            rc = callq(sv, RG_OP_DTOH, fl, q, 4, NULL, 0, 0, &rep);
+            rc = rgc_callq(sv, RG_OP_DTOH, fl, q, 4, NULL, 0, 0, &rep);
             if (rc == CUDA_SUCCESS) {
                 uint32_t got;
                 const uint8_t *p = rg_get_bytes(&rep.r, &got, RG_CHUNK);
@@ -170,11 +167,11 @@ static CUresult copy(uint64_t dst, uint64_t src, size_t n, CUstream st, int asyn
         pick(sv, sctx, srh, da->ctx, &q[0], &q[1]);
         q[2] = rdst, q[3] = rsrc, q[4] = n;
         pthread_mutex_lock(&sv->mu);
-        rc = callq(sv, RG_OP_DTOD, fl | (async ? RG_F_NOREPLY : 0), q, 5, NULL, 0, 0, NULL);
+        rc = rgc_callq(sv, RG_OP_DTOD, fl | (async ? RG_F_NOREPLY : 0), q, 5, NULL, 0, 0, NULL);
         pthread_mutex_unlock(&sv->mu);
         return rc;
     }
-    return peer_copy(da, rdst, sa, rsrc, n, sctx, srh, async);
+    return peer_copy(da, rdst, sa, rsrc, n, sctx, srh, stream_xcap(st, sctx), async);
 }
 
 RGC_API CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
@@ -239,7 +236,7 @@ static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t n, CUstream st,
     pick(sv, sctx, srh, da->ctx, &q[0], &q[1]);
     q[2] = da->rbase + (dst - da->base), q[3] = v, q[4] = n;
     pthread_mutex_lock(&sv->mu);
-    CUresult rc = callq(sv, RG_OP_MEMSET, async ? RG_F_ASYNC | RG_F_NOREPLY : 0, q, 5, NULL, 0, 0, NULL);
+    CUresult rc = rgc_callq(sv, RG_OP_MEMSET, async ? RG_F_ASYNC | RG_F_NOREPLY : 0, q, 5, NULL, 0, 0, NULL);
     pthread_mutex_unlock(&sv->mu);
     return rc;
 }
@@ -253,18 +250,6 @@ RGC_API CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size
 }
 
 /* ---- streams and events ---- */
-static CUresult simple(rgc_server_t *sv, unsigned op, uint32_t flags, uint64_t q0, uint64_t q1, int nq, uint64_t *out)
-{
-    uint64_t q[2] = {q0, q1};
-    rgc_reply_t rep;
-    pthread_mutex_lock(&sv->mu);
-    CUresult rc = callq(sv, op, flags, q, nq, NULL, 0, 0, &rep);
-    if (rc == CUDA_SUCCESS && out && !(flags & RG_F_NOREPLY))
-        *out = rg_get_u64(&rep.r);
-    pthread_mutex_unlock(&sv->mu);
-    return rc;
-}
-
 RGC_API CUresult CUDAAPI cuStreamCreate(CUstream *ph, unsigned int flags)
 {
     struct CUctx_st *c = rgc_ctx_current();
@@ -273,7 +258,7 @@ RGC_API CUresult CUDAAPI cuStreamCreate(CUstream *ph, unsigned int flags)
     if (!ph || (flags & ~1u))
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t rh;
-    CK(simple(c->sv, RG_OP_STREAM_CREATE, 0, c->rh, flags, 2, &rh));
+    CK(rgc_req(c->sv, RG_OP_STREAM_CREATE, 0, RGC_Q(c->rh, flags), &rh, 1));
     struct CUstream_st *s = calloc(1, sizeof *s);
     if (!s)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -294,7 +279,7 @@ static CUresult stream_op(CUstream st, unsigned op)
     struct CUctx_st *c;
     uint64_t rh;
     CK(rgc_stream_ctx(st, &c, &rh));
-    CUresult rc = simple(c->sv, op, 0, c->rh << 32 | rh, 0, 1, NULL);
+    CUresult rc = rgc_req(c->sv, op, 0, RGC_Q(c->rh << 32 | rh), NULL, 0);
     if (op == RG_OP_STREAM_SYNC) {
         CUresult d = rgc_take_deferred();
         rc = rc != CUDA_SUCCESS ? rc : d;
@@ -333,7 +318,7 @@ RGC_API CUresult CUDAAPI cuEventCreate(CUevent *ph, unsigned int flags)
     if (!ph || (flags & CU_EVENT_INTERPROCESS))
         return CUDA_ERROR_INVALID_VALUE; /* interprocess events do not cross the network */
     uint64_t rh;
-    CK(simple(c->sv, RG_OP_EVENT_CREATE, 0, c->rh, flags, 2, &rh));
+    CK(rgc_req(c->sv, RG_OP_EVENT_CREATE, 0, RGC_Q(c->rh, flags), &rh, 1));
     struct CUevent_st *e = calloc(1, sizeof *e);
     if (!e)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -346,7 +331,7 @@ RGC_API CUresult CUDAAPI cuEventDestroy(CUevent e)
 {
     if (!ev_ok(e))
         return CUDA_ERROR_INVALID_HANDLE;
-    CUresult rc = simple(e->ctx->sv, RG_OP_EVENT_DESTROY, 0, e->rh, 0, 1, NULL);
+    CUresult rc = rgc_req(e->ctx->sv, RG_OP_EVENT_DESTROY, 0, RGC_Q(e->rh), NULL, 0);
     e->magic = 0;
     free(e);
     return rc;
@@ -362,19 +347,19 @@ RGC_API CUresult CUDAAPI cuEventRecord(CUevent e, CUstream st)
     CK(rgc_stream_ctx(st, &c, &rh));
     if (c->sv != e->ctx->sv)
         return CUDA_ERROR_INVALID_HANDLE; /* an event records on a stream of its own server */
-    return simple(c->sv, RG_OP_EVENT_RECORD, RG_F_NOREPLY, c->rh << 32 | rh, e->rh, 2, NULL);
+    return rgc_req(c->sv, RG_OP_EVENT_RECORD, RG_F_NOREPLY, RGC_Q(c->rh << 32 | rh, e->rh), NULL, 0);
 }
 
 RGC_API CUresult CUDAAPI cuEventQuery(CUevent e)
 {
-    return ev_ok(e) ? simple(e->ctx->sv, RG_OP_EVENT_QUERY, 0, e->rh, 0, 1, NULL) : CUDA_ERROR_INVALID_HANDLE;
+    return ev_ok(e) ? rgc_req(e->ctx->sv, RG_OP_EVENT_QUERY, 0, RGC_Q(e->rh), NULL, 0) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 RGC_API CUresult CUDAAPI cuEventSynchronize(CUevent e)
 {
     if (!ev_ok(e))
         return CUDA_ERROR_INVALID_HANDLE;
-    CUresult rc = simple(e->ctx->sv, RG_OP_EVENT_SYNC, 0, e->rh, 0, 1, NULL);
+    CUresult rc = rgc_req(e->ctx->sv, RG_OP_EVENT_SYNC, 0, RGC_Q(e->rh), NULL, 0);
     CUresult d = rgc_take_deferred();
     return rc != CUDA_SUCCESS ? rc : d;
 }
@@ -389,7 +374,7 @@ RGC_API CUresult CUDAAPI cuEventElapsedTime(float *ms, CUevent a, CUevent b)
     rgc_reply_t rep;
     rgc_server_t *sv = a->ctx->sv;
     pthread_mutex_lock(&sv->mu);
-    CUresult rc = callq(sv, RG_OP_EVENT_ELAPSED, 0, q, 2, NULL, 0, 0, &rep);
+    CUresult rc = rgc_callq(sv, RG_OP_EVENT_ELAPSED, 0, q, 2, NULL, 0, 0, &rep);
     if (rc == CUDA_SUCCESS) {
         uint32_t bits = rg_get_u32(&rep.r);
         memcpy(ms, &bits, 4);
@@ -403,8 +388,12 @@ RGC_API CUresult CUDAAPI cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
     return cuEventElapsedTime(ms, a, b);
 }
 
-/* same server: the server's stream waits (no host synchronization); an event
- * of another server: the host waits for it here (documented limitation) */
+static uint64_t gate_ids;
+
+/* Same server: the server's stream waits.  An event of another server A:
+ * no host wait either — A is told to open a gate on the stream's server B
+ * when the event, as recorded now, completes, and B holds the stream's
+ * later work until then (gpud_gate.c). */
 RGC_API CUresult CUDAAPI cuStreamWaitEvent(CUstream st, CUevent e, unsigned int flags)
 {
     (void)flags;
@@ -413,9 +402,31 @@ RGC_API CUresult CUDAAPI cuStreamWaitEvent(CUstream st, CUevent e, unsigned int 
     struct CUctx_st *c;
     uint64_t rh;
     CK(rgc_stream_ctx(st, &c, &rh));
-    if (c->sv != e->ctx->sv)
-        return cuEventSynchronize(e);
-    return simple(c->sv, RG_OP_STREAM_WAIT, RG_F_NOREPLY, c->rh << 32 | rh, e->rh, 2, NULL);
+    rgc_server_t *a = e->ctx->sv, *b = c->sv;
+    if (a == b)
+        return rgc_req(b, RG_OP_STREAM_WAIT, RG_F_NOREPLY, RGC_Q(c->rh << 32 | rh, e->rh), NULL, 0);
+    uint64_t *xcap = (uint64_t *)stream_xcap(st, c);
+    uint64_t gate = __atomic_add_fetch(&gate_ids, 1, __ATOMIC_RELAXED);
+    int fab = a->fab_port && b->fab_port;
+    rg_buf_t q = {0};
+    rg_put_u64(&q, e->rh);
+    rg_put_u64(&q, gate);
+    rg_put_u64(&q, xcap[a->idx]);
+    rg_put_bytes(&q, b->host, (uint32_t)strlen(b->host));
+    rg_put_u64(&q, (uint64_t)(fab ? b->fab_port : b->peer_port));
+    rg_put_bytes(&q, b->token, RG_TOKEN_LEN);
+    /* A first, sent now (its batch too: the record of the event): B may get
+     * the signal before the gate, which it remembers */
+    pthread_mutex_lock(&a->mu);
+    CUresult rc = rgc_send(a, RG_OP_EVENT_SIGNAL, RG_F_NOREPLY | (fab ? RG_F_FABRIC : 0), &q, NULL, 0, NULL);
+    if (rc == CUDA_SUCCESS)
+        rc = rgc_flush(a);
+    pthread_mutex_unlock(&a->mu);
+    rg_buf_free(&q);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    xcap[a->idx] = gate;
+    return rgc_req(b, RG_OP_STREAM_GATE, RG_F_NOREPLY, RGC_Q(c->rh << 32 | rh, gate), NULL, 0);
 }
 
 /* ---- modules and kernels ---- */
@@ -465,7 +476,7 @@ RGC_API CUresult CUDAAPI cuModuleLoadData(CUmodule *pm, const void *image)
     uint64_t q[1] = {c->rh};
     rgc_reply_t rep;
     pthread_mutex_lock(&c->sv->mu);
-    CUresult rc = callq(c->sv, RG_OP_MOD_LOAD, 0, q, 1, image, n, 1, &rep);
+    CUresult rc = rgc_callq(c->sv, RG_OP_MOD_LOAD, 0, q, 1, image, n, 1, &rep);
     uint64_t rh = rc == CUDA_SUCCESS ? rg_get_u64(&rep.r) : 0;
     pthread_mutex_unlock(&c->sv->mu);
     if (rc != CUDA_SUCCESS)
@@ -508,7 +519,7 @@ RGC_API CUresult CUDAAPI cuModuleUnload(CUmodule m)
 {
     if (!m || m->magic != RGC_MOD_MAGIC)
         return CUDA_ERROR_INVALID_HANDLE;
-    CUresult rc = simple(m->ctx->sv, RG_OP_MOD_UNLOAD, 0, m->rh, 0, 1, NULL);
+    CUresult rc = rgc_req(m->ctx->sv, RG_OP_MOD_UNLOAD, 0, RGC_Q(m->rh), NULL, 0);
     m->magic = 0;
     for (struct CUfunc_st *f = m->funcs, *nx; f; f = nx) {
         nx = f->next;
@@ -629,7 +640,7 @@ RGC_API CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned 
         }
     uint64_t q[9] = {f->rh, gx, gy, gz, bx, by, bz, shmem, srh};
     pthread_mutex_lock(&c->sv->mu);
-    CUresult rc = callq(c->sv, RG_OP_LAUNCH, RG_F_NOREPLY, q, 9, buf, n, 1, NULL);
+    CUresult rc = rgc_callq(c->sv, RG_OP_LAUNCH, RG_F_NOREPLY, q, 9, buf, n, 1, NULL);
     pthread_mutex_unlock(&c->sv->mu);
     return rc;
 }
@@ -649,53 +660,4 @@ RGC_API CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr p)
 {
     (void)p;
     return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-/* ---- errors ---- */
-static const struct {
-    CUresult rc;
-    const char *name, *text;
-} errs[] = {
-    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
-    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
-    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
-    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
-    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
-    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
-    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
-    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
-    {CUDA_ERROR_FILE_NOT_FOUND, "CUDA_ERROR_FILE_NOT_FOUND", "file not found"},
-    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
-    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
-    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
-    {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
-    {CUDA_ERROR_DEVICE_UNAVAILABLE, "CUDA_ERROR_DEVICE_UNAVAILABLE", "CUDA-capable device(s) is/are busy or unavailable"},
-    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
-    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
-};
-
-RGC_API CUresult CUDAAPI cuGetErrorName(CUresult error, const char **p)
-{
-    if (!p)
-        return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; i < sizeof errs / sizeof *errs; i++)
-        if (errs[i].rc == error) {
-            *p = errs[i].name;
-            return CUDA_SUCCESS;
-        }
-    *p = NULL;
-    return CUDA_ERROR_INVALID_VALUE;
-}
-
-RGC_API CUresult CUDAAPI cuGetErrorString(CUresult error, const char **p)
-{
-    if (!p)
-        return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; i < sizeof errs / sizeof *errs; i++)
-        if (errs[i].rc == error) {
-            *p = errs[i].text;
-            return CUDA_SUCCESS;
-        }
-    *p = NULL;
-    return CUDA_ERROR_INVALID_VALUE;
 }

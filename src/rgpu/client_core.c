@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "rgpu/client.h"
+#include "util/tunables.h"
 
 rgc_dev_t rgc_devs[RGC_MAX_DEV];
 int rgc_ndev, rgc_inited;
@@ -28,9 +29,21 @@ static pthread_mutex_t prim_lock = PTHREAD_MUTEX_INITIALIZER;
  * caller waited for (round trips) */
 static _Atomic long n_sent, n_waited;
 
+/* WHARF_RGPU_TRANSPORT, WHARF_RGPU_PROVIDER (the tunables table) */
+static const char *transport = "fabric", *provider = "tcp";
+
 static void print_stats(void)
 {
     fprintf(stderr, "rgpu: %ld requests, %ld waited for\n", atomic_load(&n_sent), atomic_load(&n_waited));
+    for (int i = 0; i < nservers; i++) {
+        const rgc_server_t *sv = &servers[i];
+        const char *pv = sv->conn ? rg_conn_provider(sv->conn) : "";
+        fprintf(stderr, "rgpu: server %s:%d transport %s%s%s%s, FI_HMEM %s\n", sv->host, sv->port,
+                sv->dead ? "(lost)" : *pv ? "fabric" : "socket", *pv ? " (provider " : "", pv, *pv ? ")" : "",
+                !*pv ? "n/a: peer copies staged through pinned host buffers"
+                : sv->hmem ? "offered but not used: peer copies staged through pinned host buffers"
+                           : "not offered by the provider: peer copies staged through pinned host buffers");
+    }
 }
 
 /* ---- messages ---- */
@@ -39,9 +52,8 @@ static CUresult lost(rgc_server_t *sv)
     if (!sv->dead) {
         fprintf(stderr, "rgpu: lost the connection to GPU server %s:%d\n", sv->host, sv->port);
         sv->dead = 1;
-        if (sv->fd >= 0)
-            close(sv->fd);
-        sv->fd = -1;
+        rg_conn_close(sv->conn);
+        sv->conn = NULL;
     }
     return CUDA_ERROR_DEVICE_UNAVAILABLE;
 }
@@ -50,7 +62,7 @@ static int flush(rgc_server_t *sv)
 {
     if (!sv->batch.len)
         return 0;
-    int rc = rg_send_all(sv->fd, sv->batch.p, sv->batch.len);
+    int rc = rg_send_all(sv->conn, sv->batch.p, sv->batch.len);
     sv->batch.len = 0;
     return rc;
 }
@@ -82,12 +94,19 @@ CUresult rgc_send(rgc_server_t *sv, unsigned op, uint32_t flags, const rg_buf_t 
         }
         return CUDA_SUCCESS;
     }
-    if (flush(sv) || rg_send_msg(sv->fd, op, flags, seq, args ? args->p : NULL, an, data, dn))
+    if (flush(sv) || rg_send_msg(sv->conn, op, flags, seq, args ? args->p : NULL, an, data, dn))
         return lost(sv);
     return CUDA_SUCCESS;
 }
 
 static _Atomic int deferred;
+
+CUresult rgc_flush(rgc_server_t *sv)
+{
+    if (sv->dead)
+        return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    return flush(sv) ? lost(sv) : CUDA_SUCCESS;
+}
 
 
 CUresult rgc_take_deferred(void)
@@ -130,7 +149,7 @@ static int take_later(rgc_server_t *sv, const rg_hdr_t *h)
 static CUresult recv_one(rgc_server_t *sv, unsigned op, uint64_t seq, int *mine)
 {
     rg_hdr_t h;
-    int r = rg_recv_msg(sv->fd, &h, &sv->in, timeout_ms);
+    int r = rg_recv_msg(sv->conn, &h, &sv->in, timeout_ms);
     if (r || h.len < 4) {
         if (r == -2)
             fprintf(stderr, "rgpu: GPU server %s:%d did not answer %s within %d s\n", sv->host, sv->port,
@@ -188,6 +207,31 @@ CUresult rgc_call(rgc_server_t *sv, unsigned op, uint32_t flags, const rg_buf_t 
     return rgc_wait(sv, op, seq, rep);
 }
 
+CUresult rgc_callq(rgc_server_t *sv, unsigned op, uint32_t flags, const uint64_t *q, int nq, const void *data,
+                   size_t dn, int with_data, rgc_reply_t *rep)
+{
+    rg_buf_t a = {0};
+    for (int i = 0; i < nq; i++)
+        rg_put_u64(&a, q[i]);
+    if (with_data)
+        rg_put_u32(&a, (uint32_t)dn);
+    rgc_reply_t r;
+    CUresult rc = rgc_call(sv, op, flags, &a, data, dn, rep ? rep : &r);
+    rg_buf_free(&a);
+    return rc;
+}
+
+CUresult rgc_req(rgc_server_t *sv, unsigned op, uint32_t flags, const uint64_t *q, int nq, uint64_t *out, int nout)
+{
+    rgc_reply_t rep;
+    pthread_mutex_lock(&sv->mu);
+    CUresult rc = rgc_callq(sv, op, flags, q, nq, NULL, 0, 0, &rep);
+    for (int i = 0; rc == CUDA_SUCCESS && !(flags & RG_F_NOREPLY) && i < nout; i++)
+        out[i] = rg_get_u64(&rep.r);
+    pthread_mutex_unlock(&sv->mu);
+    return rc;
+}
+
 /* ---- initialization ---- */
 static int hello(rgc_server_t *sv)
 {
@@ -243,14 +287,16 @@ static void add_server(const char *spec, const uint8_t *key, size_t keylen)
         return;
     }
     pthread_mutex_init(&sv->mu, NULL);
-    sv->fd = rg_connect(sv->host, sv->port, timeout_ms < 10000 ? timeout_ms : 10000);
-    if (sv->fd < 0 || rg_auth_client(sv->fd, key, keylen, timeout_ms)) {
-        fprintf(stderr, "rgpu: GPU server %s: %s\n", spec,
-                sv->fd < 0 ? "cannot connect" : "authentication failed (wrong secret?)");
-        if (sv->fd >= 0)
-            close(sv->fd);
+    sv->idx = nservers;
+    char why[512];
+    sv->conn = rg_client_open(sv->host, sv->port, key, keylen, transport, provider, timeout_ms, &sv->fab_port,
+                              &sv->hmem, why, sizeof why);
+    if (!sv->conn) {
+        fprintf(stderr, "rgpu: GPU server %s: %s\n", spec, why);
         return;
     }
+    if (*why)
+        fprintf(stderr, "rgpu: GPU server %s: %s\n", spec, why);
     nservers++;
     if (hello(sv)) {
         lost(sv);
@@ -260,15 +306,16 @@ static void add_server(const char *spec, const uint8_t *key, size_t keylen)
 
 static void do_init(void)
 {
-    const char *st = getenv("WHARF_RGPU_STATS");
-    if (st && atoi(st) > 0)
-        atexit(print_stats);
-    const char *fr = getenv("WHARF_RGPU_REMAP");
-    force_remap = fr && atoi(fr) > 0;
-    const char *t = getenv("WHARF_RGPU_TIMEOUT");
-    if (t && atoi(t) > 0)
-        timeout_ms = atoi(t) * 1000;
     char err[256];
+    if (wh_tunables_load(err, sizeof err))
+        fprintf(stderr, "rgpu: %s\n", err);
+    if (wh_tun.rgpu_stats)
+        atexit(print_stats);
+    force_remap = wh_tun.rgpu_remap;
+    if (wh_tun.rgpu_timeout > 0)
+        timeout_ms = wh_tun.rgpu_timeout * 1000;
+    transport = wh_tun.rgpu_transport;
+    provider = wh_tun.rgpu_provider;
     uint8_t key[RG_KEY_MAX];
     size_t keylen;
     if (rg_secret_load(NULL, key, &keylen, err, sizeof err)) {
@@ -277,10 +324,10 @@ static void do_init(void)
         return;
     }
     char list[4096] = "";
-    const char *env = getenv("WHARF_RGPU_SERVERS"), *cfg = getenv("WHARF_RGPU_CONFIG");
-    if (env)
+    const char *env = wh_tun.rgpu_servers, *cfg = wh_tun.rgpu_config;
+    if (*env)
         snprintf(list, sizeof list, "%s", env);
-    else if (cfg) {
+    else if (*cfg) {
         FILE *f = fopen(cfg, "r");
         char line[256];
         while (f && fgets(line, sizeof line, f)) {
@@ -431,16 +478,8 @@ int rgc_valid_ctx(CUcontext c)
 static CUresult ctx_new(int dev, int primary, unsigned flags, CUcontext *out)
 {
     rgc_dev_t *g = &rgc_devs[dev];
-    rg_buf_t a = {0};
-    rg_put_u64(&a, (uint64_t)g->rdev);
-    if (!primary)
-        rg_put_u64(&a, flags);
-    rgc_reply_t rep;
-    pthread_mutex_lock(&g->sv->mu);
-    CUresult rc = rgc_call(g->sv, primary ? RG_OP_PRIMARY_RETAIN : RG_OP_CTX_CREATE, 0, &a, NULL, 0, &rep);
-    uint64_t rh = rc == CUDA_SUCCESS ? rg_get_u64(&rep.r) : 0;
-    pthread_mutex_unlock(&g->sv->mu);
-    rg_buf_free(&a);
+    uint64_t rh = 0, q[2] = {(uint64_t)g->rdev, flags};
+    CUresult rc = rgc_req(g->sv, primary ? RG_OP_PRIMARY_RETAIN : RG_OP_CTX_CREATE, 0, q, primary ? 1 : 2, &rh, 1);
     if (rc != CUDA_SUCCESS)
         return rc;
     struct CUctx_st *c = calloc(1, sizeof *c);
@@ -453,13 +492,8 @@ static CUresult ctx_new(int dev, int primary, unsigned flags, CUcontext *out)
 
 static CUresult ctx_drop(CUcontext c)
 {
-    rg_buf_t a = {0};
-    rg_put_u64(&a, c->primary ? (uint64_t)rgc_devs[c->dev].rdev : c->rh);
-    rgc_reply_t rep;
-    pthread_mutex_lock(&c->sv->mu);
-    CUresult rc = rgc_call(c->sv, c->primary ? RG_OP_PRIMARY_RELEASE : RG_OP_CTX_DESTROY, 0, &a, NULL, 0, &rep);
-    pthread_mutex_unlock(&c->sv->mu);
-    rg_buf_free(&a);
+    CUresult rc = rgc_req(c->sv, c->primary ? RG_OP_PRIMARY_RELEASE : RG_OP_CTX_DESTROY, 0,
+                          RGC_Q(c->primary ? (uint64_t)rgc_devs[c->dev].rdev : c->rh), NULL, 0);
     /* forget the allocations of the context (the server freed them) */
     pthread_rwlock_wrlock(&alloc_lock);
     for (rgc_alloc_t **pp = &allocs; *pp;) {
@@ -613,28 +647,12 @@ RGC_API CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
     return CUDA_SUCCESS;
 }
 
-static CUresult ctx_q(struct CUctx_st *c, unsigned op, uint64_t q, rgc_reply_t *rep, uint64_t *o1, uint64_t *o2)
-{
-    rg_buf_t a = {0};
-    rg_put_u64(&a, q);
-    rgc_reply_t r;
-    pthread_mutex_lock(&c->sv->mu);
-    CUresult rc = rgc_call(c->sv, op, 0, &a, NULL, 0, rep ? rep : &r);
-    if (rc == CUDA_SUCCESS && o1)
-        *o1 = rg_get_u64(&(rep ? rep : &r)->r);
-    if (rc == CUDA_SUCCESS && o2)
-        *o2 = rg_get_u64(&(rep ? rep : &r)->r);
-    pthread_mutex_unlock(&c->sv->mu);
-    rg_buf_free(&a);
-    return rc;
-}
-
 RGC_API CUresult CUDAAPI cuCtxSynchronize(void)
 {
     struct CUctx_st *c = rgc_ctx_current();
     if (!c)
         return CUDA_ERROR_INVALID_CONTEXT;
-    CUresult rc = ctx_q(c, RG_OP_CTX_SYNC, c->rh, NULL, NULL, NULL);
+    CUresult rc = rgc_req(c->sv, RG_OP_CTX_SYNC, 0, RGC_Q(c->rh), NULL, 0);
     CUresult d = rgc_take_deferred();
     return rc != CUDA_SUCCESS ? rc : d;
 }
@@ -684,7 +702,7 @@ static rgc_alloc_t *take_alloc(uint64_t base, int kind)
 
 static CUresult remote_free(struct CUctx_st *c, uint64_t p)
 {
-    return ctx_q(c, RG_OP_MEM_FREE, p, NULL, NULL, NULL);
+    return rgc_req(c->sv, RG_OP_MEM_FREE, 0, RGC_Q(p), NULL, 0);
 }
 
 /* Device memory lives on the server; its address range is reserved here too
@@ -703,17 +721,8 @@ RGC_API CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
     if (!dptr || !bytesize)
         return CUDA_ERROR_INVALID_VALUE;
     long pg = sysconf(_SC_PAGESIZE);
-    rg_buf_t a = {0};
-    rg_put_u64(&a, c->rh);
-    rg_put_u64(&a, bytesize);
-    rgc_reply_t rep;
     uint64_t p = 0;
-    pthread_mutex_lock(&c->sv->mu);
-    CUresult rc = rgc_call(c->sv, RG_OP_MEM_ALLOC, 0, &a, NULL, 0, &rep);
-    if (rc == CUDA_SUCCESS)
-        p = rg_get_u64(&rep.r);
-    pthread_mutex_unlock(&c->sv->mu);
-    rg_buf_free(&a);
+    CUresult rc = rgc_req(c->sv, RG_OP_MEM_ALLOC, 0, RGC_Q(c->rh, bytesize), &p, 1);
     if (rc != CUDA_SUCCESS)
         return rc;
     uint64_t mapsz = (bytesize + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
@@ -757,10 +766,10 @@ RGC_API CUresult CUDAAPI cuMemGetInfo(size_t *fr, size_t *total)
         return CUDA_ERROR_INVALID_CONTEXT;
     if (!fr || !total)
         return CUDA_ERROR_INVALID_VALUE;
-    uint64_t f = 0, t = 0;
-    CUresult rc = ctx_q(c, RG_OP_MEM_INFO, c->rh, NULL, &f, &t);
-    *fr = f;
-    *total = t;
+    uint64_t ft[2] = {0, 0};
+    CUresult rc = rgc_req(c->sv, RG_OP_MEM_INFO, 0, RGC_Q(c->rh), ft, 2);
+    *fr = ft[0];
+    *total = ft[1];
     return rc;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rgpu/gpud_int.h"
@@ -81,48 +82,56 @@ static void set_timeouts(int fd, int ms)
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
-/* The connection of the source server of copy `id`: a kept one or a new one
- * (accepted), whose hello shows this session's token and the copy's id, size
- * and chunk; -1 after the timeout.  Connections with a wrong hello or closed
- * are dropped. */
-static int accept_peer(sess_t *s, uint64_t id, uint64_t n, uint64_t chunk)
+static long long now_ms(void)
 {
-    for (int round = 0; round < 64; round++) {
-        struct pollfd pf[1 + RG_PEER_MAXIN];
-        pf[0] = (struct pollfd){s->peer_lfd, POLLIN, 0};
-        for (int i = 0; i < s->npin; i++)
-            pf[1 + i] = (struct pollfd){s->pin_fd[i], POLLIN, 0};
-        if (poll(pf, (nfds_t)(1 + s->npin), s->cfg->timeout_ms) <= 0)
-            return -1;
-        int fd = -1, k;
-        for (k = 0; k < s->npin && fd < 0; k++)
-            if (pf[1 + k].revents) {
-                fd = s->pin_fd[k];
-                s->pin_fd[k] = s->pin_fd[--s->npin]; /* taken out; put back after the copy */
-            }
-        if (fd < 0 && pf[0].revents) {
-            fd = accept4(s->peer_lfd, NULL, NULL, SOCK_CLOEXEC);
-            if (fd < 0)
-                continue;
-            rg_tcp_tune(fd);
-            set_timeouts(fd, s->cfg->timeout_ms);
-        }
-        if (fd < 0)
-            continue;
-        uint8_t raw[RG_TOKEN_LEN + 24];
-        if (rg_recv_all(fd, raw, sizeof raw, s->cfg->timeout_ms) == 0) {
-            rg_rd_t r = {raw + RG_TOKEN_LEN, 24, 0, 0};
-            uint64_t cid = rg_get_u64(&r), cn = rg_get_u64(&r), cc = rg_get_u64(&r);
-            if (rg_ct_equal(raw, s->token, RG_TOKEN_LEN) && cid == id && cn == n && cc == chunk)
-                return fd;
-            GPUD_LOG(s->cfg, "session %d: peer connection refused (bad token or copy)\n", s->id);
-        }
-        close(fd);
-    }
-    return -1;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* q: ctx, stream, dst, n, copy id.  Accepts the source server's connection
+int gs_peer_hello(sess_t *s, rg_conn_t *c, uint64_t *id, uint64_t *n, uint64_t *chunk)
+{
+    uint8_t raw[RG_TOKEN_LEN + 24];
+    if (rg_recv_all(c, raw, sizeof raw, s->cfg->timeout_ms))
+        return -1;
+    rg_rd_t r = {raw + RG_TOKEN_LEN, 24, 0, 0};
+    *id = rg_get_u64(&r), *n = rg_get_u64(&r), *chunk = rg_get_u64(&r);
+    if (!rg_ct_equal(raw, s->token, RG_TOKEN_LEN)) {
+        GPUD_LOG(s->cfg, "session %d: peer connection refused (bad token)\n", s->id);
+        return -1;
+    }
+    return 0;
+}
+
+/* The connection of the source server of copy `id`: its hello (this
+ * session's token and the copy's id, size and chunk) came on a new
+ * connection or a kept one (gs_poll stashes it); NULL after the timeout. */
+static rg_conn_t *accept_peer(sess_t *s, uint64_t id, uint64_t n, uint64_t chunk)
+{
+    long long end = now_ms() + s->cfg->timeout_ms;
+    for (;;) {
+        for (int i = 0; i < s->nstash; i++)
+            if (s->stash[i].id == id && s->stash[i].n == n && s->stash[i].chunk == chunk) {
+                rg_conn_t *c = s->stash[i].c;
+                s->stash[i] = s->stash[--s->nstash];
+                return c;
+            }
+        long long left = end - now_ms();
+        if (left <= 0)
+            return NULL;
+        gs_poll(s, 0, (int)left);
+    }
+}
+
+/* the part of a peer copy on this server waits for the capture of the
+ * copy's stream's last wait on an event of this server (a gate elsewhere) */
+static CUresult wait_capture(sess_t *s, uint64_t gate)
+{
+    CUevent ev = gs_capture(s, gate);
+    return ev ? d_cuStreamWaitEvent(s->pstream, ev, 0) : CUDA_SUCCESS;
+}
+
+/* q: ctx, stream, dst, n, copy id, capture gate.  Accepts the source server's connection
  * (which must show this session's token), receives the chunks into the
  * pinned buffers and copies each to the GPU while the next one arrives. */
 CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
@@ -142,8 +151,9 @@ CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
     CK(peer_bufs(s, ctx, chunk, nbuf));
     CK(d_cuEventRecord(s->porder, st)); /* after the work queued before it on the client's stream */
     CK(d_cuStreamWaitEvent(s->pstream, s->porder, 0));
-    int pfd = accept_peer(s, a->q[4], n, chunk);
-    if (pfd < 0)
+    CK(wait_capture(s, a->q[5]));
+    rg_conn_t *pfd = accept_peer(s, a->q[4], n, chunk);
+    if (!pfd)
         return CUDA_ERROR_DEVICE_UNAVAILABLE;
     CUresult rc = CUDA_SUCCESS;
     uint64_t nchunks = (n + chunk - 1) / chunk;
@@ -162,13 +172,13 @@ CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
     CUresult r2 = d_cuStreamSynchronize(s->pstream);
     uint8_t ack = 1;
     if (rc != CUDA_SUCCESS || r2 != CUDA_SUCCESS || rg_send_all(pfd, &ack, 1) || s->npin == RG_PEER_MAXIN)
-        close(pfd); /* (the sender sees the connection close: no ack) */
+        rg_conn_close(pfd); /* (the sender sees the connection close: no ack) */
     else
-        s->pin_fd[s->npin++] = pfd; /* kept for the next copy from the same server */
+        s->pin[s->npin++] = pfd; /* kept for the next copy from the same server */
     return rc != CUDA_SUCCESS ? rc : r2;
 }
 
-/* q: ctx, stream, src, n, port, copy id; name: the destination server's
+/* q: ctx, stream, src, n, port, copy id, capture gate; name: the destination server's
  * host; b[0]: its session token.  Chunk i+1 leaves the GPU while chunk i is
  * sent. */
 CUresult h_peer_send(sess_t *s, const rg_args_t *a)
@@ -188,18 +198,33 @@ CUresult h_peer_send(sess_t *s, const rg_args_t *a)
     CK(peer_bufs(s, ctx, chunk, nbuf));
     CK(d_cuEventRecord(s->porder, st));
     CK(d_cuStreamWaitEvent(s->pstream, s->porder, 0));
-    int pfd = -1;
-    if (s->pout_fd >= 0 && s->pout_port == (int)a->q[4] && !strcmp(s->pout_host, a->name)) {
-        pfd = s->pout_fd; /* the connection of the last copy to that server */
-        s->pout_fd = -1;
+    CK(wait_capture(s, a->q[6]));
+    rg_conn_t *pfd = NULL;
+    int fab = (s->cur_flags & RG_F_FABRIC) != 0;
+    if (fab && !s->fab_l)
+        return CUDA_ERROR_INVALID_VALUE; /* (a session on the socket has no provider to use) */
+    if (s->pout && s->pout_port == (int)a->q[4] && s->pout_fab == fab && !strcmp(s->pout_host, a->name)) {
+        pfd = s->pout; /* the connection of the last copy to that server */
+        s->pout = NULL;
     } else {
-        if (s->pout_fd >= 0)
-            close(s->pout_fd);
-        s->pout_fd = -1;
-        pfd = rg_connect(a->name, (int)a->q[4], s->cfg->timeout_ms);
-        if (pfd < 0)
+        rg_conn_close(s->pout);
+        s->pout = NULL;
+        if (fab) {
+            char err[256];
+            pfd = rg_fab_connect(s->prov, a->name, (int)a->q[4], s->cfg->timeout_ms, err, sizeof err);
+            if (!pfd)
+                GPUD_LOG(s->cfg, "session %d: peer copy: %s\n", s->id, err);
+            else
+                GPUD_LOG(s->cfg, "session %d: peer connection to %s port %d over libfabric (%s)\n", s->id, a->name,
+                         (int)a->q[4], rg_conn_provider(pfd));
+        } else {
+            int fd = rg_connect(a->name, (int)a->q[4], s->cfg->timeout_ms);
+            if (fd >= 0)
+                set_timeouts(fd, s->cfg->timeout_ms);
+            pfd = fd >= 0 ? rg_conn_sock(fd) : NULL;
+        }
+        if (!pfd)
             return CUDA_ERROR_DEVICE_UNAVAILABLE;
-        set_timeouts(pfd, s->cfg->timeout_ms);
     }
     rg_buf_t hb = {0};
     rg_put_raw(&hb, a->b[0], RG_TOKEN_LEN);
@@ -234,12 +259,70 @@ CUresult h_peer_send(sess_t *s, const rg_args_t *a)
         rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
     d_cuStreamSynchronize(s->pstream);
     if (rc == CUDA_SUCCESS) { /* kept for the next copy to the same server */
-        s->pout_fd = pfd;
+        s->pout = pfd;
         s->pout_port = (int)a->q[4];
+        s->pout_fab = fab;
         snprintf(s->pout_host, sizeof s->pout_host, "%s", a->name);
     } else {
-        close(pfd);
+        rg_conn_close(pfd);
     }
     return rc;
+}
+
+/* ---- the libfabric transport ---- */
+/* name: the provider the client wants.  Answers the passive endpoint's port,
+ * a fresh token (the first bytes the client sends there) and whether the
+ * provider offers FI_HMEM. */
+CUresult h_fabric(sess_t *s, const rg_args_t *a, rg_buf_t *out)
+{
+    if (s->fab_l || !*a->name)
+        return CUDA_ERROR_INVALID_VALUE; /* once per session */
+    char err[256];
+    s->fab_l = rg_fab_listen(a->name, s->addr, &s->fab_port, err, sizeof err);
+    if (!s->fab_l) {
+        GPUD_LOG(s->cfg, "session %d: %s: the client stays on the socket\n", s->id, err);
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    snprintf(s->prov, sizeof s->prov, "%s", a->name);
+    if (rg_random(s->fab_token, RG_TOKEN_LEN)) {
+        rg_fab_listen_close(s->fab_l);
+        s->fab_l = NULL;
+        return CUDA_ERROR_UNKNOWN;
+    }
+    int hmem = rg_fab_hmem(a->name);
+    GPUD_LOG(s->cfg, "session %d: libfabric provider %s on %s port %d; FI_HMEM %s: peer copies staged through pinned "
+             "host buffers\n", s->id, a->name, s->addr, s->fab_port, hmem ? "offered (not used yet)" : "not offered");
+    rg_put_u64(out, (uint64_t)s->fab_port);
+    rg_put_bytes(out, s->fab_token, RG_TOKEN_LEN);
+    rg_put_u64(out, (uint64_t)hmem);
+    s->upgrade = 1;
+    return CUDA_SUCCESS;
+}
+
+/* the client's connection to the passive endpoint, proven by the token; the
+ * socket is closed then.  Nothing within the timeout: the socket stays. */
+void gs_upgrade(sess_t *s)
+{
+    s->upgrade = 0;
+    long long end = now_ms() + s->cfg->timeout_ms;
+    for (int tries = 0; tries < 16; tries++) {
+        long long left = end - now_ms();
+        if (left <= 0)
+            break;
+        rg_conn_t *c = rg_fab_accept(s->fab_l, (int)left);
+        if (!c)
+            break;
+        uint8_t tok[RG_TOKEN_LEN];
+        if (!rg_recv_all(c, tok, sizeof tok, s->cfg->timeout_ms) && rg_ct_equal(tok, s->fab_token, RG_TOKEN_LEN) &&
+            !rg_send_all(c, "RGPUFAB1", 8)) {
+            rg_conn_close(s->conn);
+            s->conn = c;
+            GPUD_LOG(s->cfg, "session %d: the client moved to libfabric (%s)\n", s->id, s->prov);
+            return;
+        }
+        GPUD_LOG(s->cfg, "session %d: a libfabric connection without the token: refused\n", s->id);
+        rg_conn_close(c);
+    }
+    GPUD_LOG(s->cfg, "session %d: the client did not come over libfabric: it stays on the socket\n", s->id);
 }
 

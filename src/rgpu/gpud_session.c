@@ -22,7 +22,7 @@ static int slot_new(sess_t *s, int t, void *h, int ctx)
 {
     for (int i = 0; i < s->cfg->max_handles; i++)
         if (!s->tab[t][i].h) {
-            s->tab[t][i] = (slot_t){h, ctx, 0};
+            s->tab[t][i] = (slot_t){h, ctx, 0, 0};
             return i;
         }
     return -1;
@@ -35,6 +35,11 @@ static slot_t *slot_get(sess_t *s, int t, uint64_t handle)
         return NULL;
     slot_t *sl = &s->tab[t][handle - 1];
     return sl->h ? sl : NULL;
+}
+
+slot_t *gs_slot(sess_t *s, int t, uint64_t handle)
+{
+    return slot_get(s, t, handle);
 }
 
 CUresult gs_set_ctx(sess_t *s, int ctx)
@@ -88,7 +93,7 @@ static void pend_reap(sess_t *s, int all)
         if (all || d_cuEventQuery(p->ev) == CUDA_SUCCESS) {
             d_cuEventDestroy(p->ev);
             if (p->reply) /* the data of a device-to-host copy: its answer now */
-                rg_send_msg(s->fd, RG_OP_DTOH, 0, p->seq, p->buf, 8 + p->n, NULL, 0);
+                rg_send_msg(s->conn, RG_OP_DTOH, 0, p->seq, p->buf, 8 + p->n, NULL, 0);
             free(p->buf);
             s->pend_bytes -= p->n;
         } else {
@@ -163,6 +168,7 @@ static CUresult h_ctx_new(sess_t *s, const rg_args_t *a, int primary, rg_buf_t *
 static void free_ctx_objects(sess_t *s, int ctx)
 {
     pend_reap(s, 1);
+    gs_drop_ctx(s, ctx);
     for (int t = T_FUNC; t >= T_STREAM; t--)
         for (int i = 0; i < s->cfg->max_handles; i++) {
             slot_t *sl = &s->tab[t][i];
@@ -588,15 +594,72 @@ static CUresult dispatch(sess_t *s, unsigned op, int async, const rg_args_t *a, 
     case RG_OP_LAUNCH: return h_launch(s, a);
     case RG_OP_PEER_RECV: return h_peer_recv(s, a);
     case RG_OP_PEER_SEND: return h_peer_send(s, a);
+    case RG_OP_FABRIC: return h_fabric(s, a, out);
+    case RG_OP_STREAM_GATE: return h_stream_gate(s, a);
+    case RG_OP_EVENT_SIGNAL: return h_event_signal(s, a);
     default: return h_stream_event(s, op, a, out);
     }
+}
+
+/* One request: decoded, held back behind a closed gate (gpud_gate.c) or
+ * served, and answered unless RG_F_NOREPLY.  replay: a held one whose gates
+ * opened.  -1 when the answer cannot be sent (the client is gone). */
+static int serve(sess_t *s, rg_hdr_t *h, rg_buf_t *in, rg_buf_t *out, int replay)
+{
+    rg_args_t a;
+    out->len = 0;
+    rg_put_u32(out, 0);
+    CUresult r;
+    if (rg_decode(h->op, in->p, in->len, &a)) {
+        GPUD_LOG(s->cfg, "session %d: malformed %s message (%u bytes)\n", s->id, rg_op_name(h->op), h->len);
+        r = CUDA_ERROR_INVALID_VALUE;
+    } else {
+        uint64_t mask = replay ? 0 : gs_req_mask(s, h->op, &a);
+        if (mask && (h->op == RG_OP_STREAM_QUERY || h->op == RG_OP_EVENT_QUERY)) {
+            r = CUDA_ERROR_NOT_READY; /* waits for a gate */
+        } else if (mask) {
+            if (!gs_hold(s, h, in, &a, mask))
+                return 0;
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            s->cur_seq = h->seq;
+            s->cur_flags = h->flags;
+            s->answered = 0;
+            r = dispatch(s, h->op, (h->flags & RG_F_ASYNC) != 0, &a, in, out);
+            if (s->answered)
+                return 0;
+        }
+    }
+    if (h->flags & RG_F_NOREPLY) {
+        if (r != CUDA_SUCCESS && s->deferred == CUDA_SUCCESS)
+            s->deferred = r;
+        return 0;
+    }
+    if (r == CUDA_SUCCESS && s->deferred != CUDA_SUCCESS &&
+        (h->op == RG_OP_CTX_SYNC || h->op == RG_OP_STREAM_SYNC || h->op == RG_OP_EVENT_SYNC)) {
+        r = s->deferred;
+        s->deferred = CUDA_SUCCESS;
+    }
+    if (out->err) {
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+        out->err = 0;
+        out->len = 4;
+    }
+    if (r != CUDA_SUCCESS)
+        out->len = 4; /* no partial results */
+    if (s->npend)
+        pend_reap(s, 0); /* device-to-host data done by now goes before this answer */
+    out->p[0] = (uint8_t)r, out->p[1] = (uint8_t)(r >> 8), out->p[2] = (uint8_t)(r >> 16), out->p[3] = (uint8_t)(r >> 24);
+    return rg_send_msg(s->conn, h->op, 0, h->seq, out->p, out->len, NULL, 0) ? -1 : 0;
 }
 
 int gpud_session(int fd, const gpud_cfg_t *cfg, int id)
 {
     char err[256];
-    if (rg_auth_server(fd, cfg->key, cfg->keylen, cfg->timeout_ms)) {
+    rg_conn_t *conn = rg_conn_sock(fd);
+    if (!conn || rg_auth_server(conn, cfg->key, cfg->keylen, cfg->timeout_ms)) {
         GPUD_LOG(cfg, "session %d: authentication failed, closing\n", id);
+        rg_conn_close(conn);
         return 2;
     }
     if (rg_drv_load(err, sizeof err)) {
@@ -606,7 +669,7 @@ int gpud_session(int fd, const gpud_cfg_t *cfg, int id)
     static sess_t S;
     sess_t *s = &S;
     s->cfg = cfg;
-    s->fd = fd;
+    s->conn = conn;
     s->id = id;
     for (int t = 0; t < T_NTAB; t++)
         s->tab[t] = calloc((size_t)cfg->max_handles, sizeof(slot_t));
@@ -616,70 +679,43 @@ int gpud_session(int fd, const gpud_cfg_t *cfg, int id)
     /* the peer-copy listener, on the address the client reached us at */
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
-    char host[128] = "";
     if (!getsockname(fd, (struct sockaddr *)&ss, &sl))
-        getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, NULL, 0, NI_NUMERICHOST);
-    s->pout_fd = -1;
-    s->peer_lfd = rg_listen(host, 0, &s->peer_port);
+        getnameinfo((struct sockaddr *)&ss, sl, s->addr, sizeof s->addr, NULL, 0, NI_NUMERICHOST);
+    s->peer_lfd = rg_listen(s->addr, 0, &s->peer_port);
     rg_random(s->token, sizeof s->token);
     GPUD_LOG(cfg, "session %d: authenticated, %d GPUs, peer port %d\n", id, s->ndev, s->peer_port);
 
-    rg_buf_t in = {0}, out = {0};
+    rg_buf_t in = {0}, out = {0}, held = {0};
     rg_hdr_t h;
     long nmsg = 0;
-    int rc;
     for (;;) {
+        if (s->replay) { /* gates opened: the held requests whose gates are all open, in order */
+            s->replay = 0;
+            while (gs_take_ready(s, &h, &held)) {
+                int r = serve(s, &h, &held, &out, 1);
+                rg_buf_free(&held);
+                if (r)
+                    goto gone;
+            }
+        }
         /* idle clients may wait forever; a message begun must complete in time */
-        struct pollfd pf = {fd, POLLIN, 0};
-        int pr = poll(&pf, 1, s->npend ? 1 : -1);
-        if (pr < 0 && errno != EINTR)
+        int pr = gs_poll(s, 1, s->npend ? 1 : -1);
+        if (pr < 0)
             break;
         if (s->npend)
             pend_reap(s, 0);
-        if (pr <= 0)
+        if (pr == 0)
             continue;
-        rc = rg_recv_msg(fd, &h, &in, cfg->timeout_ms);
-        if (rc)
+        if (rg_recv_msg(s->conn, &h, &in, cfg->timeout_ms))
             break;
         nmsg++;
-        rg_args_t a;
-        out.len = 0;
-        rg_put_u32(&out, 0);
-        CUresult r;
-        if (rg_decode(h.op, in.p, in.len, &a)) {
-            GPUD_LOG(cfg, "session %d: malformed %s message (%u bytes)\n", id, rg_op_name(h.op), h.len);
-            r = CUDA_ERROR_INVALID_VALUE;
-        } else {
-            s->cur_seq = h.seq;
-            s->cur_flags = h.flags;
-            s->answered = 0;
-            r = dispatch(s, h.op, (h.flags & RG_F_ASYNC) != 0, &a, &in, &out);
-            if (s->answered)
-                continue;
-        }
-        if (h.flags & RG_F_NOREPLY) {
-            if (r != CUDA_SUCCESS && s->deferred == CUDA_SUCCESS)
-                s->deferred = r;
-            continue;
-        }
-        if (r == CUDA_SUCCESS && s->deferred != CUDA_SUCCESS &&
-            (h.op == RG_OP_CTX_SYNC || h.op == RG_OP_STREAM_SYNC || h.op == RG_OP_EVENT_SYNC)) {
-            r = s->deferred;
-            s->deferred = CUDA_SUCCESS;
-        }
-        if (out.err) {
-            r = CUDA_ERROR_OUT_OF_MEMORY;
-            out.err = 0;
-            out.len = 4;
-        }
-        if (r != CUDA_SUCCESS)
-            out.len = 4; /* no partial results */
-        if (s->npend)
-            pend_reap(s, 0); /* device-to-host data done by now goes before this answer */
-        out.p[0] = (uint8_t)r, out.p[1] = (uint8_t)(r >> 8), out.p[2] = (uint8_t)(r >> 16), out.p[3] = (uint8_t)(r >> 24);
-        if (rg_send_msg(fd, h.op, 0, h.seq, out.p, out.len, NULL, 0))
+        if (serve(s, &h, &in, &out, 0))
             break;
+        if (s->upgrade)
+            gs_upgrade(s);
     }
+gone:
+    gs_gates_end(s);
     /* the client is gone: free what it left */
     int nleft = s->nalloc;
     size_t bytes = s->mem_used;
@@ -701,5 +737,6 @@ int gpud_session(int fd, const gpud_cfg_t *cfg, int id)
              bytes);
     rg_buf_free(&in);
     rg_buf_free(&out);
+    rg_conn_close(s->conn);
     return 0;
 }

@@ -78,7 +78,7 @@ static int mac(const uint8_t *key, size_t keylen, char who, const uint8_t *n1, c
     return HMAC(EVP_sha256(), key, (int)keylen, msg, sizeof msg, out, &ol) && ol == RG_MAC ? 0 : -1;
 }
 
-int rg_auth_server(int fd, const uint8_t *key, size_t keylen, int timeout_ms)
+int rg_auth_server(rg_conn_t *fd, const uint8_t *key, size_t keylen, int timeout_ms)
 {
     uint8_t out[sizeof hello_tag + 4 + RG_NONCE], ns[RG_NONCE], in[RG_NONCE + RG_MAC], m[RG_MAC];
     if (rg_random(ns, sizeof ns))
@@ -95,7 +95,7 @@ int rg_auth_server(int fd, const uint8_t *key, size_t keylen, int timeout_ms)
     return rg_send_all(fd, m, sizeof m);
 }
 
-int rg_auth_client(int fd, const uint8_t *key, size_t keylen, int timeout_ms)
+int rg_auth_client(rg_conn_t *fd, const uint8_t *key, size_t keylen, int timeout_ms)
 {
     uint8_t in[sizeof hello_tag + 4 + RG_NONCE], out[RG_NONCE + RG_MAC], m[RG_MAC], sm[RG_MAC];
     if (rg_recv_all(fd, in, sizeof in, timeout_ms) || memcmp(in, hello_tag, sizeof hello_tag) || in[8] != RG_VERSION)
@@ -108,4 +108,71 @@ int rg_auth_client(int fd, const uint8_t *key, size_t keylen, int timeout_ms)
     if (mac(key, keylen, 's', out, ns, m) || !rg_ct_equal(m, sm, RG_MAC))
         return -1;
     return 0;
+}
+
+rg_conn_t *rg_client_open(const char *host, int port, const uint8_t *key, size_t keylen, const char *transport,
+                          const char *prov, int timeout_ms, int *fab_port, int *hmem, char *why, size_t whylen)
+{
+    *fab_port = 0;
+    *hmem = 0;
+    *why = 0;
+    int fd = rg_connect(host, port, timeout_ms < 10000 ? timeout_ms : 10000);
+    rg_conn_t *c = fd >= 0 ? rg_conn_sock(fd) : NULL;
+    if (!c) {
+        snprintf(why, whylen, "cannot connect");
+        return NULL;
+    }
+    if (rg_auth_client(c, key, keylen, timeout_ms)) {
+        snprintf(why, whylen, "authentication failed (wrong secret?)");
+        rg_conn_close(c);
+        return NULL;
+    }
+    if (!transport || strcmp(transport, "fabric"))
+        return c;
+    /* the upgrade: the session listens on a libfabric passive endpoint and
+     * tells us its port and a fresh token; the first bytes on the new
+     * connection must be that token (the login happened on the socket) */
+    rg_buf_t a = {0}, in = {0};
+    rg_put_bytes(&a, prov, (uint32_t)strnlen(prov, RG_MAX_NAME));
+    rg_hdr_t h;
+    int bad = a.err || rg_send_msg(c, RG_OP_FABRIC, 0, 0, a.p, a.len, NULL, 0) ||
+              rg_recv_msg(c, &h, &in, timeout_ms) || h.op != RG_OP_FABRIC || h.seq != 0;
+    rg_buf_free(&a);
+    rg_rd_t r = {in.p, in.len, 0, 0};
+    uint32_t rc = bad ? 1 : rg_get_u32(&r), tl = 0;
+    uint64_t fport = rc ? 0 : rg_get_u64(&r);
+    const uint8_t *tok = rc ? NULL : rg_get_bytes(&r, &tl, RG_TOKEN_LEN);
+    uint64_t hm = rc ? 0 : rg_get_u64(&r);
+    uint8_t token[RG_TOKEN_LEN];
+    if (tok && tl == RG_TOKEN_LEN)
+        memcpy(token, tok, RG_TOKEN_LEN);
+    rg_buf_free(&in);
+    if (bad) {
+        snprintf(why, whylen, "no answer to the libfabric upgrade");
+        rg_conn_close(c);
+        return NULL;
+    }
+    if (rc || r.err || tl != RG_TOKEN_LEN || !fport || fport > 65535) {
+        snprintf(why, whylen, "the server cannot serve libfabric provider \"%s\": staying on the socket", prov);
+        return c;
+    }
+    char err[256];
+    rg_conn_t *fc = rg_fab_connect(prov, host, (int)fport, timeout_ms < 10000 ? timeout_ms : 10000, err, sizeof err);
+    if (!fc) {
+        /* the session gives up waiting for us after its timeout and stays on the socket */
+        snprintf(why, whylen, "libfabric: %s: staying on the socket", err);
+        return c;
+    }
+    uint8_t ok[8];
+    if (rg_send_all(fc, token, RG_TOKEN_LEN) || rg_recv_all(fc, ok, sizeof ok, timeout_ms) ||
+        memcmp(ok, "RGPUFAB1", 8)) {
+        snprintf(why, whylen, "the libfabric upgrade did not complete");
+        rg_conn_close(fc);
+        rg_conn_close(c);
+        return NULL;
+    }
+    rg_conn_close(c);
+    *fab_port = (int)fport;
+    *hmem = hm != 0;
+    return fc;
 }

@@ -47,8 +47,11 @@ static const struct {
     [RG_OP_MOD_UNLOAD] = {"mod_unload", "q"},
     [RG_OP_MOD_FUNC] = {"mod_func", "qs"},
     [RG_OP_LAUNCH] = {"launch", "qqqqqqqqqb"},
-    [RG_OP_PEER_RECV] = {"peer_recv", "qqqqq"},
-    [RG_OP_PEER_SEND] = {"peer_send", "qqqqsqbq"},
+    [RG_OP_PEER_RECV] = {"peer_recv", "qqqqqq"},
+    [RG_OP_PEER_SEND] = {"peer_send", "qqqqsqbqq"},
+    [RG_OP_FABRIC] = {"fabric", "s"},
+    [RG_OP_STREAM_GATE] = {"stream_gate", "qq"},
+    [RG_OP_EVENT_SIGNAL] = {"event_signal", "qqqsqb"},
 };
 
 const char *rg_op_sig(unsigned op)
@@ -234,75 +237,15 @@ int rg_decode(unsigned op, const uint8_t *payload, size_t len, rg_args_t *a)
     return r.off == len ? 0 : -1;
 }
 
-/* ---- socket I/O ---- */
-int rg_send_all(int fd, const void *p, size_t n)
+/* ---- the socket transport ---- */
+static int sock_sendv(rg_conn_t *c, struct iovec *v, int cnt)
 {
-    const char *c = p;
-    while (n) {
-        ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int rg_recv_all(int fd, void *p, size_t n, int timeout_ms)
-{
-    char *c = p;
-    long long end = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
-    while (n) {
-        if (timeout_ms >= 0) {
-            long long left = end - now_ms();
-            if (left <= 0)
-                return -2;
-            struct pollfd pf = {fd, POLLIN, 0};
-            int k = poll(&pf, 1, (int)left);
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k < 0)
-                return -1;
-            if (k == 0)
-                return -2;
-        }
-        ssize_t r = recv(fd, c, n, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        c += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-int rg_send_msg(int fd, unsigned op, uint32_t flags, uint64_t seq, const void *p1, size_t n1, const void *p2,
-                size_t n2)
-{
-    if (n1 + n2 > RG_MAX_PAYLOAD)
-        return -1;
-    uint8_t h[RG_HDR_SIZE];
-    rg_hdr_t hd = {RG_MAGIC, RG_VERSION, (uint16_t)op, flags, (uint32_t)(n1 + n2), seq};
-    rg_hdr_encode(h, &hd);
-    struct iovec iov[3] = {{h, sizeof h}, {(void *)p1, n1}, {(void *)p2, n2}};
-    int cnt = 3;
-    struct iovec *v = iov;
     while (cnt) {
         /* sendmsg, not writev: no SIGPIPE in the application when the peer is gone */
         struct msghdr mh = {0};
         mh.msg_iov = v;
         mh.msg_iovlen = (size_t)cnt;
-        ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
+        ssize_t w = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
@@ -321,10 +264,168 @@ int rg_send_msg(int fd, unsigned op, uint32_t flags, uint64_t seq, const void *p
     return 0;
 }
 
-int rg_recv_msg(int fd, rg_hdr_t *h, rg_buf_t *b, int timeout_ms)
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int sock_recv(rg_conn_t *c, void *p, size_t n, int timeout_ms)
+{
+    char *b = p;
+    long long end = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
+    while (n) {
+        if (timeout_ms >= 0) {
+            long long left = end - now_ms();
+            if (left <= 0)
+                return -2;
+            struct pollfd pf = {c->fd, POLLIN, 0};
+            int k = poll(&pf, 1, (int)left);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0)
+                return -1;
+            if (k == 0)
+                return -2;
+        }
+        ssize_t r = recv(c->fd, b, n, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        b += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static int sock_ready(rg_conn_t *c)
+{
+    struct pollfd pf = {c->fd, POLLIN, 0};
+    return poll(&pf, 1, 0) > 0;
+}
+
+static int sock_wait_fds(rg_conn_t *c, struct pollfd *pf, int max)
+{
+    if (max < 1)
+        return 0;
+    pf[0] = (struct pollfd){c->fd, POLLIN, 0};
+    return 1;
+}
+
+static void sock_close(rg_conn_t *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    free(c);
+}
+
+static const rg_tx_ops_t sock_ops = {
+    .name = "socket",
+    .sendv = sock_sendv,
+    .recv = sock_recv,
+    .ready = sock_ready,
+    .wait_fds = sock_wait_fds,
+    .close = sock_close,
+};
+
+rg_conn_t *rg_conn_sock(int fd)
+{
+    rg_conn_t *c = malloc(sizeof *c);
+    if (!c) {
+        close(fd);
+        return NULL;
+    }
+    *c = (rg_conn_t){&sock_ops, fd};
+    return c;
+}
+
+void rg_conn_close(rg_conn_t *c)
+{
+    if (c)
+        c->ops->close(c);
+}
+
+int rg_wait_any(rg_conn_t **conns, int n, const int *xfd, int nx, int timeout_ms)
+{
+    enum { MAXFD = 64 };
+    long long end = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
+    for (int round = 0;; round++) {
+        struct pollfd pf[MAXFD];
+        int owner[MAXFD], np = 0, nosleep = 0;
+        for (int i = 0; i < n; i++)
+            if (conns[i] && conns[i]->ops->ready(conns[i]))
+                return i;
+        for (int i = 0; i < n; i++) {
+            if (!conns[i])
+                continue;
+            int k = conns[i]->ops->wait_fds(conns[i], pf + np, MAXFD - np);
+            if (k < 0) { /* events may be queued: look again without sleeping */
+                nosleep = 1;
+                continue;
+            }
+            for (int j = 0; j < k; j++)
+                owner[np++] = i;
+        }
+        for (int i = 0; i < nx && np < MAXFD; i++) {
+            if (xfd[i] == -1)
+                continue;
+            if (xfd[i] < -1)
+                return n + i;
+            pf[np] = (struct pollfd){xfd[i], POLLIN, 0};
+            owner[np++] = n + i;
+        }
+        long long left = timeout_ms >= 0 ? end - now_ms() : -1;
+        if (timeout_ms >= 0 && left < 0)
+            left = 0;
+        /* (twice in a row nothing to sleep on: a short nap, not a hot loop) */
+        int ms = nosleep ? (round & 1 ? 1 : 0) : (int)left;
+        if (timeout_ms >= 0 && ms > left)
+            ms = (int)left;
+        int k = poll(pf, (nfds_t)np, ms);
+        if (k < 0 && errno != EINTR)
+            return -1;
+        for (int i = 0; k > 0 && i < np; i++) {
+            if (!pf[i].revents)
+                continue;
+            if (owner[i] >= n)
+                return owner[i];
+            if (conns[owner[i]]->ops->ready(conns[owner[i]]))
+                return owner[i];
+        }
+        if (timeout_ms >= 0 && now_ms() >= end)
+            return -2;
+    }
+}
+
+int rg_send_all(rg_conn_t *c, const void *p, size_t n)
+{
+    struct iovec v = {(void *)p, n};
+    return n ? c->ops->sendv(c, &v, 1) : 0;
+}
+
+int rg_recv_all(rg_conn_t *c, void *p, size_t n, int timeout_ms)
+{
+    return n ? c->ops->recv(c, p, n, timeout_ms) : 0;
+}
+
+int rg_send_msg(rg_conn_t *c, unsigned op, uint32_t flags, uint64_t seq, const void *p1, size_t n1, const void *p2,
+                size_t n2)
+{
+    if (n1 + n2 > RG_MAX_PAYLOAD)
+        return -1;
+    uint8_t h[RG_HDR_SIZE];
+    rg_hdr_t hd = {RG_MAGIC, RG_VERSION, (uint16_t)op, flags, (uint32_t)(n1 + n2), seq};
+    rg_hdr_encode(h, &hd);
+    struct iovec iov[3] = {{h, sizeof h}, {(void *)p1, n1}, {(void *)p2, n2}};
+    return c->ops->sendv(c, iov, n2 ? 3 : n1 ? 2 : 1);
+}
+
+int rg_recv_msg(rg_conn_t *c, rg_hdr_t *h, rg_buf_t *b, int timeout_ms)
 {
     uint8_t raw[RG_HDR_SIZE];
-    int rc = rg_recv_all(fd, raw, sizeof raw, timeout_ms);
+    int rc = rg_recv_all(c, raw, sizeof raw, timeout_ms);
     if (rc)
         return rc;
     if (rg_hdr_decode(raw, h))
@@ -332,7 +433,7 @@ int rg_recv_msg(int fd, rg_hdr_t *h, rg_buf_t *b, int timeout_ms)
     b->len = 0;
     if (buf_room(b, h->len ? h->len : 1))
         return -1;
-    rc = rg_recv_all(fd, b->p, h->len, timeout_ms);
+    rc = rg_recv_all(c, b->p, h->len, timeout_ms);
     if (rc)
         return rc;
     b->len = h->len;

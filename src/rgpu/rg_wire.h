@@ -1,6 +1,7 @@
 /* rgpu wire protocol: the messages between the remote-GPU client driver
  * (client.c, a libcuda.so.1), the GPU server daemon (wharf-gpud) and between
- * two servers during a peer copy.  Plain TCP streams; every message is a
+ * two servers during a peer copy, over a connection (a TCP socket or a
+ * libfabric endpoint, see below); every message is a
  * 24-byte header (little-endian) and a bounded payload.  See docs/RGPU.md.
  *
  * Header: magic "RGPU" | u16 version | u16 op | u32 flags | u32 payload
@@ -16,7 +17,7 @@
 #include <stdint.h>
 
 #define RG_MAGIC 0x55504752u /* "RGPU" little-endian */
-#define RG_VERSION 1
+#define RG_VERSION 2 /* 2: RG_OP_FABRIC, gates and signals, peer copies name their captures */
 #define RG_HDR_SIZE 24
 #define RG_CHUNK (16u << 20)            /* largest data field in one message */
 #define RG_MAX_PAYLOAD (RG_CHUNK + 4096u) /* largest payload accepted */
@@ -30,6 +31,7 @@
 #define RG_F_ASYNC 2u   /* the stream-ordered (...Async) variant of a copy */
 #define RG_F_LATER 4u   /* (device-to-host, with RG_F_ASYNC) answer when the copy is done, without
                          * holding up the requests after it; the answer may come after later answers */
+#define RG_F_FABRIC 8u  /* (peer copies) the source reaches the destination's fabric port */
 
 enum rg_op {
     RG_OP_HELLO = 1,
@@ -63,6 +65,10 @@ enum rg_op {
     RG_OP_LAUNCH,
     RG_OP_PEER_RECV,
     RG_OP_PEER_SEND,
+    RG_OP_FABRIC, /* move this session to a libfabric endpoint (provider name) */
+    RG_OP_STREAM_GATE,  /* (ctx << 32 | stream, gate): the stream's later work waits for the gate */
+    RG_OP_EVENT_SIGNAL, /* (event, gate, previous gate, host, port, token): open the gate on that
+                         * server when the event (as recorded now) completes */
     RG_OP_COUNT
 };
 
@@ -118,15 +124,74 @@ uint64_t rg_get_u64(rg_rd_t *r);
 /* a length-prefixed byte string of at most max bytes (pointer into the buffer) */
 const uint8_t *rg_get_bytes(rg_rd_t *r, uint32_t *n, uint32_t max);
 
-/* ---- socket I/O (blocking fds; timeouts in ms, <0 = none) ---- */
-int rg_send_all(int fd, const void *p, size_t n);
+/* ---- connections: the transport interface (docs/RGPU.md, "Transports") ----
+ * A connection is a reliable, ordered byte stream between two ends: a TCP
+ * socket (rg_conn_sock) or a libfabric endpoint (rg_fab.c: FI_EP_MSG, the
+ * tcp provider today, any provider with FI_EP_MSG).  Every operation is
+ * bounded (timeouts in ms, <0 = none), never raises SIGPIPE, and reports a
+ * dead peer as an error. */
+struct iovec;
+struct pollfd;
+typedef struct rg_conn rg_conn_t;
+typedef struct {
+    const char *name;
+    /* all of iov or -1 */
+    int (*sendv)(rg_conn_t *c, struct iovec *iov, int cnt);
+    /* exactly n bytes: 0, -1 error or EOF, -2 timeout */
+    int (*recv)(rg_conn_t *c, void *p, size_t n, int timeout_ms);
+    /* 1 if a recv would not block (data or an error waits), else 0 */
+    int (*ready)(rg_conn_t *c);
+    /* the fds to poll for input (at most max); -1: do not sleep, ready now */
+    int (*wait_fds)(rg_conn_t *c, struct pollfd *pf, int max);
+    void (*close)(rg_conn_t *c);
+} rg_tx_ops_t;
+struct rg_conn {
+    const rg_tx_ops_t *ops;
+    int fd; /* the socket (socket transport), -1 otherwise */
+};
+
+/* a connection over the connected socket fd (owned from now on); NULL on ENOMEM (fd closed) */
+rg_conn_t *rg_conn_sock(int fd);
+void rg_conn_close(rg_conn_t *c);
+/* Wait until one of conns (n) or of the plain fds xfd (nx; -1 entries
+ * ignored; a negative fd in the middle means "ready now") can be read.
+ * Returns the index (conns first, then xfd), -2 on timeout, -1 on error. */
+int rg_wait_any(rg_conn_t **conns, int n, const int *xfd, int nx, int timeout_ms);
+
+int rg_send_all(rg_conn_t *c, const void *p, size_t n);
 /* 0 ok, -1 error or EOF, -2 timeout */
-int rg_recv_all(int fd, void *p, size_t n, int timeout_ms);
-/* one message: header + payload (two buffers, one writev) */
-int rg_send_msg(int fd, unsigned op, uint32_t flags, uint64_t seq, const void *p1, size_t n1, const void *p2,
+int rg_recv_all(rg_conn_t *c, void *p, size_t n, int timeout_ms);
+/* one message: header + payload (two buffers, sent as one) */
+int rg_send_msg(rg_conn_t *c, unsigned op, uint32_t flags, uint64_t seq, const void *p1, size_t n1, const void *p2,
                 size_t n2);
 /* reads a header and its payload into *b (reused); 0, -1 (error/EOF/bad header), -2 timeout */
-int rg_recv_msg(int fd, rg_hdr_t *h, rg_buf_t *b, int timeout_ms);
+int rg_recv_msg(rg_conn_t *c, rg_hdr_t *h, rg_buf_t *b, int timeout_ms);
+
+/* ---- libfabric transport (rg_fab.c) ---- */
+typedef struct rg_flisten rg_flisten_t;
+/* a passive endpoint of provider prov on host (the address to listen on),
+ * ephemeral port in *port; NULL with a message in err */
+rg_flisten_t *rg_fab_listen(const char *prov, const char *host, int *port, char *err, size_t errlen);
+/* the fd to poll for a connection request; -1: one may be there now */
+int rg_fab_listen_fd(rg_flisten_t *l);
+/* accept one connection request (waits up to timeout_ms); NULL on timeout/error */
+rg_conn_t *rg_fab_accept(rg_flisten_t *l, int timeout_ms);
+void rg_fab_listen_close(rg_flisten_t *l);
+rg_conn_t *rg_fab_connect(const char *prov, const char *host, int port, int timeout_ms, char *err, size_t errlen);
+/* does provider prov offer FI_HMEM (device memory registration) with
+ * FI_EP_MSG?  1 yes, 0 no */
+int rg_fab_hmem(const char *prov);
+/* the provider's name on a fabric connection ("" for a socket) */
+const char *rg_conn_provider(const rg_conn_t *c);
+
+/* Open a client connection to host:port: TCP connect, the HMAC login (on
+ * the socket), then, with transport "fabric", the upgrade to a libfabric
+ * endpoint of provider prov (RG_OP_FABRIC): on success *fab_port gets the
+ * server session's fabric port (peer copies) and *hmem whether the server's
+ * provider offers FI_HMEM; when the upgrade fails the socket stays (a note
+ * in why).  NULL with the reason in why. */
+rg_conn_t *rg_client_open(const char *host, int port, const uint8_t *key, size_t keylen, const char *transport,
+                          const char *prov, int timeout_ms, int *fab_port, int *hmem, char *why, size_t whylen);
 
 /* ---- TCP helpers ---- */
 /* "host:port" -> connected socket (timeout ms), -1 on failure */
@@ -143,8 +208,8 @@ int rg_split_hostport(const char *s, char *host, size_t hostlen, int *port);
  * calling user with mode 0600 or stricter) or WHARF_RGPU_SECRET; 0 or -1 with
  * a message in err */
 int rg_secret_load(const char *file, uint8_t *key, size_t *keylen, char *err, size_t errlen);
-int rg_auth_client(int fd, const uint8_t *key, size_t keylen, int timeout_ms);
-int rg_auth_server(int fd, const uint8_t *key, size_t keylen, int timeout_ms);
+int rg_auth_client(rg_conn_t *c, const uint8_t *key, size_t keylen, int timeout_ms);
+int rg_auth_server(rg_conn_t *c, const uint8_t *key, size_t keylen, int timeout_ms);
 int rg_random(void *p, size_t n);
 /* constant-time comparison */
 int rg_ct_equal(const void *a, const void *b, size_t n);

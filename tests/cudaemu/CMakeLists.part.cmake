@@ -29,6 +29,7 @@ if(WH_CUDAEMU_OK)
               ${CUEMU}/emu_vmm.c ${CUEMU}/emu_module.c)
   set_target_properties(cudaemu PROPERTIES OUTPUT_NAME cuda SOVERSION 1 LIBRARY_OUTPUT_DIRECTORY ${WH_CUDAEMU_DIR})
   target_include_directories(cudaemu SYSTEM PRIVATE ${WH_CUDA_INC})
+  target_include_directories(cudaemu PRIVATE ${CMAKE_SOURCE_DIR}/src) # (rgpu/cu_table.h: shared with the rgpu client)
   target_compile_options(cudaemu PRIVATE ${WH_WARN} -fvisibility=hidden)
   target_link_libraries(cudaemu PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
 

@@ -11,7 +11,7 @@ if(WH_RGPU_OK)
   target_compile_options(rgpu_kernels PRIVATE ${WH_WARN} -fvisibility=hidden)
   set_target_properties(rgpu_kernels PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${RGB})
   # test programs link no driver: they load whichever libcuda.so.1 LD_LIBRARY_PATH shows
-  foreach(t forward app killsrv pipeline)
+  foreach(t forward app killsrv pipeline xwait)
     add_executable(rgpu_${t} ${RGT}/t_${t}.c)
     target_include_directories(rgpu_${t} SYSTEM PRIVATE ${WH_CUDA_INC})
     target_compile_options(rgpu_${t} PRIVATE ${WH_WARN})
@@ -27,11 +27,26 @@ if(WH_RGPU_OK)
   # every forwarded call through one server (loopback), two servers, and two
   # servers in their own network namespaces with the client in a third
   add_test(NAME rgpu.forward.one COMMAND ${RGH} --config --server 0,1 run -- $<TARGET_FILE:rgpu_forward> ${RGMOD})
-  add_test(NAME rgpu.forward.two COMMAND ${RGH} --server 0,1 --server 2,3 run -- $<TARGET_FILE:rgpu_forward> ${RGMOD})
+  # (the client's transport is libfabric, provider tcp, unless the test says --transport socket; the
+  # server logs must show the sessions moved to it and the peer copies went over it)
+  set(RGFAB --expect-log "moved to libfabric [(]tcp[)]" --expect-log "peer connection to .* over libfabric [(]tcp[)]")
+  add_test(NAME rgpu.forward.two COMMAND ${RGH} ${RGFAB} --server 0,1 --server 2,3 run -- $<TARGET_FILE:rgpu_forward> ${RGMOD})
   # the client's addresses never the servers': every address sent is translated
   add_test(NAME rgpu.forward.remap COMMAND ${RGH} --server 0,1 --server 2,3 run -- env WHARF_RGPU_REMAP=1
            $<TARGET_FILE:rgpu_forward> ${RGMOD})
-  add_test(NAME rgpu.forward.ns COMMAND ${RGH} --ns --server 0 --server 3 run -- $<TARGET_FILE:rgpu_forward> ${RGMOD})
+  add_test(NAME rgpu.forward.ns COMMAND ${RGH} ${RGFAB} --ns --server 0 --server 3 run -- $<TARGET_FILE:rgpu_forward> ${RGMOD})
+  # the same over the TCP-socket transport (WHARF_RGPU_TRANSPORT=socket)
+  add_test(NAME rgpu.forward.two.socket COMMAND ${RGH} --transport socket --server 0,1 --server 2,3 run --
+           $<TARGET_FILE:rgpu_forward> ${RGMOD})
+  add_test(NAME rgpu.forward.ns.socket COMMAND ${RGH} --transport socket --ns --server 0 --server 3 run --
+           $<TARGET_FILE:rgpu_forward> ${RGMOD})
+  # a provider the servers do not have: the upgrade is refused and the client stays on the socket
+  add_test(NAME rgpu.fabric.fallback COMMAND ${RGH} --provider no-such-provider --expect-log "stays on the socket"
+           --server 0,1 --server 2,3 run -- env WHARF_RGPU_STATS=1 $<TARGET_FILE:rgpu_forward> ${RGMOD})
+  # device-memory registration (FI_HMEM): the tcp provider does not offer it; detected, reported by both
+  # sides, and the small peer copies of the forward test (1, 7, 4099 bytes...) go the staged way
+  add_test(NAME rgpu.fabric.hmem_fallback COMMAND ${RGH} --expect-log "FI_HMEM not offered: peer copies staged"
+           --server 0,1 --server 2,3 run -- env WHARF_RGPU_STATS=1 $<TARGET_FILE:rgpu_forward> ${RGMOD})
   # the same test directly on the emulator (the reference)
   add_test(NAME rgpu.forward.local COMMAND $<TARGET_FILE:rgpu_forward> ${RGMOD})
   set_tests_properties(rgpu.forward.local PROPERTIES ENVIRONMENT "${WH_CUDAEMU_ENV}")
@@ -43,13 +58,24 @@ if(WH_RGPU_OK)
   add_test(NAME rgpu.killserver COMMAND ${RGH} --server 0 --server 1 killserver -- $<TARGET_FILE:rgpu_killsrv>)
   add_test(NAME rgpu.killserver.idle COMMAND ${RGH} --server 0 --server 1 killserver -- $<TARGET_FILE:rgpu_killsrv> idle)
   add_test(NAME rgpu.killserver.ns COMMAND ${RGH} --ns --server 0 --server 1 killserver -- $<TARGET_FILE:rgpu_killsrv>)
-  set_tests_properties(rgpu.forward.one rgpu.forward.two rgpu.forward.remap rgpu.forward.ns rgpu.forward.local rgpu.app.same
-    rgpu.app.ns rgpu.hostile rgpu.hostile.ns rgpu.killserver rgpu.killserver.idle rgpu.killserver.ns PROPERTIES
+  add_test(NAME rgpu.killserver.socket COMMAND ${RGH} --transport socket --server 0 --server 1 killserver --
+           $<TARGET_FILE:rgpu_killsrv>)
+  add_test(NAME rgpu.killserver.idle.socket COMMAND ${RGH} --transport socket --server 0 --server 1 killserver --
+           $<TARGET_FILE:rgpu_killsrv> idle)
+  set(RG_FWD rgpu.forward.one rgpu.forward.two rgpu.forward.remap rgpu.forward.ns rgpu.forward.local
+    rgpu.forward.two.socket rgpu.forward.ns.socket)
+  set_tests_properties(${RG_FWD} rgpu.app.same rgpu.fabric.fallback rgpu.fabric.hmem_fallback
+    rgpu.app.ns rgpu.hostile rgpu.hostile.ns rgpu.killserver rgpu.killserver.idle rgpu.killserver.ns
+    rgpu.killserver.socket rgpu.killserver.idle.socket PROPERTIES
     TIMEOUT 240 LABELS "rgpu;gpu" SKIP_RETURN_CODE 77)
-  foreach(t rgpu.forward.one rgpu.forward.two rgpu.forward.remap rgpu.forward.ns rgpu.forward.local)
+  foreach(t ${RG_FWD})
     set_tests_properties(${t} PROPERTIES PASS_REGULAR_EXPRESSION "rgpu forward: ok" FAIL_REGULAR_EXPRESSION "check failed")
   endforeach()
-  set_tests_properties(rgpu.forward.ns rgpu.app.ns rgpu.hostile.ns rgpu.killserver.ns PROPERTIES
+  set_tests_properties(rgpu.fabric.fallback PROPERTIES FAIL_REGULAR_EXPRESSION "check failed"
+    PASS_REGULAR_EXPRESSION "rgpu forward: ok[^\n]*\n(.*\n)*rgpu: server [^\n]*transport socket, FI_HMEM n/a")
+  set_tests_properties(rgpu.fabric.hmem_fallback PROPERTIES FAIL_REGULAR_EXPRESSION "check failed"
+    PASS_REGULAR_EXPRESSION "rgpu forward: ok[^\n]*\n(.*\n)*rgpu: server [^\n]*transport fabric [(]provider tcp[)], FI_HMEM not offered by the provider: peer copies staged")
+  set_tests_properties(rgpu.forward.ns rgpu.forward.ns.socket rgpu.app.ns rgpu.hostile.ns rgpu.killserver.ns PROPERTIES
     RUN_SERIAL true LABELS "rgpu;gpu;scenarios")
 endif()
 
@@ -70,11 +96,28 @@ if(WH_RGPU_OK)
 endif()
 
 if(WH_RGPU_OK)
+  # cuStreamWaitEvent on another server's event without a host wait, the emulator's random stream
+  # delays on (servers and the local reference): ordering, peer copies after the wait, other streams free
+  add_test(NAME rgpu.xwait.local COMMAND $<TARGET_FILE:rgpu_xwait>)
+  set_tests_properties(rgpu.xwait.local PROPERTIES ENVIRONMENT "${WH_CUDAEMU_ENV};CUDAEMU_STREAM_DELAY_US=3000")
+  add_test(NAME rgpu.xwait COMMAND ${RGH} --expect-log "over libfabric" --server 0 --server 1 run -- $<TARGET_FILE:rgpu_xwait>)
+  add_test(NAME rgpu.xwait.socket COMMAND ${RGH} --transport socket --server 0 --server 1 run -- $<TARGET_FILE:rgpu_xwait>)
+  add_test(NAME rgpu.xwait.ns COMMAND ${RGH} --ns --server 0 --server 1 run -- $<TARGET_FILE:rgpu_xwait>)
+  set_tests_properties(rgpu.xwait rgpu.xwait.socket rgpu.xwait.ns PROPERTIES ENVIRONMENT "CUDAEMU_STREAM_DELAY_US=3000")
+  set_tests_properties(rgpu.xwait.local rgpu.xwait rgpu.xwait.socket rgpu.xwait.ns PROPERTIES TIMEOUT 240
+    LABELS "rgpu;gpu" SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "rgpu xwait: ok" FAIL_REGULAR_EXPRESSION "check failed")
+  set_tests_properties(rgpu.xwait.ns PROPERTIES RUN_SERIAL true LABELS "rgpu;gpu;scenarios")
+
   # asynchronous calls pipelined: ~400 requests, only the setup's (11) and the
   # final synchronization's answers waited for (at most 19 accepted)
   add_test(NAME rgpu.pipeline COMMAND ${RGH} --server 0 run -- env WHARF_RGPU_STATS=1
            $<TARGET_FILE:rgpu_pipeline> ${RGMOD})
   set_tests_properties(rgpu.pipeline PROPERTIES TIMEOUT 240 LABELS "rgpu;gpu"
+    PASS_REGULAR_EXPRESSION "rgpu pipeline: ok[^\n]*\n(.*\n)*rgpu: [4-9][0-9][0-9] requests, 1?[0-9] waited for"
+    FAIL_REGULAR_EXPRESSION "check failed")
+  add_test(NAME rgpu.pipeline.socket COMMAND ${RGH} --transport socket --server 0 run -- env WHARF_RGPU_STATS=1
+           $<TARGET_FILE:rgpu_pipeline> ${RGMOD})
+  set_tests_properties(rgpu.pipeline.socket PROPERTIES TIMEOUT 240 LABELS "rgpu;gpu"
     PASS_REGULAR_EXPRESSION "rgpu pipeline: ok[^\n]*\n(.*\n)*rgpu: [4-9][0-9][0-9] requests, 1?[0-9] waited for"
     FAIL_REGULAR_EXPRESSION "check failed")
 endif()

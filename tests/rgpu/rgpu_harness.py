@@ -24,6 +24,7 @@ import argparse
 import hashlib
 import hmac
 import os
+import re
 import shutil
 import signal
 import socket
@@ -34,10 +35,10 @@ import tempfile
 import time
 
 SECRET = b"rgpu-test-secret-" + os.urandom(8).hex().encode()
-RG_MAGIC, RG_VERSION = 0x55504752, 1
+RG_MAGIC, RG_VERSION = 0x55504752, 2
 OP = {"hello": 1, "ping": 2, "primary_retain": 3, "mem_alloc": 8, "mem_free": 9, "htod": 11, "dtoh": 12,
-      "stream_sync": 17, "event_query": 23, "mod_func": 28, "launch": 29, "peer_recv": 30}
-CUDA_SUCCESS, INVALID_VALUE, INVALID_CONTEXT, INVALID_HANDLE = 0, 1, 201, 400
+      "stream_sync": 17, "event_query": 23, "mod_func": 28, "launch": 29, "peer_recv": 30, "fabric": 32}
+CUDA_SUCCESS, INVALID_VALUE, INVALID_CONTEXT, INVALID_HANDLE, NOT_SUPPORTED = 0, 1, 201, 400, 801
 
 
 def log(*a):
@@ -133,7 +134,10 @@ class Lab:
     def client_env(self, servers=None):
         env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(self.build, "lib/rgpu"),
                    WHARF_RGPU_SERVERS=",".join(servers if servers is not None else self.addrs),
-                   WHARF_RGPU_SECRET_FILE=self.secret, WHARF_RGPU_TIMEOUT="20")
+                   WHARF_RGPU_SECRET_FILE=self.secret, WHARF_RGPU_TIMEOUT="20",
+                   WHARF_RGPU_TRANSPORT=self.args.transport)
+        if self.args.provider:
+            env["WHARF_RGPU_PROVIDER"] = self.args.provider
         for k in ("CUDAEMU_TOPOLOGY", "CUDAEMU_VISIBLE", "WHARF_RGPU_SECRET"):
             env.pop(k, None)
         if self.args.config:
@@ -244,12 +248,12 @@ class Raw:
         body = self.recv(n, timeout)
         return struct.unpack("<I", body[:4])[0], body[4:]
 
-    def call(self, op, *q, blob=None):
+    def call(self, op, *q, blob=None, timeout=15):
         p = b"".join(struct.pack("<Q", x) for x in q)
         if blob is not None:
             p += struct.pack("<I", len(blob)) + blob
         self.msg(OP[op], p)
-        return self.reply()
+        return self.reply(timeout)
 
     def closed(self, timeout=10):
         """True if the server closed the connection"""
@@ -343,7 +347,7 @@ def hostile(lab):
     expect(rc == INVALID_VALUE, "client B cannot write A's device memory")
     rc, _ = b.call("mem_free", ptr)
     expect(rc == INVALID_VALUE, "client B cannot free A's device memory")
-    rc, _ = b.call("peer_recv", ctx_b, 0, ptr, 16, 1)
+    rc, _ = b.call("peer_recv", ctx_b, 0, ptr, 16, 1, 0)
     expect(rc == INVALID_VALUE, "client B cannot make A's memory a peer-copy target")
     rc, _ = b.call("event_query", 1)
     expect(rc == INVALID_HANDLE, "client B names an event handle it never created")
@@ -369,7 +373,8 @@ def hostile(lab):
             break
         expect(rc != CUDA_SUCCESS or op in (1, 2), f"malformed op {op} ({len(pl)} bytes) answered with error {rc}")
     b.close()
-    for magic, ver, length in ((0xdeadbeef, 1, 0), (RG_MAGIC, 9, 0), (RG_MAGIC, 1, 1 << 30)):
+    for magic, ver, length in ((0xdeadbeef, RG_VERSION, 0), (RG_MAGIC, 9, 0), (RG_MAGIC, 1, 0),
+                                (RG_MAGIC, RG_VERSION, 1 << 30)):
         c = connect(lab, addr)
         c.msg(1, b"", magic=magic, version=ver, length=length)
         expect(c.closed(), f"bad header (magic {magic:#x}, version {ver}, length {length}): connection closed")
@@ -381,7 +386,7 @@ def hostile(lab):
     # fuzzed messages with valid headers (a deterministic campaign)
     c = connect(lab, addr)
     for i in range(300):
-        op = rnd.randrange(0, 34)
+        op = rnd.randrange(0, 36)
         q = [rnd.choice([0, 1, 2, ctx_a, ptr, ptr + 64, 2**64 - 1, 1 << 32, rnd.getrandbits(64)])
              for _ in range(rnd.randrange(0, 11))]
         pl = b"".join(struct.pack("<Q", x) for x in q)
@@ -393,6 +398,28 @@ def hostile(lab):
     log("ok: 300 fuzzed messages sent")
     rc, body = a.call("dtoh", ctx_a, 0, ptr, 8)
     expect(rc == CUDA_SUCCESS and body[4:] == b"A" * 8, "client A still served after the hostile clients")
+
+    # 3b. the libfabric upgrade (RG_OP_FABRIC): an unknown provider is refused; an intruder connecting to the
+    #     session's passive endpoint without the token is refused and the client stays on its socket, served
+    c = connect(lab, addr)
+    name = b"no-such-provider"
+    c.msg(OP["fabric"], struct.pack("<I", len(name)) + name)
+    rc, _ = c.reply()
+    expect(rc == NOT_SUPPORTED, f"an unknown libfabric provider: not supported ({rc})")
+    c.msg(OP["fabric"], struct.pack("<I", 3) + b"tcp")
+    rc, body = c.reply()
+    expect(rc == CUDA_SUCCESS and len(body) == 8 + 4 + 32 + 8, "the upgrade to libfabric tcp: a port and a token")
+    fport = struct.unpack("<Q", body[:8])[0]
+    intruder = subprocess.run(lab.wrap([sys.executable, "-c", INTRUDE, addr.rsplit(":", 1)[0], str(fport)], "c"),
+                              capture_output=True, text=True, timeout=30)
+    log("intruder:", intruder.stdout.strip(), intruder.stderr.strip()[-200:])
+    rc, _ = c.call("ping")  # answered once the session gave up waiting for the token (its --timeout)
+    expect(rc == CUDA_SUCCESS, "without the token the session stays on the socket and serves the client")
+    c.msg(OP["fabric"], struct.pack("<I", 3) + b"tcp")
+    rc, _ = c.reply()
+    expect(rc == INVALID_VALUE, "a second upgrade is refused")
+    c.close()
+    expect("did not come over libfabric" in lab.server_log(1), "the server log says the client stayed on the socket")
 
     # 4. a killed client: its session ends and frees its memory; its slot is free again
     a.close()  # (A leaves without freeing: the server frees)
@@ -415,6 +442,20 @@ def hostile(lab):
     log("hostile: ok")
 
 
+# connects to a libfabric tcp passive endpoint with a plain TCP socket and sends garbage (no token)
+INTRUDE = r"""
+import os, socket, sys, time
+try:
+    s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)
+    s.sendall(os.urandom(300))
+    time.sleep(1)
+    s.close()
+    print("sent garbage to the passive endpoint")
+except OSError as e:
+    print("could not connect:", e)
+"""
+
+
 KILLME = r"""
 import sys
 sys.path.insert(0, %r)
@@ -433,6 +474,19 @@ time.sleep(60)
 """
 
 
+def check_logs(lab):
+    """--expect-log: each regex in some server's log (what the servers did, e.g. the transport)"""
+    logs = [lab.server_log(i) for i in range(1, len(lab.addrs) + 1)]
+    for rx in lab.args.expect_log:
+        if not any(re.search(rx, lg) for lg in logs):
+            log(f"FAILED: no server log matches {rx!r}")
+            for i, lg in enumerate(logs, 1):
+                sys.stderr.write(f"--- server {i}:\n{lg}")
+            return 1
+        log(f"server log: {rx!r} found")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
@@ -441,6 +495,11 @@ def main():
                     help="one server with these emulated GPUs (repeat for more; default 0,1 and 2,3)")
     ap.add_argument("--deadline", type=int, default=200)
     ap.add_argument("--config", action="store_true", help="servers from a WHARF_RGPU_CONFIG file, not the environment")
+    ap.add_argument("--transport", choices=["fabric", "socket"], default="fabric",
+                    help="the client's WHARF_RGPU_TRANSPORT (default fabric)")
+    ap.add_argument("--provider", help="the client's WHARF_RGPU_PROVIDER")
+    ap.add_argument("--expect-log", action="append", default=[], metavar="REGEX",
+                    help="after a successful run, some server's log must match REGEX (repeat for more)")
     ap.add_argument("mode", choices=["run", "same", "hostile", "killserver"])
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     args = ap.parse_args()
@@ -480,7 +539,7 @@ def main():
                 log(f"FAILED: local rc {loc.returncode} {lr}, remote rc {rem.returncode} {rr}")
                 return 1
             log(f"same answer locally and through {len(args.servers)} servers: {lr[-1]}")
-            return 0
+            return check_logs(lab)
         lab.start_servers(args.servers)
         if args.mode == "run":
             r = lab.run_client(args.cmd, timeout=150)
@@ -489,7 +548,8 @@ def main():
             if r.returncode:
                 for i in range(1, len(args.servers) + 1):
                     sys.stderr.write(f"--- server {i}:\n" + lab.server_log(i))
-            return r.returncode
+                return r.returncode
+            return check_logs(lab)
         # killserver: the client copies between the servers until one dies
         p = subprocess.Popen(lab.wrap(args.cmd, "c"), env=lab.client_env(), stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
@@ -506,7 +566,7 @@ def main():
             return 1
         sys.stdout.write(line + out)
         expect(p.returncode == 0 and "clean error" in out, f"a clean CUDA error after {time.time() - t0:.1f} s")
-        return 0
+        return check_logs(lab)
     except (AssertionError, RuntimeError, TimeoutError, subprocess.TimeoutExpired) as e:
         log("FAILED:", e)
         for i in range(1, len(lab.addrs) + 1):
