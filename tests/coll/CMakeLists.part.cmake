@@ -110,3 +110,12 @@ set_tests_properties(coll.kill_in_shm PROPERTIES TIMEOUT 200 LABELS "mpi;shm" PR
 foreach(np 3 4)
   wh_mpi_test(coll.bcast_layout.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_bcast_layout.c ${np})
 endforeach()
+# every data-moving collective with the ranks' layouts mixed (contiguous,
+# strided, one vector) for one type signature, MPI_IN_PLACE at one rank only,
+# blocking, nonblocking and persistent, across the shm switch points
+foreach(np 3 4)
+  wh_mpi_test(coll.layout.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c ${np})
+  wh_mpi_test(coll.layout_nb.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c ${np} nb)
+  wh_mpi_test(coll.layout_persist.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c ${np} persist)
+endforeach()
+wh_mpi_test(coll.layout.np2 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c 2)
