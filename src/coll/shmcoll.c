@@ -12,7 +12,9 @@
  * waits for flag >= k.  A rank writes cell k % NCELL, which readers of
  * k - NCELL used, once every flag >= k - NCELL + 1 (all of them left
  * k - NCELL): after an allreduce or a barrier that holds already, and a
- * broadcast root may run NCELL - 1 broadcasts ahead of slow readers.  Reductions combine the cells in rank order, so non-commutative
+ * broadcast root (or a reduce leaf) may run NCELL - 1 collectives ahead of
+ * slow readers; the least flag seen by the last scan (floor) spares
+ * rescanning every rank's line while the window is known to be open.  Reductions combine the cells in rank order, so non-commutative
  * ops are right.
  *
  * Set up lazily by the first eligible collective on the communicator (one
@@ -20,15 +22,19 @@
  * when the allocator says no (budget, no region) the communicator keeps the
  * point-to-point algorithms for good.
  *
- * Waiting polls the progress engine and gives the core away under
- * oversubscription (wh_progress_idle); with WHARF_COLL_SLEEP (auto: when the
- * node runs more ranks than cpus) a waiter that polled WHARF_COLL_SPIN times
- * in vain sleeps on the flag word itself (FUTEX_WAIT on shared memory: keyed
- * by the mapping, so it works across processes and PID namespaces of one
- * kernel), counting itself in the word after the flag; a rank that raises a
- * flag with sleepers counted wakes them.  The sleep is bounded (200 us) so
- * point-to-point traffic still progresses; only where every member shares
- * this kernel (boot_id), never across VMs. */
+ * Waiting (wait_ge): WHARF_COLL_SPIN polls of the progress engine without
+ * yielding (a writer running on another cpu posts within a microsecond),
+ * then the core is given away on every idle poll (wh_progress_idle: yield
+ * under oversubscription), and where WHARF_COLL_SLEEP allows (auto: when the
+ * node runs more ranks than cpus) a wait that has lasted
+ * WHARF_COLL_SLEEP_AFTER microseconds sleeps on the flag word itself
+ * (FUTEX_WAIT on shared memory: keyed by the mapping, so it works across
+ * processes and PID namespaces of one kernel), counting itself in the word
+ * after the flag; a rank that raises a flag with sleepers counted wakes
+ * them.  Short waits never reach the futex, so neither side pays for it;
+ * long ones stop burning time slices in yields.  The sleep is bounded
+ * (200 us) so point-to-point traffic still progresses; only where every
+ * member shares this kernel (boot_id), never across VMs. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -49,7 +55,7 @@
 #include "util/tunables.h"
 
 #define LINE 64
-#define NCELL 4 /* cells per rank: a root may run NCELL - 1 collectives ahead */
+#define NCELL 8 /* cells per rank: a root (or a reduce leaf) may run NCELL - 1 collectives ahead */
 
 typedef struct shmc {
     int state;          /* 1 ready, -1 not available */
@@ -58,6 +64,7 @@ typedef struct shmc {
     size_t cell;        /* bytes per cell */
     size_t stride;      /* bytes per rank */
     uint64_t seq;       /* the collective being run */
+    uint64_t floor;     /* every flag was >= floor when last looked at */
     int can_sleep;      /* waiters may sleep on a futex (same kernel, WHARF_COLL_SLEEP) */
     /* the large block (shm-large), set up by the first large collective */
     int bstate;         /* 0 not tried, 1 ready, -1 not available */
@@ -108,36 +115,63 @@ static inline void post(volatile uint64_t *p, uint64_t v)
         futex(p, FUTEX_WAKE, INT_MAX, NULL);
 }
 
+static inline uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* sleep on *p (seen at cur < v) for at most 200 us, counted as a sleeper */
+static void nap(volatile uint64_t *p, uint64_t v, unsigned *naps)
+{
+    static const struct timespec ts = {0, 200000};
+    long r = 0;
+    uint64_t cur;
+    __atomic_add_fetch(sleepers(p), 1, __ATOMIC_SEQ_CST);
+    if ((cur = __atomic_load_n(p, __ATOMIC_SEQ_CST)) < v)
+        r = futex(p, FUTEX_WAIT, (uint32_t)cur, &ts);
+    __atomic_sub_fetch(sleepers(p), 1, __ATOMIC_SEQ_CST);
+    /* a long wait: the peer may be gone with the launcher (as wh_progress_idle checks) */
+    if (r != 0 && errno == ETIMEDOUT && (++*naps & 4095) == 0 && wh_pmi_lost()) {
+        WH_ERRLOG("coll", "lost the connection to the launcher while waiting in a collective; exiting");
+        _exit(1);
+    }
+}
+
+/* Wait until *p >= v: spin (WHARF_COLL_SPIN polls of the engine, no yield:
+ * the writer may be running on another cpu and about to post), then give
+ * the core away on every idle poll (wh_progress_idle: sched_yield under
+ * oversubscription), and where sleeping is allowed (s->can_sleep) sleep on
+ * the flag once the wait has lasted WHARF_COLL_SLEEP_AFTER microseconds —
+ * a short wait never reaches the futex, so neither side pays for it. */
 static void wait_ge(const shmc_t *s, volatile uint64_t *p, uint64_t v)
 {
+    if (__builtin_expect(__atomic_load_n(p, __ATOMIC_ACQUIRE) >= v, 1))
+        return;
     unsigned idle = 0, naps = 0;
     int polls = 0;
-    uint64_t cur;
-    while ((cur = __atomic_load_n(p, __ATOMIC_ACQUIRE)) < v) {
-        if (wh_progress()) {
-            idle = 0;
-        } else if (s->can_sleep) {
-            /* spin (no yield: the sleep gives the core away) then sleep */
-            if (++polls <= wh_tun.coll_spin) {
+    uint64_t since = 0;
+    while (__atomic_load_n(p, __ATOMIC_ACQUIRE) < v) {
+        if (wh_progress())
+            continue;
+        if (polls < wh_tun.coll_spin) {
+            polls++;
 #if defined(__x86_64__) || defined(__i386__)
-                __builtin_ia32_pause();
+            __builtin_ia32_pause();
 #endif
+            continue;
+        }
+        if (s->can_sleep) {
+            uint64_t t = now_us();
+            if (!since)
+                since = t;
+            else if (t - since >= (uint64_t)wh_tun.coll_sleep_after) {
+                nap(p, v, &naps);
                 continue;
             }
-            static const struct timespec ts = {0, 200000};
-            long r = 0;
-            __atomic_add_fetch(sleepers(p), 1, __ATOMIC_SEQ_CST);
-            if ((cur = __atomic_load_n(p, __ATOMIC_SEQ_CST)) < v)
-                r = futex(p, FUTEX_WAIT, (uint32_t)cur, &ts);
-            __atomic_sub_fetch(sleepers(p), 1, __ATOMIC_SEQ_CST);
-            /* a long wait: the peer may be gone with the launcher (as wh_progress_idle checks) */
-            if (r != 0 && errno == ETIMEDOUT && (++naps & 4095) == 0 && wh_pmi_lost()) {
-                WH_ERRLOG("coll", "lost the connection to the launcher while waiting in a collective; exiting");
-                _exit(1);
-            }
-        } else {
-            wh_progress_idle(&idle);
         }
+        wh_progress_idle(&idle);
     }
 }
 
@@ -145,6 +179,23 @@ static void wait_all(const shmc_t *s, int n, volatile uint64_t *(*which)(const s
 {
     for (int r = 0; r < n; r++)
         wait_ge(s, which(s, r), v);
+}
+
+/* every flag >= v; flags only grow, so the least value seen in the last
+ * scan is a floor that spares the next scans (a root or leaf running ahead
+ * checks the NCELL window without touching every rank's line) */
+static void wait_flags(shmc_t *s, int n, uint64_t v)
+{
+    if (s->floor >= v)
+        return;
+    uint64_t lo = UINT64_MAX;
+    for (int r = 0; r < n; r++) {
+        volatile uint64_t *p = (volatile uint64_t *)(s->base + (size_t)r * s->stride);
+        wait_ge(s, p, v);
+        uint64_t cur = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+        lo = cur < lo ? cur : lo;
+    }
+    s->floor = lo;
 }
 
 /* every member co-resident and served by the shm channel */
@@ -274,7 +325,7 @@ int wh_shmc_barrier(wh_comm_t *c)
     shmc_t *s = get(c);
     uint64_t k = ++s->seq;
     post(flag(s, c->rank), k);
-    wait_all(s, c->size, flag, k);
+    wait_flags(s, c->size, k);
     __atomic_store_n(done(s, c->rank), k, __ATOMIC_RELEASE);
     return MPI_SUCCESS;
 }
@@ -285,7 +336,7 @@ int wh_shmc_bcast(void *buf, size_t bytes, int root, wh_comm_t *c)
     uint64_t k = ++s->seq;
     if (c->rank == root) {
         if (k >= NCELL)
-            wait_all(s, c->size, flag, k - NCELL + 1);
+            wait_flags(s, c->size, k - NCELL + 1);
         memcpy(cell(s, root, k), buf, bytes);
         post(flag(s, root), k);
     } else {
@@ -308,7 +359,7 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
     size_t bytes = (size_t)count * dt->size;
     const void *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf; /* one block at the buffer (selectors check) */
     if (k >= NCELL)
-        wait_all(s, n, flag, k - NCELL + 1);
+        wait_flags(s, n, k - NCELL + 1);
     memcpy(cell(s, me, k), mine, bytes);
     post(flag(s, me), k);
     int rc = MPI_SUCCESS;
@@ -320,6 +371,8 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
             wait_ge(s, flag(s, r), k);
             rc = wh_op_apply(op, cell(s, r, k), rbuf, (size_t)count, dth, dt);
         }
+        if (root < 0)
+            s->floor = k; /* every flag was seen at k */
     }
     __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
     return rc;
@@ -466,7 +519,7 @@ int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
     if (blk <= wh_tun.coll_shm_max) {
         uint64_t k = ++s->seq;
         if (k >= NCELL)
-            wait_all(s, n, flag, k - NCELL + 1);
+            wait_flags(s, n, k - NCELL + 1);
         memcpy(cell(s, me, k), src, blk);
         post(flag(s, me), k);
         for (int q = 0; q < n; q++) {
@@ -474,6 +527,7 @@ int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
             if (!(q == me && dst + (size_t)q * blk == src))
                 memcpy(dst + (size_t)q * blk, cell(s, q, k), blk);
         }
+        s->floor = k;
         __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
     } else {
         for (size_t pos = 0; pos < blk; pos += s->bcell) {

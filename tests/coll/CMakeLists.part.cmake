@@ -57,12 +57,12 @@ foreach(np 3 6)
     set_property(TEST mpi.coll.shm_chunk.np${np}.${v} APPEND PROPERTY ENVIRONMENT "WHARF_COLL_SHM_CHUNK=4160")
   endforeach()
 endforeach()
-# waiters that sleep on the flags (futex) after one poll, and never
+# waiters that sleep on the flags (futex) after one poll (no yielding phase), and never
 foreach(mode on off)
   wh_mpi_test(coll.shm_sleep_${mode}.np5 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c 5)
   foreach(v shm shmcopy net)
     set_property(TEST mpi.coll.shm_sleep_${mode}.np5.${v} APPEND PROPERTY ENVIRONMENT
-                 "WHARF_COLL_SLEEP=${mode}" "WHARF_COLL_SPIN=1")
+                 "WHARF_COLL_SLEEP=${mode}" "WHARF_COLL_SPIN=1" "WHARF_COLL_SLEEP_AFTER=0")
   endforeach()
 endforeach()
 wh_mpi_test(coll.shm_nolarge.np4 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c 4)
