@@ -66,6 +66,7 @@ typedef struct shmc {
     uint64_t seq;       /* the collective being run */
     uint64_t floor;     /* every flag was >= floor when last looked at */
     int can_sleep;      /* waiters may sleep on a futex (same kernel, WHARF_COLL_SLEEP) */
+    int release;        /* WHARF_COLL_SHM_BARRIER=release: rank 0 releases the barrier */
     /* the large block (shm-large), set up by the first large collective */
     int bstate;         /* 0 not tried, 1 ready, -1 not available */
     unsigned char *bbase;
@@ -268,6 +269,7 @@ static shmc_t *setup(wh_comm_t *c, wh_coll_state_t *st)
     if (block_alloc(c, (size_t)c->size * s->stride, &s->off, &s->base))
         s->state = 1;
     s->can_sleep = may_sleep(c);
+    s->release = !strcmp(wh_tun.coll_shm_barrier, "release");
     WH_DEBUG("coll", "communicator %#x: shared-memory collectives %s, waiters %s", (unsigned)c->obj.handle,
              s->state == 1 ? "on" : "off", s->can_sleep ? "sleep on the flags after WHARF_COLL_SPIN polls" : "yield");
     return s;
@@ -320,12 +322,25 @@ int wh_shmc_usable(wh_comm_t *c, size_t bytes)
     return get(c) != NULL;
 }
 
+/* flat: everyone waits for every arrival flag.  release
+ * (WHARF_COLL_SHM_BARRIER): rank 0 waits for every arrival and raises its
+ * done line, the others wait for that one line (done[0] >= k: rank 0 has
+ * seen everyone arrive at k). */
 int wh_shmc_barrier(wh_comm_t *c)
 {
     shmc_t *s = get(c);
     uint64_t k = ++s->seq;
     post(flag(s, c->rank), k);
-    wait_flags(s, c->size, k);
+    if (!s->release || c->rank == 0) {
+        wait_flags(s, c->size, k);
+        if (s->release) {
+            post(done(s, 0), k);
+            return MPI_SUCCESS;
+        }
+    } else {
+        wait_ge(s, done(s, 0), k);
+        s->floor = k; /* everyone arrived at k */
+    }
     __atomic_store_n(done(s, c->rank), k, __ATOMIC_RELEASE);
     return MPI_SUCCESS;
 }
