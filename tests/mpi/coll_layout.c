@@ -319,6 +319,61 @@ static void t_reduce(int n, int root, int kind, int inplace)
     unlay(&l);
 }
 
+/* reduce_scatter(_block), scan, exscan over one type on every rank (kind
+ * 0: ints, 1: strided ints), sizes across the switch points */
+static void t_redscan(int n, int kind)
+{
+    lay_t l = layout(kind, 1);
+    int st = l.stride, tot = 0, *cnt = malloc(sizeof(int) * (size_t)N);
+    for (int q = 0; q < N; q++)
+        tot += cnt[q] = n + q % 2;
+    int *s = malloc(sizeof(int) * (size_t)tot * 2), *r = malloc(sizeof(int) * (size_t)tot * 2);
+    for (int i = 0; i < tot; i++) {
+        s[i * st] = R + 2 * i;
+        if (st == 2)
+            s[i * st + 1] = GAP;
+    }
+    int sum = N * (N - 1) / 2, off = 0;
+    for (int q = 0; q < R; q++)
+        off += cnt[q];
+    clear(r, (size_t)tot * 2);
+    RUN(MPI_Reduce_scatter(s, r, cnt, l.t, MPI_SUM, MPI_COMM_WORLD),
+        MPI_Ireduce_scatter(s, r, cnt, l.t, MPI_SUM, MPI_COMM_WORLD, &rq_),
+        MPI_Reduce_scatter_init(s, r, cnt, l.t, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &rq_));
+    for (int i = 0; i < cnt[R]; i++)
+        if ((r[i * st] != sum + 2 * N * (off + i) || (st == 2 && r[i * st + 1] != GAP)) && errs++ < 10)
+            printf("rank %d: reduce_scatter n=%d kind %d: [%d] = %d, expected %d\n", R, n, kind, i, r[i * st],
+                   sum + 2 * N * (off + i));
+    clear(r, (size_t)tot * 2);
+    RUN(MPI_Reduce_scatter_block(s, r, n, l.t, MPI_SUM, MPI_COMM_WORLD),
+        MPI_Ireduce_scatter_block(s, r, n, l.t, MPI_SUM, MPI_COMM_WORLD, &rq_),
+        MPI_Reduce_scatter_block_init(s, r, n, l.t, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &rq_));
+    for (int i = 0; i < n; i++)
+        if ((r[i * st] != sum + 2 * N * (R * n + i) || (st == 2 && r[i * st + 1] != GAP)) && errs++ < 10)
+            printf("rank %d: reduce_scatter_block n=%d kind %d: [%d] = %d, expected %d\n", R, n, kind, i, r[i * st],
+                   sum + 2 * N * (R * n + i));
+    for (int ex = 0; ex < 2; ex++) {
+        clear(r, (size_t)tot * 2);
+        if (ex)
+            RUN(MPI_Exscan(s, r, n, l.t, MPI_SUM, MPI_COMM_WORLD),
+                MPI_Iexscan(s, r, n, l.t, MPI_SUM, MPI_COMM_WORLD, &rq_),
+                MPI_Exscan_init(s, r, n, l.t, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &rq_));
+        else
+            RUN(MPI_Scan(s, r, n, l.t, MPI_SUM, MPI_COMM_WORLD), MPI_Iscan(s, r, n, l.t, MPI_SUM, MPI_COMM_WORLD, &rq_),
+                MPI_Scan_init(s, r, n, l.t, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &rq_));
+        int upto = ex ? R : R + 1; /* ranks summed */
+        for (int i = 0; i < n && upto > 0; i++) {
+            int want = upto * (upto - 1) / 2 + 2 * i * upto;
+            if ((r[i * st] != want || (st == 2 && r[i * st + 1] != GAP)) && errs++ < 10)
+                printf("rank %d: %s n=%d kind %d: [%d] = %d, expected %d\n", R, ex ? "exscan" : "scan", n, kind, i,
+                       r[i * st], want);
+        }
+    }
+    free(s);
+    free(r);
+    free(cnt);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -348,6 +403,8 @@ int main(int argc, char **argv)
             if (N == 1)
                 break;
         }
+        for (int kind = 0; kind < 2; kind++)
+            t_redscan(n, kind);
         for (int shift = 0; shift < 3; shift++) {
             t_allgather(n, (R + shift) % 3);
             t_alltoall(n, (R + shift) % 3);
