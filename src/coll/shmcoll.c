@@ -406,7 +406,9 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
  *   reduce/allreduce ("parallel slices"): everyone copies its chunk into
  *          its cell; once all have, rank r combines slice r of all cells in
  *          rank order into the last rank's cell; once all have, the result
- *          is copied out of the last rank's cell (by everyone, or the root). */
+ *          is copied out of the last rank's cell (by everyone, or the root).
+ *          Pipelined: the step that says "my slice of chunk j is reduced"
+ *          also says "chunk j + 1 is copied in" (one wait per chunk). */
 static inline volatile uint64_t *bflag(const shmc_t *s, int r)
 {
     return (volatile uint64_t *)(s->bbase + (size_t)r * s->bstride);
@@ -468,32 +470,51 @@ int wh_shmc_bcast_large(void *buf, size_t bytes, int root, wh_comm_t *c)
     return MPI_SUCCESS;
 }
 
+/* Parallel slices, software-pipelined: one step (flag) per chunk marks both
+ * "my slice of chunk j is reduced" and "chunk j + 1 is copied in", so a
+ * message of m chunks waits for everyone m + 1 times instead of 2m (each
+ * such wait may cost a context switch when ranks outnumber cores).  Chunk
+ * j + 1 goes to the cell chunk j - 1 used, once every rank has posted bout
+ * for j - 1: it reduced its slices of j - 1 (before its step for j) and
+ * copied the result out. */
 int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
                          wh_op_t *op, int root, wh_comm_t *c)
 {
     shmc_t *s = get(c);
-    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS, out = root < 0 || me == root;
     size_t esz = dt->size, per = s->bcell / esz; /* elements per chunk */
     const char *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    for (MPI_Count at = 0; at < count && rc == MPI_SUCCESS; at += (MPI_Count)per) {
-        size_t m = (size_t)(count - at) < per ? (size_t)(count - at) : per;
-        size_t pos = (size_t)at * esz;
-        uint64_t t = next_chunk(s, n), k1 = ++s->bseq, k2 = ++s->bseq;
-        memcpy(bcell(s, me, t), mine + pos, m * esz);
-        post(bflag(s, me), k1);
-        wait_all(s, n, bflag, k1);
-        /* my slice: elements [lo, hi) of the chunk */
-        size_t lo = m * (size_t)me / (size_t)n, hi = m * (size_t)(me + 1) / (size_t)n;
+    size_t m = (size_t)(((size_t)count + per - 1) / per); /* chunks */
+    /* chunk j: elements [j * per, j * per + len(j)) */
+#define CH_LEN(j) ((size_t)count - (j) * per < per ? (size_t)count - (j) * per : per)
+    uint64_t tprev = 0, t = next_chunk(s, n), k = ++s->bseq;
+    memcpy(bcell(s, me, t), mine, CH_LEN(0) * esz);
+    post(bflag(s, me), k);
+    for (size_t j = 0; j < m; j++) {
+        wait_all(s, n, bflag, k); /* chunk j copied in by all; chunk j - 1 reduced by all */
+        if (j > 0) {
+            if (out)
+                memcpy((char *)rbuf + (j - 1) * per * esz, bcell(s, n - 1, tprev), CH_LEN(j - 1) * esz);
+            post(bout(s, me), tprev);
+        }
+        /* my slice of chunk j: elements [lo, hi) */
+        size_t len = CH_LEN(j), lo = len * (size_t)me / (size_t)n, hi = len * (size_t)(me + 1) / (size_t)n;
         unsigned char *acc = bcell(s, n - 1, t) + lo * esz;
         for (int r = n - 2; r >= 0 && rc == MPI_SUCCESS && hi > lo; r--)
             rc = wh_op_apply(op, bcell(s, r, t) + lo * esz, acc, hi - lo, dth, dt);
-        post(bflag(s, me), k2);
-        if (root < 0 || me == root) {
-            wait_all(s, n, bflag, k2);
-            memcpy((char *)rbuf + pos, bcell(s, n - 1, t), m * esz);
+        tprev = t;
+        if (j + 1 < m) {
+            t = next_chunk(s, n);
+            memcpy(bcell(s, me, t), mine + (j + 1) * per * esz, CH_LEN(j + 1) * esz);
         }
-        post(bout(s, me), t);
+        k = ++s->bseq;
+        post(bflag(s, me), k);
     }
+    wait_all(s, n, bflag, k); /* the last chunk reduced by all */
+    if (out)
+        memcpy((char *)rbuf + (m - 1) * per * esz, bcell(s, n - 1, tprev), CH_LEN(m - 1) * esz);
+    post(bout(s, me), tprev);
+#undef CH_LEN
     return rc;
 }
 
