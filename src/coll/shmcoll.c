@@ -393,6 +393,94 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
     return rc;
 }
 
+/* ---------- gather, scatter, alltoall through the inline cells ----------
+ * Blocks are packed straight into the cells and unpacked straight out of
+ * them (wh_dtype_copy to and from bytes), so any layout on any rank works
+ * and every rank runs the same steps.  A copy that fails (it cannot with
+ * matching signatures) is reported after the flags are raised, so nobody
+ * is left waiting. */
+static inline int first_err(int rc, int r)
+{
+    return rc != MPI_SUCCESS ? rc : r;
+}
+
+int wh_shmc_gather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                   wh_dtype_t *rdt, int root, size_t blk, wh_comm_t *c)
+{
+    shmc_t *s = get(c);
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    wh_dtype_t *byte = wh_coll_byte();
+    uint64_t k = ++s->seq;
+    if (me != root) {
+        if (k >= NCELL)
+            wait_flags(s, n, k - NCELL + 1);
+        rc = wh_dtype_copy(sbuf, (size_t)scount, sdt, cell(s, me, k), blk, byte);
+        post(flag(s, me), k);
+    } else {
+        post(flag(s, me), k); /* the root writes no cell */
+        if (sbuf != MPI_IN_PLACE)
+            rc = wh_coll_copy(sbuf, scount, sdt, wh_coll_elt(rbuf, (MPI_Aint)me * rcount, rdt), rcount, rdt);
+        for (int i = 1; i < n; i++) {
+            int q = (me + i) % n;
+            wait_ge(s, flag(s, q), k);
+            rc = first_err(rc, wh_dtype_copy(cell(s, q, k), blk, byte, wh_coll_elt(rbuf, (MPI_Aint)q * rcount, rdt),
+                                             (size_t)rcount, rdt));
+        }
+        s->floor = k;
+    }
+    __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
+    return rc;
+}
+
+int wh_shmc_scatter(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                    wh_dtype_t *rdt, int root, size_t blk, wh_comm_t *c)
+{
+    shmc_t *s = get(c);
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    wh_dtype_t *byte = wh_coll_byte();
+    uint64_t k = ++s->seq;
+    if (me == root) {
+        if (k >= NCELL)
+            wait_flags(s, n, k - NCELL + 1);
+        rc = wh_dtype_copy(sbuf, (size_t)scount * (size_t)n, sdt, cell(s, me, k), blk * (size_t)n, byte);
+        post(flag(s, me), k);
+        if (rbuf != MPI_IN_PLACE)
+            rc = first_err(rc, wh_coll_copy(wh_coll_elt(sbuf, (MPI_Aint)me * scount, sdt), scount, sdt, rbuf, rcount,
+                                            rdt));
+    } else {
+        post(flag(s, me), k); /* arrived: done with every earlier cell */
+        wait_ge(s, flag(s, root), k);
+        rc = wh_dtype_copy(cell(s, root, k) + (size_t)me * blk, blk, byte, rbuf, (size_t)rcount, rdt);
+    }
+    __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
+    return rc;
+}
+
+int wh_shmc_alltoall(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                     wh_dtype_t *rdt, size_t blk, wh_comm_t *c)
+{
+    shmc_t *s = get(c);
+    int n = c->size, me = c->rank, rc;
+    wh_dtype_t *byte = wh_coll_byte();
+    uint64_t k = ++s->seq;
+    if (k >= NCELL)
+        wait_flags(s, n, k - NCELL + 1);
+    if (sbuf == MPI_IN_PLACE) /* my outgoing blocks are in rbuf: packed before anything lands there */
+        rc = wh_dtype_copy(rbuf, (size_t)rcount * (size_t)n, rdt, cell(s, me, k), blk * (size_t)n, byte);
+    else
+        rc = wh_dtype_copy(sbuf, (size_t)scount * (size_t)n, sdt, cell(s, me, k), blk * (size_t)n, byte);
+    post(flag(s, me), k);
+    for (int i = 0; i < n; i++) {
+        int q = (me + i) % n;
+        wait_ge(s, flag(s, q), k);
+        rc = first_err(rc, wh_dtype_copy(cell(s, q, k) + (size_t)me * blk, blk, byte,
+                                         wh_coll_elt(rbuf, (MPI_Aint)q * rcount, rdt), (size_t)rcount, rdt));
+    }
+    s->floor = k;
+    __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
+    return rc;
+}
+
 /* ---------- large messages (shm-large) ----------
  * A second block, per rank: a step flag line (bflag), a line with the last
  * chunk the rank finished reading (bout), and 2 cells of WHARF_COLL_SHM_CHUNK
