@@ -9,7 +9,10 @@
 #include "coll/coll.h"
 
 /* collectives and algorithms counted for WHARF_REPORT=coll */
-enum wh_coll_kind { WH_CK_BARRIER, WH_CK_BCAST, WH_CK_REDUCE, WH_CK_ALLREDUCE, WH_CK_ALLGATHER, WH_CK_N };
+enum wh_coll_kind {
+    WH_CK_BARRIER, WH_CK_BCAST, WH_CK_REDUCE, WH_CK_ALLREDUCE, WH_CK_ALLGATHER,
+    WH_CK_GATHER, WH_CK_SCATTER, WH_CK_ALLTOALL, WH_CK_N
+};
 enum wh_coll_alg {
     WH_CA_P2P,       /* flat point-to-point algorithm over the communicator */
     WH_CA_SHM,       /* node shared memory, inline cells */

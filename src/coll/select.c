@@ -139,6 +139,12 @@ int wh_gather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, M
               int root, wh_comm_t *c)
 {
     size_t blk = c->rank == root ? (size_t)rcount * rdt->size : (size_t)scount * sdt->size;
+    /* blk is the same on every rank (one type signature), whatever the layouts */
+    if (blk > 0 && wh_shmc_usable(c, blk)) {
+        wh_coll_count(c, WH_CK_GATHER, WH_CA_SHM);
+        return wh_shmc_gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, blk, c);
+    }
+    wh_coll_count(c, WH_CK_GATHER, WH_CA_P2P);
     if (c->size > 2 && blk * (size_t)c->size < wh_tun.coll_gather_long)
         return wh_gather_binomial(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
     return wh_gather_linear(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
@@ -154,6 +160,11 @@ int wh_scatter(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, 
                int root, wh_comm_t *c)
 {
     size_t blk = c->rank == root ? (size_t)scount * sdt->size : (size_t)rcount * rdt->size;
+    if (blk > 0 && c->size > 1 && blk * (size_t)c->size <= wh_tun.coll_shm_max && wh_shmc_usable(c, blk * (size_t)c->size)) {
+        wh_coll_count(c, WH_CK_SCATTER, WH_CA_SHM);
+        return wh_shmc_scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, blk, c);
+    }
+    wh_coll_count(c, WH_CK_SCATTER, WH_CA_P2P);
     if (c->size > 2 && blk * (size_t)c->size < wh_tun.coll_gather_long)
         return wh_scatter_binomial(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
     return wh_scatter_linear(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
@@ -202,8 +213,14 @@ int wh_allgatherv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbu
 int wh_alltoall(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount, wh_dtype_t *rdt,
                 wh_comm_t *c)
 {
-    if ((size_t)rcount * rdt->size == 0)
+    size_t blk = (size_t)rcount * rdt->size; /* the same on every rank */
+    if (blk == 0)
         return MPI_SUCCESS;
+    if (c->size > 1 && blk * (size_t)c->size <= wh_tun.coll_shm_max && wh_shmc_usable(c, blk * (size_t)c->size)) {
+        wh_coll_count(c, WH_CK_ALLTOALL, WH_CA_SHM);
+        return wh_shmc_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, blk, c);
+    }
+    wh_coll_count(c, WH_CK_ALLTOALL, WH_CA_P2P);
     return wh_alltoall_pairwise(sbuf, scount, sdt, rbuf, rcount, rdt, c);
 }
 

@@ -12,7 +12,9 @@
  * waits for flag >= k.  A rank writes cell k % NCELL, which readers of
  * k - NCELL used, once every flag >= k - NCELL + 1 (all of them left
  * k - NCELL): after an allreduce or a barrier that holds already, and a
- * broadcast root may run NCELL - 1 broadcasts ahead of slow readers.  Reductions combine the cells in rank order, so non-commutative
+ * broadcast root (or a reduce leaf) may run NCELL - 1 collectives ahead of
+ * slow readers; the least flag seen by the last scan (floor) spares
+ * rescanning every rank's line while the window is known to be open.  Reductions combine the cells in rank order, so non-commutative
  * ops are right.
  *
  * Set up lazily by the first eligible collective on the communicator (one
@@ -20,15 +22,19 @@
  * when the allocator says no (budget, no region) the communicator keeps the
  * point-to-point algorithms for good.
  *
- * Waiting polls the progress engine and gives the core away under
- * oversubscription (wh_progress_idle); with WHARF_COLL_SLEEP (auto: when the
- * node runs more ranks than cpus) a waiter that polled WHARF_COLL_SPIN times
- * in vain sleeps on the flag word itself (FUTEX_WAIT on shared memory: keyed
- * by the mapping, so it works across processes and PID namespaces of one
- * kernel), counting itself in the word after the flag; a rank that raises a
- * flag with sleepers counted wakes them.  The sleep is bounded (200 us) so
- * point-to-point traffic still progresses; only where every member shares
- * this kernel (boot_id), never across VMs. */
+ * Waiting (wait_ge): WHARF_COLL_SPIN polls of the progress engine without
+ * yielding (a writer running on another cpu posts within a microsecond),
+ * then the core is given away on every idle poll (wh_progress_idle: yield
+ * under oversubscription), and where WHARF_COLL_SLEEP allows (auto: when the
+ * node runs more ranks than cpus) a wait that has lasted
+ * WHARF_COLL_SLEEP_AFTER microseconds sleeps on the flag word itself
+ * (FUTEX_WAIT on shared memory: keyed by the mapping, so it works across
+ * processes and PID namespaces of one kernel), counting itself in the word
+ * after the flag; a rank that raises a flag with sleepers counted wakes
+ * them.  Short waits never reach the futex, so neither side pays for it;
+ * long ones stop burning time slices in yields.  The sleep is bounded
+ * (200 us) so point-to-point traffic still progresses; only where every
+ * member shares this kernel (boot_id), never across VMs. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -49,7 +55,7 @@
 #include "util/tunables.h"
 
 #define LINE 64
-#define NCELL 4 /* cells per rank: a root may run NCELL - 1 collectives ahead */
+#define NCELL 8 /* cells per rank: a root (or a reduce leaf) may run NCELL - 1 collectives ahead */
 
 typedef struct shmc {
     int state;          /* 1 ready, -1 not available */
@@ -58,7 +64,9 @@ typedef struct shmc {
     size_t cell;        /* bytes per cell */
     size_t stride;      /* bytes per rank */
     uint64_t seq;       /* the collective being run */
+    uint64_t floor;     /* every flag was >= floor when last looked at */
     int can_sleep;      /* waiters may sleep on a futex (same kernel, WHARF_COLL_SLEEP) */
+    int release;        /* WHARF_COLL_SHM_BARRIER=release: rank 0 releases the barrier */
     /* the large block (shm-large), set up by the first large collective */
     int bstate;         /* 0 not tried, 1 ready, -1 not available */
     unsigned char *bbase;
@@ -108,36 +116,63 @@ static inline void post(volatile uint64_t *p, uint64_t v)
         futex(p, FUTEX_WAKE, INT_MAX, NULL);
 }
 
+static inline uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* sleep on *p (seen at cur < v) for at most 200 us, counted as a sleeper */
+static void nap(volatile uint64_t *p, uint64_t v, unsigned *naps)
+{
+    static const struct timespec ts = {0, 200000};
+    long r = 0;
+    uint64_t cur;
+    __atomic_add_fetch(sleepers(p), 1, __ATOMIC_SEQ_CST);
+    if ((cur = __atomic_load_n(p, __ATOMIC_SEQ_CST)) < v)
+        r = futex(p, FUTEX_WAIT, (uint32_t)cur, &ts);
+    __atomic_sub_fetch(sleepers(p), 1, __ATOMIC_SEQ_CST);
+    /* a long wait: the peer may be gone with the launcher (as wh_progress_idle checks) */
+    if (r != 0 && errno == ETIMEDOUT && (++*naps & 4095) == 0 && wh_pmi_lost()) {
+        WH_ERRLOG("coll", "lost the connection to the launcher while waiting in a collective; exiting");
+        _exit(1);
+    }
+}
+
+/* Wait until *p >= v: spin (WHARF_COLL_SPIN polls of the engine, no yield:
+ * the writer may be running on another cpu and about to post), then give
+ * the core away on every idle poll (wh_progress_idle: sched_yield under
+ * oversubscription), and where sleeping is allowed (s->can_sleep) sleep on
+ * the flag once the wait has lasted WHARF_COLL_SLEEP_AFTER microseconds —
+ * a short wait never reaches the futex, so neither side pays for it. */
 static void wait_ge(const shmc_t *s, volatile uint64_t *p, uint64_t v)
 {
+    if (__builtin_expect(__atomic_load_n(p, __ATOMIC_ACQUIRE) >= v, 1))
+        return;
     unsigned idle = 0, naps = 0;
     int polls = 0;
-    uint64_t cur;
-    while ((cur = __atomic_load_n(p, __ATOMIC_ACQUIRE)) < v) {
-        if (wh_progress()) {
-            idle = 0;
-        } else if (s->can_sleep) {
-            /* spin (no yield: the sleep gives the core away) then sleep */
-            if (++polls <= wh_tun.coll_spin) {
+    uint64_t since = 0;
+    while (__atomic_load_n(p, __ATOMIC_ACQUIRE) < v) {
+        if (wh_progress())
+            continue;
+        if (polls < wh_tun.coll_spin) {
+            polls++;
 #if defined(__x86_64__) || defined(__i386__)
-                __builtin_ia32_pause();
+            __builtin_ia32_pause();
 #endif
+            continue;
+        }
+        if (s->can_sleep) {
+            uint64_t t = now_us();
+            if (!since)
+                since = t;
+            else if (t - since >= (uint64_t)wh_tun.coll_sleep_after) {
+                nap(p, v, &naps);
                 continue;
             }
-            static const struct timespec ts = {0, 200000};
-            long r = 0;
-            __atomic_add_fetch(sleepers(p), 1, __ATOMIC_SEQ_CST);
-            if ((cur = __atomic_load_n(p, __ATOMIC_SEQ_CST)) < v)
-                r = futex(p, FUTEX_WAIT, (uint32_t)cur, &ts);
-            __atomic_sub_fetch(sleepers(p), 1, __ATOMIC_SEQ_CST);
-            /* a long wait: the peer may be gone with the launcher (as wh_progress_idle checks) */
-            if (r != 0 && errno == ETIMEDOUT && (++naps & 4095) == 0 && wh_pmi_lost()) {
-                WH_ERRLOG("coll", "lost the connection to the launcher while waiting in a collective; exiting");
-                _exit(1);
-            }
-        } else {
-            wh_progress_idle(&idle);
         }
+        wh_progress_idle(&idle);
     }
 }
 
@@ -145,6 +180,23 @@ static void wait_all(const shmc_t *s, int n, volatile uint64_t *(*which)(const s
 {
     for (int r = 0; r < n; r++)
         wait_ge(s, which(s, r), v);
+}
+
+/* every flag >= v; flags only grow, so the least value seen in the last
+ * scan is a floor that spares the next scans (a root or leaf running ahead
+ * checks the NCELL window without touching every rank's line) */
+static void wait_flags(shmc_t *s, int n, uint64_t v)
+{
+    if (s->floor >= v)
+        return;
+    uint64_t lo = UINT64_MAX;
+    for (int r = 0; r < n; r++) {
+        volatile uint64_t *p = (volatile uint64_t *)(s->base + (size_t)r * s->stride);
+        wait_ge(s, p, v);
+        uint64_t cur = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+        lo = cur < lo ? cur : lo;
+    }
+    s->floor = lo;
 }
 
 /* every member co-resident and served by the shm channel */
@@ -217,6 +269,7 @@ static shmc_t *setup(wh_comm_t *c, wh_coll_state_t *st)
     if (block_alloc(c, (size_t)c->size * s->stride, &s->off, &s->base))
         s->state = 1;
     s->can_sleep = may_sleep(c);
+    s->release = !strcmp(wh_tun.coll_shm_barrier, "release");
     WH_DEBUG("coll", "communicator %#x: shared-memory collectives %s, waiters %s", (unsigned)c->obj.handle,
              s->state == 1 ? "on" : "off", s->can_sleep ? "sleep on the flags after WHARF_COLL_SPIN polls" : "yield");
     return s;
@@ -269,12 +322,25 @@ int wh_shmc_usable(wh_comm_t *c, size_t bytes)
     return get(c) != NULL;
 }
 
+/* flat: everyone waits for every arrival flag.  release
+ * (WHARF_COLL_SHM_BARRIER): rank 0 waits for every arrival and raises its
+ * done line, the others wait for that one line (done[0] >= k: rank 0 has
+ * seen everyone arrive at k). */
 int wh_shmc_barrier(wh_comm_t *c)
 {
     shmc_t *s = get(c);
     uint64_t k = ++s->seq;
     post(flag(s, c->rank), k);
-    wait_all(s, c->size, flag, k);
+    if (!s->release || c->rank == 0) {
+        wait_flags(s, c->size, k);
+        if (s->release) {
+            post(done(s, 0), k);
+            return MPI_SUCCESS;
+        }
+    } else {
+        wait_ge(s, done(s, 0), k);
+        s->floor = k; /* everyone arrived at k */
+    }
     __atomic_store_n(done(s, c->rank), k, __ATOMIC_RELEASE);
     return MPI_SUCCESS;
 }
@@ -285,7 +351,7 @@ int wh_shmc_bcast(void *buf, size_t bytes, int root, wh_comm_t *c)
     uint64_t k = ++s->seq;
     if (c->rank == root) {
         if (k >= NCELL)
-            wait_all(s, c->size, flag, k - NCELL + 1);
+            wait_flags(s, c->size, k - NCELL + 1);
         memcpy(cell(s, root, k), buf, bytes);
         post(flag(s, root), k);
     } else {
@@ -308,7 +374,7 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
     size_t bytes = (size_t)count * dt->size;
     const void *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf; /* one block at the buffer (selectors check) */
     if (k >= NCELL)
-        wait_all(s, n, flag, k - NCELL + 1);
+        wait_flags(s, n, k - NCELL + 1);
     memcpy(cell(s, me, k), mine, bytes);
     post(flag(s, me), k);
     int rc = MPI_SUCCESS;
@@ -320,7 +386,97 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
             wait_ge(s, flag(s, r), k);
             rc = wh_op_apply(op, cell(s, r, k), rbuf, (size_t)count, dth, dt);
         }
+        if (root < 0)
+            s->floor = k; /* every flag was seen at k */
     }
+    __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
+    return rc;
+}
+
+/* ---------- gather, scatter, alltoall through the inline cells ----------
+ * Blocks are packed straight into the cells and unpacked straight out of
+ * them (wh_dtype_copy to and from bytes), so any layout on any rank works
+ * and every rank runs the same steps.  A copy that fails (it cannot with
+ * matching signatures) is reported after the flags are raised, so nobody
+ * is left waiting. */
+static inline int first_err(int rc, int r)
+{
+    return rc != MPI_SUCCESS ? rc : r;
+}
+
+int wh_shmc_gather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                   wh_dtype_t *rdt, int root, size_t blk, wh_comm_t *c)
+{
+    shmc_t *s = get(c);
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    wh_dtype_t *byte = wh_coll_byte();
+    uint64_t k = ++s->seq;
+    if (me != root) {
+        if (k >= NCELL)
+            wait_flags(s, n, k - NCELL + 1);
+        rc = wh_dtype_copy(sbuf, (size_t)scount, sdt, cell(s, me, k), blk, byte);
+        post(flag(s, me), k);
+    } else {
+        post(flag(s, me), k); /* the root writes no cell */
+        if (sbuf != MPI_IN_PLACE)
+            rc = wh_coll_copy(sbuf, scount, sdt, wh_coll_elt(rbuf, (MPI_Aint)me * rcount, rdt), rcount, rdt);
+        for (int i = 1; i < n; i++) {
+            int q = (me + i) % n;
+            wait_ge(s, flag(s, q), k);
+            rc = first_err(rc, wh_dtype_copy(cell(s, q, k), blk, byte, wh_coll_elt(rbuf, (MPI_Aint)q * rcount, rdt),
+                                             (size_t)rcount, rdt));
+        }
+        s->floor = k;
+    }
+    __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
+    return rc;
+}
+
+int wh_shmc_scatter(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                    wh_dtype_t *rdt, int root, size_t blk, wh_comm_t *c)
+{
+    shmc_t *s = get(c);
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    wh_dtype_t *byte = wh_coll_byte();
+    uint64_t k = ++s->seq;
+    if (me == root) {
+        if (k >= NCELL)
+            wait_flags(s, n, k - NCELL + 1);
+        rc = wh_dtype_copy(sbuf, (size_t)scount * (size_t)n, sdt, cell(s, me, k), blk * (size_t)n, byte);
+        post(flag(s, me), k);
+        if (rbuf != MPI_IN_PLACE)
+            rc = first_err(rc, wh_coll_copy(wh_coll_elt(sbuf, (MPI_Aint)me * scount, sdt), scount, sdt, rbuf, rcount,
+                                            rdt));
+    } else {
+        post(flag(s, me), k); /* arrived: done with every earlier cell */
+        wait_ge(s, flag(s, root), k);
+        rc = wh_dtype_copy(cell(s, root, k) + (size_t)me * blk, blk, byte, rbuf, (size_t)rcount, rdt);
+    }
+    __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
+    return rc;
+}
+
+int wh_shmc_alltoall(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                     wh_dtype_t *rdt, size_t blk, wh_comm_t *c)
+{
+    shmc_t *s = get(c);
+    int n = c->size, me = c->rank, rc;
+    wh_dtype_t *byte = wh_coll_byte();
+    uint64_t k = ++s->seq;
+    if (k >= NCELL)
+        wait_flags(s, n, k - NCELL + 1);
+    if (sbuf == MPI_IN_PLACE) /* my outgoing blocks are in rbuf: packed before anything lands there */
+        rc = wh_dtype_copy(rbuf, (size_t)rcount * (size_t)n, rdt, cell(s, me, k), blk * (size_t)n, byte);
+    else
+        rc = wh_dtype_copy(sbuf, (size_t)scount * (size_t)n, sdt, cell(s, me, k), blk * (size_t)n, byte);
+    post(flag(s, me), k);
+    for (int i = 0; i < n; i++) {
+        int q = (me + i) % n;
+        wait_ge(s, flag(s, q), k);
+        rc = first_err(rc, wh_dtype_copy(cell(s, q, k) + (size_t)me * blk, blk, byte,
+                                         wh_coll_elt(rbuf, (MPI_Aint)q * rcount, rdt), (size_t)rcount, rdt));
+    }
+    s->floor = k;
     __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
     return rc;
 }
@@ -338,7 +494,9 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
  *   reduce/allreduce ("parallel slices"): everyone copies its chunk into
  *          its cell; once all have, rank r combines slice r of all cells in
  *          rank order into the last rank's cell; once all have, the result
- *          is copied out of the last rank's cell (by everyone, or the root). */
+ *          is copied out of the last rank's cell (by everyone, or the root).
+ *          Pipelined: the step that says "my slice of chunk j is reduced"
+ *          also says "chunk j + 1 is copied in" (one wait per chunk). */
 static inline volatile uint64_t *bflag(const shmc_t *s, int r)
 {
     return (volatile uint64_t *)(s->bbase + (size_t)r * s->bstride);
@@ -400,32 +558,51 @@ int wh_shmc_bcast_large(void *buf, size_t bytes, int root, wh_comm_t *c)
     return MPI_SUCCESS;
 }
 
+/* Parallel slices, software-pipelined: one step (flag) per chunk marks both
+ * "my slice of chunk j is reduced" and "chunk j + 1 is copied in", so a
+ * message of m chunks waits for everyone m + 1 times instead of 2m (each
+ * such wait may cost a context switch when ranks outnumber cores).  Chunk
+ * j + 1 goes to the cell chunk j - 1 used, once every rank has posted bout
+ * for j - 1: it reduced its slices of j - 1 (before its step for j) and
+ * copied the result out. */
 int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
                          wh_op_t *op, int root, wh_comm_t *c)
 {
     shmc_t *s = get(c);
-    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS, out = root < 0 || me == root;
     size_t esz = dt->size, per = s->bcell / esz; /* elements per chunk */
     const char *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    for (MPI_Count at = 0; at < count && rc == MPI_SUCCESS; at += (MPI_Count)per) {
-        size_t m = (size_t)(count - at) < per ? (size_t)(count - at) : per;
-        size_t pos = (size_t)at * esz;
-        uint64_t t = next_chunk(s, n), k1 = ++s->bseq, k2 = ++s->bseq;
-        memcpy(bcell(s, me, t), mine + pos, m * esz);
-        post(bflag(s, me), k1);
-        wait_all(s, n, bflag, k1);
-        /* my slice: elements [lo, hi) of the chunk */
-        size_t lo = m * (size_t)me / (size_t)n, hi = m * (size_t)(me + 1) / (size_t)n;
+    size_t m = (size_t)(((size_t)count + per - 1) / per); /* chunks */
+    /* chunk j: elements [j * per, j * per + len(j)) */
+#define CH_LEN(j) ((size_t)count - (j) * per < per ? (size_t)count - (j) * per : per)
+    uint64_t tprev = 0, t = next_chunk(s, n), k = ++s->bseq;
+    memcpy(bcell(s, me, t), mine, CH_LEN(0) * esz);
+    post(bflag(s, me), k);
+    for (size_t j = 0; j < m; j++) {
+        wait_all(s, n, bflag, k); /* chunk j copied in by all; chunk j - 1 reduced by all */
+        if (j > 0) {
+            if (out)
+                memcpy((char *)rbuf + (j - 1) * per * esz, bcell(s, n - 1, tprev), CH_LEN(j - 1) * esz);
+            post(bout(s, me), tprev);
+        }
+        /* my slice of chunk j: elements [lo, hi) */
+        size_t len = CH_LEN(j), lo = len * (size_t)me / (size_t)n, hi = len * (size_t)(me + 1) / (size_t)n;
         unsigned char *acc = bcell(s, n - 1, t) + lo * esz;
         for (int r = n - 2; r >= 0 && rc == MPI_SUCCESS && hi > lo; r--)
             rc = wh_op_apply(op, bcell(s, r, t) + lo * esz, acc, hi - lo, dth, dt);
-        post(bflag(s, me), k2);
-        if (root < 0 || me == root) {
-            wait_all(s, n, bflag, k2);
-            memcpy((char *)rbuf + pos, bcell(s, n - 1, t), m * esz);
+        tprev = t;
+        if (j + 1 < m) {
+            t = next_chunk(s, n);
+            memcpy(bcell(s, me, t), mine + (j + 1) * per * esz, CH_LEN(j + 1) * esz);
         }
-        post(bout(s, me), t);
+        k = ++s->bseq;
+        post(bflag(s, me), k);
     }
+    wait_all(s, n, bflag, k); /* the last chunk reduced by all */
+    if (out)
+        memcpy((char *)rbuf + (m - 1) * per * esz, bcell(s, n - 1, tprev), CH_LEN(m - 1) * esz);
+    post(bout(s, me), tprev);
+#undef CH_LEN
     return rc;
 }
 
@@ -466,7 +643,7 @@ int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
     if (blk <= wh_tun.coll_shm_max) {
         uint64_t k = ++s->seq;
         if (k >= NCELL)
-            wait_all(s, n, flag, k - NCELL + 1);
+            wait_flags(s, n, k - NCELL + 1);
         memcpy(cell(s, me, k), src, blk);
         post(flag(s, me), k);
         for (int q = 0; q < n; q++) {
@@ -474,6 +651,7 @@ int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
             if (!(q == me && dst + (size_t)q * blk == src))
                 memcpy(dst + (size_t)q * blk, cell(s, q, k), blk);
         }
+        s->floor = k;
         __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
     } else {
         for (size_t pos = 0; pos < blk; pos += s->bcell) {

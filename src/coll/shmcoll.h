@@ -22,4 +22,14 @@ int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Data
  * or large (wh_shmc_large_usable(c, blk, 1)); any datatypes */
 int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
                       wh_dtype_t *rdt, wh_comm_t *c);
+/* Through the inline cells (blk = bytes per rank's block, the same on
+ * every rank; gather: blk <= WHARF_COLL_SHM_MAX, scatter and alltoall:
+ * n x blk <= WHARF_COLL_SHM_MAX, checked with wh_shmc_usable); any
+ * datatypes, packed into and unpacked out of the cells directly. */
+int wh_shmc_gather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                   wh_dtype_t *rdt, int root, size_t blk, wh_comm_t *c);
+int wh_shmc_scatter(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                    wh_dtype_t *rdt, int root, size_t blk, wh_comm_t *c);
+int wh_shmc_alltoall(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                     wh_dtype_t *rdt, size_t blk, wh_comm_t *c);
 #endif

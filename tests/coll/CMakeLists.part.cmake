@@ -57,13 +57,24 @@ foreach(np 3 6)
     set_property(TEST mpi.coll.shm_chunk.np${np}.${v} APPEND PROPERTY ENVIRONMENT "WHARF_COLL_SHM_CHUNK=4160")
   endforeach()
 endforeach()
-# waiters that sleep on the flags (futex) after one poll, and never
+# waiters that sleep on the flags (futex) after one poll (no yielding phase), and never
 foreach(mode on off)
   wh_mpi_test(coll.shm_sleep_${mode}.np5 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c 5)
   foreach(v shm shmcopy net)
     set_property(TEST mpi.coll.shm_sleep_${mode}.np5.${v} APPEND PROPERTY ENVIRONMENT
-                 "WHARF_COLL_SLEEP=${mode}" "WHARF_COLL_SPIN=1")
+                 "WHARF_COLL_SLEEP=${mode}" "WHARF_COLL_SPIN=1" "WHARF_COLL_SLEEP_AFTER=0")
   endforeach()
+endforeach()
+# the flat barrier (WHARF_COLL_SHM_BARRIER=flat; the default is release), with and without sleeping
+foreach(np 3 5)
+  wh_mpi_test(coll.shm_flat.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c ${np})
+  foreach(v shm shmcopy net)
+    set_property(TEST mpi.coll.shm_flat.np${np}.${v} APPEND PROPERTY ENVIRONMENT "WHARF_COLL_SHM_BARRIER=flat")
+  endforeach()
+endforeach()
+foreach(v shm shmcopy net)
+  set_property(TEST mpi.coll.shm_flat.np5.${v} APPEND PROPERTY ENVIRONMENT "WHARF_COLL_SLEEP=on"
+               "WHARF_COLL_SPIN=1" "WHARF_COLL_SLEEP_AFTER=0")
 endforeach()
 wh_mpi_test(coll.shm_nolarge.np4 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c 4)
 foreach(v shm shmcopy net)
@@ -110,3 +121,12 @@ set_tests_properties(coll.kill_in_shm PROPERTIES TIMEOUT 200 LABELS "mpi;shm" PR
 foreach(np 3 4)
   wh_mpi_test(coll.bcast_layout.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_bcast_layout.c ${np})
 endforeach()
+# every data-moving collective with the ranks' layouts mixed (contiguous,
+# strided, one vector) for one type signature, MPI_IN_PLACE at one rank only,
+# blocking, nonblocking and persistent, across the shm switch points
+foreach(np 3 4)
+  wh_mpi_test(coll.layout.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c ${np})
+  wh_mpi_test(coll.layout_nb.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c ${np} nb)
+  wh_mpi_test(coll.layout_persist.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c ${np} persist)
+endforeach()
+wh_mpi_test(coll.layout.np2 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c 2)

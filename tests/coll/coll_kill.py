@@ -14,7 +14,8 @@ import time
 def main():
     wharfrun, prog = sys.argv[1], sys.argv[2]
     nodedir = tempfile.mkdtemp(prefix="wharf-collkill-")
-    env = dict(os.environ, WHARF_NODE_DIR=nodedir, WHARF_COLL_SLEEP="on", WHARF_COLL_SPIN="10")
+    env = dict(os.environ, WHARF_NODE_DIR=nodedir, WHARF_COLL_SLEEP="on", WHARF_COLL_SPIN="10",
+               WHARF_COLL_SLEEP_AFTER="0")
     t0 = time.time()
     p = subprocess.run([wharfrun, "-n", "4", "--timeout", "100", prog], env=env, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True, timeout=150)

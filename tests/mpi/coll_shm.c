@@ -198,10 +198,19 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     run(MPI_COMM_WORLD, 300);
-    /* a late rank: everyone else waits in the barrier */
-    if (me == np - 1)
-        usleep(200000);
-    MPI_Barrier(MPI_COMM_WORLD);
+    /* a late rank: everyone else waits in the barrier (and must not leave
+     * before it arrived: at least its 200 ms of sleep, whatever the load) */
+    for (int late = np - 1; late >= 0; late -= np > 1 ? np - 1 : 1) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        if (me == late)
+            usleep(200000);
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK(MPI_Wtime() - t0 >= 0.1, "left the barrier %.3f s after entering, before rank %d arrived (0.2 s late)",
+              MPI_Wtime() - t0, late);
+        if (late == 0)
+            break;
+    }
     /* short-lived communicators: blocks allocated and freed, reused */
     for (int k = 0; k < 40; k++) {
         MPI_Comm sub;

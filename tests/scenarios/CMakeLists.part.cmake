@@ -44,7 +44,7 @@ if(TARGET mpit_coll_shm)
     add_test(NAME scenarios.${sc}.coll_shm
       COMMAND ${Python3_EXECUTABLE} ${WH_SCENARIOS}/wharfns.py run ${sc} -n 2 --wharfrun ${WHARFRUN}
               --timeout 150 -- $<TARGET_FILE:mpit_coll_shm>)
-    set_tests_properties(scenarios.${sc}.coll_shm PROPERTIES ENVIRONMENT "WHARF_COLL_SLEEP=on;WHARF_COLL_SPIN=1"
+    set_tests_properties(scenarios.${sc}.coll_shm PROPERTIES ENVIRONMENT "WHARF_COLL_SLEEP=on;WHARF_COLL_SPIN=1;WHARF_COLL_SLEEP_AFTER=0"
       SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 240)
   endforeach()
 endif()
