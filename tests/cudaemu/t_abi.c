@@ -10,6 +10,7 @@
 SAME(WH_CUDA_SUCCESS, CUDA_SUCCESS);
 SAME(WH_CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_VALUE);
 SAME(WH_CUDA_ERROR_NOT_READY, CUDA_ERROR_NOT_READY);
+SAME(WH_CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_NOT_SUPPORTED);
 SAME(WH_CU_POINTER_ATTRIBUTE_CONTEXT, CU_POINTER_ATTRIBUTE_CONTEXT);
 SAME(WH_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_MEMORY_TYPE);
 SAME(WH_CU_POINTER_ATTRIBUTE_BUFFER_ID, CU_POINTER_ATTRIBUTE_BUFFER_ID);
@@ -45,6 +46,7 @@ _Static_assert(sizeof(CUdriverProcAddressQueryResult) == sizeof(int), "query res
 #define CHECK_FN(name, params)                                                                                         \
     _Static_assert(__builtin_types_compatible_p(__typeof__(&name), CUresult(*) params), #name);
 WH_CUDA_FNS(CHECK_FN)
+WH_CUDA_FNS_OPT(CHECK_FN)
 _Static_assert(__builtin_types_compatible_p(__typeof__(&cuGetProcAddress),
                                             CUresult(*)(const char *, void **, int, cuuint64_t,
                                                         CUdriverProcAddressQueryResult *)),

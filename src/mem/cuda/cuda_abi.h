@@ -26,6 +26,7 @@ typedef struct {
 #define WH_CUDA_SUCCESS 0
 #define WH_CUDA_ERROR_INVALID_VALUE 1
 #define WH_CUDA_ERROR_NOT_READY 600
+#define WH_CUDA_ERROR_NOT_SUPPORTED 801
 #define WH_CU_POINTER_ATTRIBUTE_CONTEXT 1
 #define WH_CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2
 #define WH_CU_POINTER_ATTRIBUTE_BUFFER_ID 7
@@ -62,6 +63,22 @@ typedef struct {
     X(cuIpcGetMemHandle, (wh_CUipcMemHandle * h, wh_CUdeviceptr p))                                                    \
     X(cuIpcOpenMemHandle, (wh_CUdeviceptr * p, wh_CUipcMemHandle h, unsigned int flags))                               \
     X(cuIpcCloseMemHandle, (wh_CUdeviceptr p))
+
+/* Entry points wharf can do without (a driver lacking one still loads):
+ * asynchronous copies and events (the device-buffer pipeline copies
+ * synchronously without them), page-locking of its ring, and allocation
+ * (wharf-info --calibrate only).  NULL in wh_cu when absent. */
+#define WH_CUDA_FNS_OPT(X)                                                                                             \
+    X(cuMemcpyDtoHAsync, (void *dst, wh_CUdeviceptr src, size_t n, wh_CUstream s))                                    \
+    X(cuMemcpyHtoDAsync, (wh_CUdeviceptr dst, const void *src, size_t n, wh_CUstream s))                              \
+    X(cuEventCreate, (wh_CUevent * e, unsigned int flags))                                                             \
+    X(cuEventDestroy, (wh_CUevent e))                                                                                  \
+    X(cuEventRecord, (wh_CUevent e, wh_CUstream s))                                                                    \
+    X(cuEventQuery, (wh_CUevent e))                                                                                    \
+    X(cuMemHostRegister, (void *p, size_t n, unsigned int flags))                                                      \
+    X(cuMemHostUnregister, (void *p))                                                                                  \
+    X(cuMemAlloc, (wh_CUdeviceptr * p, size_t n))                                                                      \
+    X(cuMemFree, (wh_CUdeviceptr p))
 
 /* cuGetProcAddress (the CUDA 12 entry point cuGetProcAddress_v2) */
 typedef wh_CUresult (*wh_pfn_cuGetProcAddress)(const char *symbol, void **pfn, int version, uint64_t flags,
