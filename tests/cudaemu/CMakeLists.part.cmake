@@ -186,6 +186,18 @@ if(WH_CUDAEMU_OK)
     TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;shm" PROCESSORS 3)
 endif()
 
+# Calibration: wharf-info --calibrate (2 ranks on the emulator) writes a
+# tuning file that parses, and a following job loads it (its report shows
+# the file's switch points).  Timing is not judged.
+if(WH_CUDAEMU_OK)
+  add_test(NAME mpi.gpu.calibrate COMMAND ${Python3_EXECUTABLE} ${CUEMU}/check_calib.py ${WHARFRUN}
+           $<TARGET_FILE:wharf-info> $<TARGET_FILE:mpit_gpu_p2p>)
+  set_tests_properties(mpi.gpu.calibrate PROPERTIES
+    ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;CUDAEMU_VISIBLE=0,1"
+    PASS_REGULAR_EXPRESSION "calibrate: ok" FAIL_REGULAR_EXPRESSION "calibrate: FAILED"
+    TIMEOUT 400 LABELS "mpi;gpu;shm" PROCESSORS 2)
+endif()
+
 # The scheme the coordinator picks for co-resident ranks is CUDA IPC (the
 # channel report must count it), and a failing IPC open falls back to staged
 # copies with a log line, never a wrong answer.
