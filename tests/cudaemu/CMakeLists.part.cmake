@@ -115,11 +115,11 @@ if(WH_CUDAEMU_OK)
   # one-sided operations with device origin and result buffers (rma_dev.c)
   wh_gpu_mpi_test(gpu.rma ${CUEMU}/gpu_rma.c 3 ENV "CUDAEMU_STREAM_DELAY_US=30" "CUDAEMU_TIMING=0")
   # every scheme but the staged fragments switched off by the tunables
-  wh_gpu_mpi_test(gpu.staged ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "WHARF_CUDA_IPC=0"
+  wh_gpu_mpi_test(gpu.staged ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "WHARF_CUDA_IPC=0" "WHARF_CUDA_PIPE=0"
                   "WHARF_CUDA_EAGER_MAX=0" "WHARF_REPORT=channels")
   foreach(v shm shmcopy net)
     set_tests_properties(mpi.gpu.staged.${v} PROPERTIES PASS_REGULAR_EXPRESSION "gpu p2p: ok"
-                         FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank;cuda-ipc")
+                         FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank;cuda-ipc;pipeline")
   endforeach()
   # every device-buffer scheme forced by WHARF_CUDA_SCHEME over point-to-point (random stream delays:
   # a pipeline that published a chunk before its copy's event fired reads stale data); the gpu report
