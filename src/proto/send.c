@@ -275,6 +275,18 @@ int wh_req_start(wh_req_t *r)
     return r->kind == WH_REQ_SEND ? start_send(r) : start_recv(r);
 }
 
+/* wh_send's slow path: a request (a device buffer was counted by the tracer already) */
+static __attribute__((noinline)) int send_slow(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag,
+                                               wh_comm_t *c, int ctxoff)
+{
+    wh_req_t *r;
+    int rc = wh_isend_x(buf, count, dt, dest, tag, c, ctxoff, WH_MODE_STD,
+                        dest != MPI_PROC_NULL ? WH_TRACE_NONE : WH_TRACE_BLK, &r);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return wh_wait(r, NULL);
+}
+
 int wh_send(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c, int ctxoff)
 {
     /* Fast path: a standard-mode eager message of contiguous data its channel
@@ -302,12 +314,7 @@ int wh_send(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag,
                 return rc;
         }
     }
-    wh_req_t *r; /* a device buffer was counted by the tracer above */
-    int rc = wh_isend_x(buf, count, dt, dest, tag, c, ctxoff, WH_MODE_STD,
-                        dest != MPI_PROC_NULL ? WH_TRACE_NONE : WH_TRACE_BLK, &r);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return wh_wait(r, NULL);
+    return send_slow(buf, count, dt, dest, tag, c, ctxoff);
 }
 
 int wh_recv(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, int ctxoff,
