@@ -352,6 +352,10 @@ int wh_gpu_rel(int wpeer)
     wh_gpeer_t *g = &wh_gpeers[wpeer];
     if (!g->rel_done) {
         g->rel = (uint8_t)compute_rel(wpeer);
+        int lp = wh_job.local_index ? wh_job.local_index[wpeer] : -1;
+        const wh_reg_rec_t *me = wh_loc_me(), *peer = lp >= 0 ? wh_loc_rec(lp) : NULL;
+        g->other_pidns = me && peer && me->ns[WH_NS_PID] && peer->ns[WH_NS_PID] &&
+                         me->ns[WH_NS_PID] != peer->ns[WH_NS_PID];
         g->rel_done = 1;
     }
     return g->rel;
@@ -361,7 +365,7 @@ int wh_gpu_rel(int wpeer)
 static int ipc_reachable(int wpeer)
 {
     int r = wh_gpu_rel(wpeer);
-    return r != WH_GREL_NONE && r != WH_GREL_VISIBLE;
+    return r != WH_GREL_NONE && r != WH_GREL_VISIBLE && !wh_gpeers[wpeer].other_pidns;
 }
 
 int wh_coord_dev_send(int wpeer, size_t bytes, int how)
@@ -438,13 +442,14 @@ void wh_gpu_report(void)
             continue;
         int shm = wh_coord_peers[p].chan == WH_CHAN_SHM, rel = shm ? wh_gpu_rel(p) : WH_GREL_UNKNOWN;
         char rg[400];
-        ranges(&wh_gsw[g->cls], wh_coord_lim.eager_max[wh_coord_peers[p].chan], shm && rel != WH_GREL_NONE &&
-               rel != WH_GREL_VISIBLE, shm, rg, sizeof rg);
+        ranges(&wh_gsw[g->cls], wh_coord_lim.eager_max[wh_coord_peers[p].chan], shm && ipc_reachable(p), shm, rg,
+               sizeof rg);
         o += (size_t)snprintf(buf + o, cap - o,
                               "wharf: rank %d gpu peer %d: class %s (device messages: %llu blocking, %llu nonblocking); "
-                              "%s; schemes: %s; messages:",
+                              "%s%s; schemes: %s; messages:",
                               wh_job.rank, p, wh_gclass_names[g->cls], (unsigned long long)g->tblk,
-                              (unsigned long long)g->tnb, shm ? wh_grel_names[rel] : "network peer", rg);
+                              (unsigned long long)g->tnb, shm ? wh_grel_names[rel] : "network peer",
+                              shm && g->other_pidns ? " (another PID namespace: no CUDA IPC)" : "", rg);
         for (int s = 0; s < WH_DS_MAX; s++)
             if (g->msgs[s])
                 o += (size_t)snprintf(buf + o, cap - o, " %s %llu", wh_ds_names[s], (unsigned long long)g->msgs[s]);

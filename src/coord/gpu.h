@@ -58,6 +58,7 @@ typedef struct wh_gpeer {
     uint8_t cls;               /* WH_GCLASS_* */
     uint8_t rel;               /* WH_GREL_*, computed on first use */
     uint8_t rel_done;
+    uint8_t other_pidns;       /* the peer is in another PID namespace (legacy CUDA IPC cannot work) */
     uint64_t msgs[WH_DS_MAX];  /* messages per scheme (decided here) */
 } wh_gpeer_t;
 extern wh_gpeer_t *wh_gpeers;
