@@ -152,8 +152,8 @@ static void rx_begin(side_t *x)
 int wh_pipe_recv(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, size_t n)
 {
     side_t *x = side_of(&rx, wpeer);
-    if (!x)
-        return WH_FALLBACK;
+    if (!x || (!x->ring && x->warned))
+        return WH_FALLBACK; /* no ring could be had for this peer: not asked again */
     if (!x->ring) {
         size_t chunk;
         uint32_t depth;
