@@ -5,6 +5,7 @@
 
 #include "chan/net/net.h"
 #include "coord/coord.h"
+#include "coord/gpu.h"
 #include "core/core.h"
 #include "locality/locality.h"
 #include "mem/cuda/wh_cuda.h"
@@ -18,6 +19,7 @@ const char *const wh_proto_names[WH_PROTO_MAX] = {
     [WH_PROTO_LDST] = "load-store", [WH_PROTO_ATOMIC] = "atomic", [WH_PROTO_ACCLOCK] = "acc-locked",
     [WH_PROTO_CMA] = "cma",     [WH_PROTO_FABRIC] = "fabric-rma", [WH_PROTO_CUDA_VMM] = "cuda-vmm",
     [WH_PROTO_FATOMIC] = "fabric-atomic",
+    [WH_PROTO_PIPE] = "pipeline",
 };
 
 wh_coord_peer_t *wh_coord_peers;
@@ -93,7 +95,7 @@ static void report_limits(void)
     }
     if (wh_cuda_on)
         printf("wharf: gpu: CUDA driver loaded (%d device(s) visible to rank 0); device buffers: staged eager <= %zu B, "
-               "larger ones %s, else pipelined fragments staged through host memory\n",
+               "larger ones %s, else pipelined through the node region or staged fragments (WHARF_REPORT=gpu: switch points)\n",
                wh_cuda_ndev, wh_coord_lim.dev_eager_max,
                wh_tun.cuda_ipc ? "by CUDA IPC between co-resident ranks where the driver lets the receiver map the "
                                  "sender's memory (legacy handles; VMM file descriptors for cuMemCreate memory)"
@@ -163,11 +165,12 @@ int wh_coord_init(void)
     }
     wh_chans_poll_set();
     report_limits();
-    return MPI_SUCCESS;
+    return wh_gpu_coord_init();
 }
 
 void wh_coord_report_counts(void)
 {
+    wh_gpu_report();
     if (!wh_tun.report || !strstr(wh_tun.report, "channels"))
         return;
     char line[1024];
@@ -200,6 +203,7 @@ void wh_coord_report_counts(void)
 
 void wh_coord_finalize(void)
 {
+    wh_gpu_coord_finalize();
     free(wh_coord_peers);
     wh_coord_peers = NULL;
 }

@@ -39,6 +39,7 @@ enum wh_proto_id {
     WH_PROTO_FABRIC,    /* put/get by the net channel's zero-copy (libfabric RMA) */
     WH_PROTO_CUDA_VMM,  /* receiver maps the sender's device buffer from a VMM file descriptor (CUDA IPC, vmm.c) */
     WH_PROTO_FATOMIC,   /* accumulate, fetch-and-op, compare-and-swap by libfabric atomics */
+    WH_PROTO_PIPE,      /* device buffers: chunks through a node-region ring, async copies on both sides */
     WH_PROTO_MAX
 };
 extern const char *const wh_proto_names[WH_PROTO_MAX];
@@ -98,18 +99,31 @@ static inline void wh_coord_note(int chan, int proto, size_t bytes)
     wh_coord_bytes[chan][proto] += bytes;
 }
 
+/* How a device-buffer message counts for the workload tracer (coord/gpu.h). */
+enum { WH_TRACE_NB = 0, WH_TRACE_BLK = 1, WH_TRACE_NONE = 2 };
+
+/* Device memory: the sender's decision by the switch points of the peer's
+ * traced class (out of line; counts the message with the tracer). */
+int wh_coord_dev_send(int wpeer, size_t bytes, int how);
+/* Device memory: the receiver's decision for a matched rendezvous (CUDA IPC,
+ * pipeline or staged by the class's switch points and the GPU locality). */
+wh_coord_choice_t wh_coord_dev_rndv(int wpeer, size_t bytes, int mem, int remote, int how);
+/* Device memory: an eager message into a device buffer (counted; the GDRCopy limits of the class set). */
+void wh_coord_dev_recv(int wpeer, size_t bytes, int how);
+
 /* The sender's decision, inline on the hot path: eager when it fits the
- * channel's threshold and the memory is host memory, or device memory small
- * enough to be staged into the eager payload (channels copy it out through
- * wh_mem_copy).  Host memory decides on the first test of the second operand. */
-static inline wh_coord_choice_t wh_coord_send(int wpeer, size_t bytes, int mem)
+ * channel's threshold; device memory (small enough by its class's switch
+ * point) is staged into the eager payload by the channel (wh_mem_copy).
+ * Host memory decides on one test of the size and one of the kind, as
+ * before device buffers (callgrind: the same instructions per 8-byte send). */
+static inline wh_coord_choice_t wh_coord_send(int wpeer, size_t bytes, int mem, int how)
 {
     wh_coord_choice_t c;
     c.chan = wh_coord_peers[wpeer].chan;
-    c.proto = (uint8_t)(bytes <= wh_coord_lim.eager_max[c.chan] &&
-                                (mem == WH_MEM_HOST || bytes <= wh_coord_lim.dev_eager_max)
-                            ? WH_PROTO_EAGER
-                            : WH_PROTO_RNDV);
+    if (__builtin_expect(bytes <= wh_coord_lim.eager_max[c.chan] && mem == WH_MEM_HOST, 1))
+        c.proto = WH_PROTO_EAGER;
+    else
+        c.proto = (uint8_t)(mem == WH_MEM_HOST ? WH_PROTO_RNDV : wh_coord_dev_send(wpeer, bytes, how));
     return c;
 }
 

@@ -29,7 +29,8 @@ typedef struct wh_reg_rec {
     char boot_id[40];
     char hostname[64];
     char cpuset[256];        /* e.g. "0-3,8" */
-    unsigned char spare[1024 - 480];
+    char gpu[512];           /* its GPUs (wh_cuda_describe), written by the coordinator at init; "" none */
+    unsigned char spare[1024 - 480 - 512];
 } wh_reg_rec_t;
 
 typedef struct wh_reg_hdr {

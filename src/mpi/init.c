@@ -206,6 +206,7 @@ static int runtime_down(void)
             wh_progress_idle(&idle);
     wh_comm_t *world = wh_comm_get(MPI_COMM_WORLD);
     int rc = wh_barrier(world);
+    wh_pipe_finalize(); /* device pipeline rings live in the node region */
     wh_coord_report_counts();
     wh_coll_finalize();
     wh_comm_finalize();

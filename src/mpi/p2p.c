@@ -99,7 +99,7 @@ WH_INLINE int send_blocking(const char *fname, const void *buf, MPI_Count count,
         rc = wh_bsend(buf, count, dt, dest, tag, c, NULL);
     } else {
         wh_req_t *r;
-        rc = wh_isend(buf, count, dt, dest, tag, c, WH_CTX_P2P, mode, &r);
+        rc = wh_isend_x(buf, count, dt, dest, tag, c, WH_CTX_P2P, mode, WH_TRACE_BLK, &r);
         if (rc == MPI_SUCCESS) {
             wh_req_wait_done(r);
             rc = r->err;
@@ -202,7 +202,7 @@ WH_INLINE int recv_blocking(const char *fname, void *buf, MPI_Count count, MPI_D
         return rc;
     WH_CHK_PTR(fname, c, status, "status");
     wh_req_t *r;
-    rc = wh_irecv(buf, count, dt, src, tag, c, WH_CTX_P2P, &r);
+    rc = wh_irecv_x(buf, count, dt, src, tag, c, WH_CTX_P2P, WH_TRACE_BLK, &r);
     if (__builtin_expect(rc != MPI_SUCCESS, 0))
         return wh_p2p_raise(c, fname, rc);
     wh_req_wait_done(r);

@@ -56,6 +56,8 @@ static void deliver_eager(wh_req_t *r, const void *payload, size_t len)
     if (n) {
         const char *start;
         int rc;
+        if (__builtin_expect(r->mem != WH_MEM_HOST, 0))
+            wh_coord_dev_recv(r->wpeer, n, r->trace); /* the tracer; GDRCopy limits of the peer's class */
         if (__builtin_expect(wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &start), 1)) {
             rc = wh_mem_copy((char *)start, r->mem, payload, WH_MEM_HOST, n);
         } else {

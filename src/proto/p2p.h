@@ -5,6 +5,7 @@
 #ifndef WH_PROTO_P2P_H
 #define WH_PROTO_P2P_H
 #include <mpi.h>
+#include "coord/coord.h" /* WH_TRACE_* */
 #include "core/core.h"
 #include "dtype/dtype.h"
 
@@ -22,6 +23,14 @@ int wh_isend(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag
              int ctxoff, int mode, wh_req_t **req);
 int wh_irecv(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, int ctxoff,
              wh_req_t **req);
+
+/* The same, saying how the device-buffer workload tracer counts the message
+ * (trace: WH_TRACE_BLK for blocking MPI calls; wh_isend/wh_irecv count it as
+ * nonblocking). */
+int wh_isend_x(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c, int ctxoff,
+               int mode, int trace, wh_req_t **req);
+int wh_irecv_x(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, int ctxoff, int trace,
+               wh_req_t **req);
 
 /* Complete and release an internal request (status may be NULL). */
 int wh_wait(wh_req_t *r, MPI_Status *status);

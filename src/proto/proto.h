@@ -7,6 +7,8 @@
  *               GET   zero-copy get from the sender's buffer, then FIN
  *               BULK  the channel's receiver-posted stream; CTS carries its token
  *               FRAG  CTS; the sender pushes DATA fragments through active messages
+ *               CUDA_IPC  the receiver maps the sender's device buffer, copies, FIN
+ *               PIPE  CTS names a node-region ring; chunks move through it (pipe.c)
  *             (an empty transfer is just a FIN).
  * Messages between two ranks on one channel keep their order (the channels'
  * contract), which together with FIFO matching gives MPI's non-overtaking rule. */
@@ -16,6 +18,7 @@
 #include "mem/cuda/wh_cuda.h"
 #include "chan/chan.h"
 #include "coord/coord.h"
+#include "coord/gpu.h"
 #include "proto/request.h"
 
 /* active-message ids of point-to-point (registered by wh_proto_init) */
@@ -91,6 +94,14 @@ void wh_am_sack(int chan, int wpeer, const wh_hdr_t *h, const void *payload, siz
 void wh_am_cts(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
 void wh_am_data(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
 void wh_am_fin(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
+
+/* the device-buffer pipeline between co-resident ranks (pipe.c) */
+/* receiver: move matched rendezvous r (n bytes) through the peer's ring; WH_FALLBACK: no ring, use another protocol */
+int wh_pipe_recv(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, size_t n);
+/* sender: its CTS named the ring at node-region offset off */
+int wh_pipe_send(wh_req_t *s, int chan, int wpeer, uint64_t off);
+void wh_pipe_finalize(void); /* before the node region goes away */
+extern int wh_pipe_active;
 
 void wh_progress_init(void);
 #endif

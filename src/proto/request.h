@@ -34,6 +34,7 @@ struct wh_req {
     /* protocol state (src/proto; channels never see requests) */
     int mem;                     /* wh_mem_kind of buf */
     uint8_t rproto;              /* rendezvous: wh_proto_id moving the data */
+    uint8_t trace;               /* device buffers: how the workload tracer counts it (WH_TRACE_*) */
     size_t msg_len;              /* recv: incoming message length (may exceed bytes) */
     size_t xfer_len;             /* rendezvous: bytes the receiver takes (min(len, capacity)) */
     size_t xfer_off;             /* rendezvous: bytes moved so far */

@@ -35,6 +35,7 @@ int wh_rndv_start(wh_req_t *r, int chan, const wh_hdr_t *eh)
         plen = sizeof x;
     }
     r->xfer_off = 0;
+    r->rproto = WH_PROTO_EAGER; /* until a CTS says how the data moves (none: CUDA IPC or nothing to move) */
     int rc = wh_send_rts(r, &h, &x, plen);
     if (rc != MPI_SUCCESS) {
         r->err = rc;
@@ -144,12 +145,25 @@ void wh_rndv_matched(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const 
         !(ipc_refused && (ipc_refused[wpeer] >> x.ipc.scheme & 1)) &&
         wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &rstart))
         remote |= WH_REMOTE_CUDA_IPC;
-    wh_coord_choice_t ch = wh_coord_rndv(wpeer, n, mem, remote);
+    int dev = mem == WH_MEM_CUDA;
+    wh_coord_choice_t ch = dev ? wh_coord_dev_rndv(wpeer, n, mem, remote, r->trace) : wh_coord_rndv(wpeer, n, mem, remote);
     if (ch.proto == WH_PROTO_CUDA_IPC) {
-        if (rndv_cuda_ipc(r, chan, wpeer, h, &x.ipc, n) == 0)
+        if (rndv_cuda_ipc(r, chan, wpeer, h, &x.ipc, n) == 0) {
+            wh_gpu_note(wpeer, WH_DS_IPC);
             return;
-        ch = wh_coord_rndv(wpeer, n, mem, remote & ~WH_REMOTE_CUDA_IPC); /* the staged path */
+        }
+        ch = wh_coord_dev_rndv(wpeer, n, mem, remote & ~WH_REMOTE_CUDA_IPC, WH_TRACE_NONE); /* pipeline or staged */
     }
+    if (ch.proto == WH_PROTO_PIPE) {
+        if (wh_pipe_recv(r, chan, wpeer, h, n) == MPI_SUCCESS) {
+            wh_coord_note(chan, WH_PROTO_PIPE, n);
+            wh_gpu_note(wpeer, WH_DS_PIPE);
+            return;
+        }
+        ch = wh_coord_rndv(wpeer, n, mem, remote & ~WH_REMOTE_CUDA_IPC); /* no ring: staged */
+    }
+    if (dev)
+        wh_gpu_note(wpeer, WH_DS_STAGED);
     wh_data_t d;
     wh_req_data(r, 0, n, &d);
     int rc;
@@ -202,6 +216,8 @@ void wh_am_cts(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size
         return;
     }
     memcpy(&cts, payload, sizeof cts);
+    if (s->mem != WH_MEM_HOST)
+        wh_gpu_note(wpeer, cts.proto == WH_PROTO_PIPE ? WH_DS_PIPE : WH_DS_STAGED);
     s->xfer_len = (size_t)h->len;
     s->xfer_off = 0;
     s->remote = cts.rreq;
@@ -216,6 +232,10 @@ void wh_am_cts(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size
             s->sync_pending = 0;
             wh_req_send_done(s);
         }
+        return;
+    }
+    if (cts.proto == WH_PROTO_PIPE) {
+        wh_pipe_send(s, chan, wpeer, cts.token);
         return;
     }
     s->rproto = WH_PROTO_FRAG;
@@ -275,6 +295,8 @@ void wh_am_fin(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size
                   (unsigned long long)h->sreq);
         return;
     }
+    if (s->mem != WH_MEM_HOST && s->rproto == WH_PROTO_EAGER && s->bytes)
+        wh_gpu_note(wpeer, WH_DS_IPC); /* no CTS: the receiver mapped the buffer */
     s->sync_pending = 0;
     wh_req_send_done(s);
 }

@@ -130,6 +130,7 @@ static void req_fill(wh_req_t *r, void *buf, MPI_Count count, wh_dtype_t *dt, in
     r->comm = c;
     c->obj.refs++;
     r->ctx = c->ctx | (uint32_t)ctxoff;
+    r->trace = WH_TRACE_NB;
 }
 
 static int start_send(wh_req_t *r)
@@ -144,7 +145,7 @@ static int start_send(wh_req_t *r)
     }
     wh_comm_t *c = r->comm;
     int wpeer = wh_comm_wrank(c, r->rank);
-    wh_coord_choice_t ch = wh_coord_send(wpeer, r->bytes, r->mem);
+    wh_coord_choice_t ch = wh_coord_send(wpeer, r->bytes, r->mem, r->trace);
     r->wpeer = wpeer;
     r->chan = ch.chan;
     wh_hdr_t h = {.type = wh_p2p_am.eager, .ctx = r->ctx, .src = c->rank, .tag = r->tag, .len = r->bytes,
@@ -198,14 +199,15 @@ static int start_recv(wh_req_t *r)
     return MPI_SUCCESS;
 }
 
-int wh_isend(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c, int ctxoff,
-             int mode, wh_req_t **req)
+int wh_isend_x(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c, int ctxoff,
+               int mode, int trace, wh_req_t **req)
 {
     wh_req_t *r = wh_req_alloc(WH_REQ_SEND);
     if (!r)
         return wh_error(MPI_ERR_NO_MEM, "out of memory allocating a send request");
     req_fill(r, (void *)buf, count, dt, dest, tag, c, ctxoff);
     r->mode = (uint8_t)mode;
+    r->trace = (uint8_t)trace;
     int rc = start_send(r);
     if (rc != MPI_SUCCESS) { /* the caller gets no request to wait on */
         wh_req_release(r);
@@ -215,15 +217,28 @@ int wh_isend(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag
     return MPI_SUCCESS;
 }
 
-int wh_irecv(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, int ctxoff,
-             wh_req_t **req)
+int wh_isend(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c, int ctxoff,
+             int mode, wh_req_t **req)
+{
+    return wh_isend_x(buf, count, dt, dest, tag, c, ctxoff, mode, WH_TRACE_NB, req);
+}
+
+int wh_irecv_x(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, int ctxoff, int trace,
+               wh_req_t **req)
 {
     wh_req_t *r = wh_req_alloc(WH_REQ_RECV);
     if (!r)
         return wh_error(MPI_ERR_NO_MEM, "out of memory allocating a receive request");
     req_fill(r, buf, count, dt, src, tag, c, ctxoff);
+    r->trace = (uint8_t)trace;
     *req = r;
     return start_recv(r); /* cannot fail */
+}
+
+int wh_irecv(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, int ctxoff,
+             wh_req_t **req)
+{
+    return wh_irecv_x(buf, count, dt, src, tag, c, ctxoff, WH_TRACE_NB, req);
 }
 
 int wh_send_init(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c, int mode,
@@ -260,6 +275,18 @@ int wh_req_start(wh_req_t *r)
     return r->kind == WH_REQ_SEND ? start_send(r) : start_recv(r);
 }
 
+/* wh_send's slow path: a request (a device buffer was counted by the tracer already) */
+static __attribute__((noinline)) int send_slow(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag,
+                                               wh_comm_t *c, int ctxoff)
+{
+    wh_req_t *r;
+    int rc = wh_isend_x(buf, count, dt, dest, tag, c, ctxoff, WH_MODE_STD,
+                        dest != MPI_PROC_NULL ? WH_TRACE_NONE : WH_TRACE_BLK, &r);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return wh_wait(r, NULL);
+}
+
 int wh_send(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c, int ctxoff)
 {
     /* Fast path: a standard-mode eager message of contiguous data its channel
@@ -269,7 +296,7 @@ int wh_send(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag,
         size_t bytes = wh_dtype_bytes(dt, (size_t)count);
         const char *start = buf;
         int mem = wh_mem_query(buf);
-        wh_coord_choice_t ch = wh_coord_send(wpeer, bytes, mem);
+        wh_coord_choice_t ch = wh_coord_send(wpeer, bytes, mem, WH_TRACE_BLK);
         if (ch.proto == WH_PROTO_EAGER && (!pend_count || !pend_count[wpeer]) &&
             (bytes == 0 || wh_dtype_is_contig(dt, (size_t)count, buf, &start))) {
             wh_hdr_t h = {.type = wh_p2p_am.eager, .ctx = c->ctx | (uint32_t)ctxoff, .src = c->rank, .tag = tag,
@@ -287,18 +314,14 @@ int wh_send(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag,
                 return rc;
         }
     }
-    wh_req_t *r;
-    int rc = wh_isend(buf, count, dt, dest, tag, c, ctxoff, WH_MODE_STD, &r);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return wh_wait(r, NULL);
+    return send_slow(buf, count, dt, dest, tag, c, ctxoff);
 }
 
 int wh_recv(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, int ctxoff,
             MPI_Status *status)
 {
     wh_req_t *r;
-    int rc = wh_irecv(buf, count, dt, src, tag, c, ctxoff, &r);
+    int rc = wh_irecv_x(buf, count, dt, src, tag, c, ctxoff, WH_TRACE_BLK, &r);
     if (rc != MPI_SUCCESS)
         return rc;
     return wh_wait(r, status);
@@ -309,10 +332,10 @@ int wh_sendrecv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, int dest, i
                 MPI_Status *status)
 {
     wh_req_t *rr, *sr;
-    int rc = wh_irecv(rbuf, rcount, rdt, src, rtag, c, ctxoff, &rr);
+    int rc = wh_irecv_x(rbuf, rcount, rdt, src, rtag, c, ctxoff, WH_TRACE_BLK, &rr);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = wh_isend(sbuf, scount, sdt, dest, stag, c, ctxoff, WH_MODE_STD, &sr);
+    rc = wh_isend_x(sbuf, scount, sdt, dest, stag, c, ctxoff, WH_MODE_STD, WH_TRACE_BLK, &sr);
     if (rc != MPI_SUCCESS) {
         wh_wait(rr, NULL);
         return rc;

@@ -3,6 +3,7 @@
 # conformance test driven through every channel's ops table.
 wh_unit_test(nodeheap ${CMAKE_SOURCE_DIR}/tests/unit/test_nodeheap.c)
 wh_unit_test(coord ${CMAKE_SOURCE_DIR}/tests/unit/test_coord.c)
+wh_unit_test(coord_gpu ${CMAKE_SOURCE_DIR}/tests/unit/test_coord_gpu.c)
 add_test(NAME arch.layers COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tools/check_layers.py ${CMAKE_SOURCE_DIR}/src)
 set_tests_properties(arch.layers PROPERTIES LABELS unit TIMEOUT 60)
 

@@ -119,12 +119,87 @@ if(WH_CUDAEMU_OK)
   # one-sided operations with device origin and result buffers (rma_dev.c)
   wh_gpu_mpi_test(gpu.rma ${CUEMU}/gpu_rma.c 3 ENV "CUDAEMU_STREAM_DELAY_US=30" "CUDAEMU_TIMING=0")
   # every scheme but the staged fragments switched off by the tunables
-  wh_gpu_mpi_test(gpu.staged ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "WHARF_CUDA_IPC=0"
+  wh_gpu_mpi_test(gpu.staged ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "WHARF_CUDA_IPC=0" "WHARF_CUDA_PIPE=0"
                   "WHARF_CUDA_EAGER_MAX=0" "WHARF_REPORT=channels")
   foreach(v shm shmcopy net)
     set_tests_properties(mpi.gpu.staged.${v} PROPERTIES PASS_REGULAR_EXPRESSION "gpu p2p: ok"
-                         FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank;cuda-ipc")
+                         FAIL_REGULAR_EXPRESSION "check failed: ;gpu p2p: FAILED;wharfrun: rank;cuda-ipc;pipeline")
   endforeach()
+  # every device-buffer scheme forced by WHARF_CUDA_SCHEME over point-to-point (random stream delays:
+  # a pipeline that published a chunk before its copy's event fired reads stale data); the gpu report
+  # must count the forced scheme and no other large-message scheme
+  set(gchk "check failed: ;gpu p2p: FAILED;wharfrun: rank")
+  foreach(sch gdrcopy eager staged pipeline ipc)
+    wh_gpu_mpi_test(gpu.scheme_${sch} ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "CUDAEMU_STREAM_DELAY_US=50"
+                    "WHARF_CUDA_SCHEME=${sch}" "WHARF_REPORT=channels,gpu" "WHARF_LOG=info")
+  endforeach()
+  set(gok "gpu p2p: ok[^\n]*\n(.*\n)*")
+  foreach(v shm shmcopy net)
+    set_tests_properties(mpi.gpu.scheme_gdrcopy.${v} PROPERTIES
+      PASS_REGULAR_EXPRESSION "${gok}wharf: rank 0 gpu peer 1:[^\n]*messages:[^\n]* gdrcopy [1-9]"
+      FAIL_REGULAR_EXPRESSION "${gchk};cuda-ipc [1-9];pipeline [1-9]")
+    set_tests_properties(mpi.gpu.scheme_eager.${v} PROPERTIES
+      PASS_REGULAR_EXPRESSION "${gok}wharf: rank 0 gpu peer 1:[^\n]*messages:[^\n]* eager [1-9]"
+      FAIL_REGULAR_EXPRESSION "${gchk};cuda-ipc [1-9];pipeline [1-9];GDRCopy: [1-9]")
+    set_tests_properties(mpi.gpu.scheme_staged.${v} PROPERTIES
+      PASS_REGULAR_EXPRESSION "${gok}wharf: rank 0 gpu peer 1:[^\n]*messages:[^\n]* staged [1-9]"
+      FAIL_REGULAR_EXPRESSION "${gchk};cuda-ipc [1-9];pipeline [1-9];GDRCopy: [1-9]")
+  endforeach()
+  foreach(v shm shmcopy)
+    set_tests_properties(mpi.gpu.scheme_pipeline.${v} PROPERTIES
+      PASS_REGULAR_EXPRESSION "${gok}wharf: rank 0 channels:[^\n]* shm/pipeline [1-9]"
+      FAIL_REGULAR_EXPRESSION "${gchk};cuda-ipc [1-9];staged [1-9]")
+    set_tests_properties(mpi.gpu.scheme_ipc.${v} PROPERTIES
+      PASS_REGULAR_EXPRESSION "${gok}wharf: rank 0 channels:[^\n]* shm/cuda-ipc [1-9]"
+      FAIL_REGULAR_EXPRESSION "${gchk};pipeline [1-9]") # non-contiguous layouts stay staged
+  endforeach()
+  foreach(sch pipeline ipc) # network peers: neither applies, staged
+    set_tests_properties(mpi.gpu.scheme_${sch}.net PROPERTIES
+      PASS_REGULAR_EXPRESSION "${gok}wharf: rank 0 gpu peer 1: [^\n]*network peer[^\n]*messages:[^\n]* staged [1-9]"
+      FAIL_REGULAR_EXPRESSION "${gchk};cuda-ipc [1-9];pipeline [1-9]")
+  endforeach()
+  # pipeline with chunks smaller than the messages and double buffering (many turns of the ring)
+  wh_gpu_mpi_test(gpu.pipe_small ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "CUDAEMU_STREAM_DELAY_US=50"
+                  "WHARF_CUDA_SCHEME=pipeline" "WHARF_CUDA_PIPE_CHUNK=8192" "WHARF_CUDA_PIPE_DEPTH=2"
+                  "WHARF_REPORT=channels")
+  foreach(v shm shmcopy)
+    set_tests_properties(mpi.gpu.pipe_small.${v} PROPERTIES
+      PASS_REGULAR_EXPRESSION "${gok}wharf: rank 0 channels:[^\n]* shm/pipeline [1-9]" FAIL_REGULAR_EXPRESSION "${gchk}")
+  endforeach()
+  # the workload tracer: a blocking ping-pong peer and a nonblocking windowed peer classify
+  # differently and, with a tuning file whose switch points differ by class, move 64 KiB by
+  # different schemes (CUDA IPC vs the pipeline); without the file both use CUDA IPC
+  add_executable(mpit_gpu_trace ${CUEMU}/gpu_trace.c)
+  add_dependencies(mpit_gpu_trace wh_headers cudaemu gdremu)
+  target_include_directories(mpit_gpu_trace PRIVATE ${WH_INC})
+  target_include_directories(mpit_gpu_trace SYSTEM PRIVATE ${WH_CUDA_INC})
+  target_link_libraries(mpit_gpu_trace PRIVATE mpi ${CMAKE_DL_LIBS})
+  target_compile_options(mpit_gpu_trace PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  set_target_properties(mpit_gpu_trace PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/mpi)
+  set(genv "${WH_CUDAEMU_ENV};WHARF_CUDA=1;CUDAEMU_VISIBLE=0,1;CUDAEMU_STREAM_DELAY_US=30;WHARF_REPORT=gpu,channels")
+  add_test(NAME mpi.gpu.trace COMMAND ${WHARFRUN} -n 3 --timeout 150 $<TARGET_FILE:mpit_gpu_trace>)
+  set_tests_properties(mpi.gpu.trace PROPERTIES
+    ENVIRONMENT "${genv};WHARF_CUDA_TUNING=${CUEMU}/tuning-classes.txt"
+    PASS_REGULAR_EXPRESSION "switch points from [^\n]*tuning-classes.txt: latency: [^\n]*cuda-ipc>=16384; bandwidth: [^\n]*pipeline>=16384, cuda-ipc>=524288(.*\n)*wharf: rank 0 gpu peer 1: class latency [^\n]*messages:[^\n]* cuda-ipc [1-9][0-9]*\nwharf: rank 0 gpu peer 2: class bandwidth [^\n]*messages:[^\n]* pipeline [1-9]"
+    FAIL_REGULAR_EXPRESSION "check failed: ;gpu trace: FAILED;wharfrun: rank;rank 0 gpu peer 1:[^\n]* pipeline [1-9]"
+    TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;shm" PROCESSORS 3)
+  add_test(NAME mpi.gpu.trace_defaults COMMAND ${WHARFRUN} -n 3 --timeout 150 $<TARGET_FILE:mpit_gpu_trace>)
+  set_tests_properties(mpi.gpu.trace_defaults PROPERTIES ENVIRONMENT "${genv}"
+    PASS_REGULAR_EXPRESSION "switch points from defaults(.*\n)*wharf: rank 0 gpu peer 1: class latency [^\n]*messages:[^\n]* cuda-ipc [1-9][0-9]*\nwharf: rank 0 gpu peer 2: class bandwidth [^\n]*messages:[^\n]* cuda-ipc [1-9]"
+    FAIL_REGULAR_EXPRESSION "check failed: ;gpu trace: FAILED;wharfrun: rank;pipeline [1-9]"
+    TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;gpu;shm" PROCESSORS 3)
+endif()
+
+# Calibration: wharf-info --calibrate (2 ranks on the emulator) writes a
+# tuning file that parses, and a following job loads it (its report shows
+# the file's switch points).  Timing is not judged.
+if(WH_CUDAEMU_OK)
+  add_test(NAME mpi.gpu.calibrate COMMAND ${Python3_EXECUTABLE} ${CUEMU}/check_calib.py ${WHARFRUN}
+           $<TARGET_FILE:wharf-info> $<TARGET_FILE:mpit_gpu_p2p>)
+  set_tests_properties(mpi.gpu.calibrate PROPERTIES
+    ENVIRONMENT "${WH_CUDAEMU_ENV};WHARF_CUDA=1;CUDAEMU_VISIBLE=0,1"
+    PASS_REGULAR_EXPRESSION "calibrate: ok" FAIL_REGULAR_EXPRESSION "calibrate: FAILED"
+    TIMEOUT 400 LABELS "mpi;gpu;shm" PROCESSORS 2)
 endif()
 
 # The scheme the coordinator picks for co-resident ranks is CUDA IPC (the
@@ -214,8 +289,8 @@ endif()
 
 # Device buffers between containers (docs/SCENARIOS.md).  With one GPU per
 # container (containers.txt, by hostname) no container can map another's
-# device memory: CUDA IPC fails and wharf stages through host memory (with a
-# warning).  With both GPUs visible in every container (containers-2gpu.txt):
+# device memory: the GPU locality in the node registry says so and wharf
+# does not try CUDA IPC (the pipeline or staged copies, no warning).  With both GPUs visible in every container (containers-2gpu.txt):
 # shared (same PID namespace) moves device buffers by CUDA IPC; pidpriv cannot
 # (the driver refuses handles from another PID namespace) and falls back;
 # isolated and twohost go through the network, staged.  The _vmm variants
@@ -227,11 +302,11 @@ endif()
 # data, the log line, never a wrong answer.
 if(WH_CUDAEMU_OK)
   foreach(cfg "shared;2gpu;cuda;-;cuda-ipc [1-9]"
-              "shared;1gpu;cuda;-;CUDA IPC with rank [0-9]+ failed"
-              "pidpriv;2gpu;cuda;-;CUDA IPC with rank [0-9]+ failed"
+              "shared;1gpu;cuda;-;gpu peer [01]: .*GPU not visible here"
+              "pidpriv;2gpu;cuda;-;gpu peer [01]: .*another PID namespace: no CUDA IPC"
               "isolated;1gpu;cuda;-;gpu p2p: ok"
               "twohost;1gpu;cuda;-;gpu p2p: ok"
-              "volume;2gpu;cuda;-;CUDA IPC with rank [0-9]+ failed"
+              "volume;2gpu;cuda;-;gpu peer [01]: .*another PID namespace: no CUDA IPC"
               "shared;2gpu_vmm;vmm;-;shm/cuda-vmm [1-9]"
               "volume;2gpu_vmm;vmm;-;shm/cuda-vmm [1-9]"
               "pidpriv;2gpu_vmm;vmm;-;shm/cuda-vmm [1-9]"
@@ -268,7 +343,7 @@ if(WH_CUDAEMU_OK)
               env LD_LIBRARY_PATH=${WH_CUDAEMU_DIR} CUDAEMU_TOPOLOGY=${CUEMU}/topo4.txt CUDAEMU_VISIBLE_FILE=${vfile}
               GPU_TEST_ALLOC=${alloc} CUDAEMU_FAIL=${fault} $<TARGET_FILE:mpit_gpu_p2p>)
     set_tests_properties(scenarios.${sc}.gpu_p2p_${gpus} PROPERTIES
-      ENVIRONMENT "WHARF_CUDA=1;WHARF_REPORT=channels" SKIP_RETURN_CODE 77
+      ENVIRONMENT "WHARF_CUDA=1;WHARF_REPORT=channels,gpu" SKIP_RETURN_CODE 77
       PASS_REGULAR_EXPRESSION "${pass}" FAIL_REGULAR_EXPRESSION "${fail}"
       LABELS "scenarios;gpu" RUN_SERIAL true TIMEOUT 240)
   endforeach()

@@ -73,6 +73,7 @@ _Static_assert(sizeof(CUdriverProcAddressQueryResult) == sizeof(int), "query res
     _Static_assert(__builtin_types_compatible_p(__typeof__(&name), CUresult(*) params), #name);
 WH_CUDA_FNS(CHECK_FN)
 WH_CUDA_FNS_VMM(CHECK_FN)
+WH_CUDA_FNS_OPT(CHECK_FN)
 _Static_assert(__builtin_types_compatible_p(__typeof__(&cuGetProcAddress),
                                             CUresult(*)(const char *, void **, int, cuuint64_t,
                                                         CUdriverProcAddressQueryResult *)),

@@ -1,21 +1,44 @@
 /* wharf-info: prints the version, every tunable with its current value, and
- * (with --markdown) the tunable table for the docs. */
+ * (with --markdown) the tunable table for the docs; with --calibrate FILE
+ * (run as a 2-rank job: wharfrun -n 2 wharf-info --calibrate FILE) measures
+ * the device-buffer schemes and writes a tuning file. */
 #include <stdio.h>
 #include <string.h>
 
 #include <mpi.h>
+#include "mpi/gpu_calib.h"
 #include "util/tunables.h"
 
 static void usage(void)
 {
     printf("usage: wharf-info [--tunables] [--markdown] [--version]\n"
-           "  prints wharf's version and every WHARF_* tunable with its type, current value, default and doc\n");
+           "  prints wharf's version and every WHARF_* tunable with its type, current value, default and doc\n"
+           "       wharfrun -n 2 wharf-info --calibrate FILE\n"
+           "  times the device-buffer schemes between two ranks (CUDA driver needed) and writes the per-class\n"
+           "  switch points to FILE, for WHARF_CUDA_TUNING=FILE (docs/GPU.md)\n");
 }
 
 int main(int argc, char **argv)
 {
     int markdown = 0;
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--calibrate")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "wharf-info: error: --calibrate needs a file name\n");
+                return 2;
+            }
+            MPI_Init(&argc, &argv);
+            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+            int rc = wh_gpu_calibrate(argv[i + 1]);
+            if (rc != MPI_SUCCESS) {
+                char msg[MPI_MAX_ERROR_STRING];
+                int len = 0;
+                MPI_Error_string(rc, msg, &len);
+                fprintf(stderr, "wharf-info: --calibrate failed: %s\n", msg);
+            }
+            MPI_Finalize();
+            return rc != MPI_SUCCESS;
+        }
         if (!strcmp(argv[i], "--markdown"))
             markdown = 1;
         else if (!strcmp(argv[i], "--version")) {

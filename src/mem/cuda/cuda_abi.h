@@ -113,6 +113,22 @@ typedef struct {
     X(cuMemUnmap, (wh_CUdeviceptr p, size_t size))                                                                     \
     X(cuMemSetAccess, (wh_CUdeviceptr p, size_t size, const wh_CUmemAccessDesc *desc, size_t count))
 
+/* Entry points wharf can do without (a driver lacking one still loads):
+ * asynchronous copies and events (the device-buffer pipeline copies
+ * synchronously without them), page-locking of its ring, and allocation
+ * (wharf-info --calibrate only).  NULL in wh_cu when absent. */
+#define WH_CUDA_FNS_OPT(X)                                                                                             \
+    X(cuMemcpyDtoHAsync, (void *dst, wh_CUdeviceptr src, size_t n, wh_CUstream s))                                    \
+    X(cuMemcpyHtoDAsync, (wh_CUdeviceptr dst, const void *src, size_t n, wh_CUstream s))                              \
+    X(cuEventCreate, (wh_CUevent * e, unsigned int flags))                                                             \
+    X(cuEventDestroy, (wh_CUevent e))                                                                                  \
+    X(cuEventRecord, (wh_CUevent e, wh_CUstream s))                                                                    \
+    X(cuEventQuery, (wh_CUevent e))                                                                                    \
+    X(cuMemHostRegister, (void *p, size_t n, unsigned int flags))                                                      \
+    X(cuMemHostUnregister, (void *p))                                                                                  \
+    X(cuMemAlloc, (wh_CUdeviceptr * p, size_t n))                                                                      \
+    X(cuMemFree, (wh_CUdeviceptr p))
+
 /* cuGetProcAddress (the CUDA 12 entry point cuGetProcAddress_v2) */
 typedef wh_CUresult (*wh_pfn_cuGetProcAddress)(const char *symbol, void **pfn, int version, uint64_t flags,
                                                int *status);

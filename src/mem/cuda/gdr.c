@@ -155,7 +155,7 @@ static struct pin *pin_for(uintptr_t a)
 int wh_cuda_gdr_copy(void *dst, int dk, const void *src, int sk, size_t n)
 {
     int to = dk == WH_MEM_CUDA;
-    if (!gh || dk == sk || n > (to ? wh_tun.cuda_gdr_h2d_max : wh_tun.cuda_gdr_d2h_max))
+    if (!gh || dk == sk || n > wh_cuda_gdr_max[to])
         return 1;
     uintptr_t a = (uintptr_t)(to ? dst : src);
     struct pin *p = pin_for(a);

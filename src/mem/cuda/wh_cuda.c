@@ -49,28 +49,43 @@ static int cuda_owns(const void *p)
     return wh_cuda_owns_cached(p); /* kcache.c: the driver's answer, cached */
 }
 
-static int cuda_copy(void *dst, int dk, const void *src, int sk, size_t n)
+size_t wh_cuda_gdr_max[2];
+
+/* wharf's stream in the context current now (made the context of device
+ * memory dev if none is); NULL with *rc set when it cannot be had, or when
+ * another context than the stream's is current (the caller copies
+ * synchronously then). */
+static wh_CUstream stream_get(const void *dev, wh_CUresult *rc)
 {
-    if (!n)
-        return MPI_SUCCESS;
-    if (n <= wh_tun.cuda_gdr_h2d_max && wh_cuda_gdr_on() && !wh_cuda_gdr_copy(dst, dk, src, sk, n))
-        return MPI_SUCCESS; /* small: through a GDRCopy mapping */
-    wh_CUresult rc = wh_cuda_ctx_for(dk == WH_MEM_CUDA ? dst : src);
     wh_CUcontext cur = NULL;
-    if (rc == WH_CUDA_SUCCESS)
-        rc = wh_cu.cuCtxGetCurrent(&cur);
-    if (rc == WH_CUDA_SUCCESS && !copy_stream && cur) {
+    *rc = wh_cuda_ctx_for(dev);
+    if (*rc == WH_CUDA_SUCCESS)
+        *rc = wh_cu.cuCtxGetCurrent(&cur);
+    if (*rc != WH_CUDA_SUCCESS || !cur)
+        return NULL;
+    if (!copy_stream) {
         if (wh_cu.cuStreamCreate(&copy_stream, WH_CU_STREAM_NON_BLOCKING) == WH_CUDA_SUCCESS)
             copy_ctx = cur;
         else
             copy_stream = NULL;
     }
+    return copy_stream && cur == copy_ctx ? copy_stream : NULL;
+}
+
+static int cuda_copy(void *dst, int dk, const void *src, int sk, size_t n)
+{
+    if (!n)
+        return MPI_SUCCESS;
+    if (n <= wh_cuda_gdr_max[dk == WH_MEM_CUDA] && wh_cuda_gdr_on() && !wh_cuda_gdr_copy(dst, dk, src, sk, n))
+        return MPI_SUCCESS; /* small: through a GDRCopy mapping */
+    wh_CUresult rc;
+    wh_CUstream st = stream_get(dk == WH_MEM_CUDA ? dst : src, &rc);
     if (rc == WH_CUDA_SUCCESS) {
         wh_CUdeviceptr d = (wh_CUdeviceptr)(uintptr_t)dst, s = (wh_CUdeviceptr)(uintptr_t)src;
-        if (copy_stream && cur == copy_ctx) {
-            rc = wh_cu.cuMemcpyAsync(d, s, n, copy_stream);
+        if (st) {
+            rc = wh_cu.cuMemcpyAsync(d, s, n, st);
             if (rc == WH_CUDA_SUCCESS)
-                rc = wh_cu.cuStreamSynchronize(copy_stream);
+                rc = wh_cu.cuStreamSynchronize(st);
             if (rc == WH_CUDA_ERROR_OUT_OF_MEMORY) { /* no memory for the asynchronous copy: the synchronous one */
                 static int warned;
                 if (!warned++)
@@ -87,6 +102,40 @@ static int cuda_copy(void *dst, int dk, const void *src, int sk, size_t n)
                         sk == WH_MEM_CUDA ? "device" : "host", dk == WH_MEM_CUDA ? "device" : "host",
                         wh_cuda_errname(rc));
     return MPI_SUCCESS;
+}
+
+int wh_cuda_async_on(void)
+{
+    return wh_cu.cuMemcpyDtoHAsync && wh_cu.cuMemcpyHtoDAsync && wh_cu.cuEventCreate && wh_cu.cuEventDestroy &&
+           wh_cu.cuEventRecord && wh_cu.cuEventQuery;
+}
+
+wh_CUresult wh_cuda_copy_async(void *dst, int dk, const void *src, int sk, size_t n, wh_CUevent ev)
+{
+    wh_CUresult rc;
+    wh_CUstream st = stream_get(dk == WH_MEM_CUDA ? dst : src, &rc);
+    if (!st)
+        return rc == WH_CUDA_SUCCESS ? WH_CUDA_ERROR_INVALID_VALUE : rc;
+    if (dk == WH_MEM_CUDA && sk == WH_MEM_HOST)
+        rc = wh_cu.cuMemcpyHtoDAsync((wh_CUdeviceptr)(uintptr_t)dst, src, n, st);
+    else if (dk == WH_MEM_HOST && sk == WH_MEM_CUDA)
+        rc = wh_cu.cuMemcpyDtoHAsync(dst, (wh_CUdeviceptr)(uintptr_t)src, n, st);
+    else
+        rc = wh_cu.cuMemcpyAsync((wh_CUdeviceptr)(uintptr_t)dst, (wh_CUdeviceptr)(uintptr_t)src, n, st);
+    if (rc == WH_CUDA_SUCCESS)
+        rc = wh_cu.cuEventRecord(ev, st);
+    return rc;
+}
+
+wh_CUresult wh_cuda_event_new(wh_CUevent *e)
+{
+    return wh_cu.cuEventCreate(e, WH_CU_EVENT_DISABLE_TIMING);
+}
+
+int wh_cuda_event_done(wh_CUevent e)
+{
+    wh_CUresult rc = wh_cu.cuEventQuery(e);
+    return rc == WH_CUDA_SUCCESS ? 1 : rc == WH_CUDA_ERROR_NOT_READY ? 0 : -rc;
 }
 
 static const wh_mem_ops_t cuda_ops = {.name = "cuda", .owns = cuda_owns, .copy = cuda_copy};
@@ -136,6 +185,7 @@ int wh_cuda_init(void)
         memcpy(&wh_cu.name, &fn, sizeof fn);                                                                           \
     }
     WH_CUDA_FNS_VMM(WH_CUDA_LOAD_OPT)
+    WH_CUDA_FNS_OPT(WH_CUDA_LOAD_OPT)
 #undef WH_CUDA_LOAD_OPT
     wh_CUresult rc = wh_cu.cuInit(0);
     if (rc != WH_CUDA_SUCCESS)
@@ -145,6 +195,8 @@ int wh_cuda_init(void)
     wh_cu.cuDeviceGetCount(&ndev);
     wh_cu.cuDriverGetVersion(&ver);
     wh_cuda_kcache_init(lib);
+    wh_cuda_gdr_max[0] = wh_tun.cuda_gdr_d2h_max;
+    wh_cuda_gdr_max[1] = wh_tun.cuda_gdr_h2d_max;
     wh_cuda_gdr_init();
     int err = wh_mem_register(WH_MEM_CUDA, &cuda_ops);
     if (err != MPI_SUCCESS)

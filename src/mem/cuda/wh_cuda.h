@@ -20,6 +20,7 @@ typedef struct wh_cuda_fns {
 #define WH_CUDA_PFN(name, params) wh_CUresult (*name) params;
     WH_CUDA_FNS(WH_CUDA_PFN)
     WH_CUDA_FNS_VMM(WH_CUDA_PFN) /* NULL when the driver lacks them */
+    WH_CUDA_FNS_OPT(WH_CUDA_PFN)
 #undef WH_CUDA_PFN
 } wh_cuda_fns_t;
 extern wh_cuda_fns_t wh_cu;
@@ -34,6 +35,20 @@ void wh_cuda_describe(char *out, size_t len);
 /* Make a context current on this thread if none is (the context of the
  * device memory at p); returns a CUresult. */
 wh_CUresult wh_cuda_ctx_for(const void *p);
+
+/* ---- asynchronous copies (the device-buffer pipeline) ---- */
+/* Issue a copy of n bytes on wharf's stream and record ev after it; a
+ * CUresult (an error: nothing was queued, the caller copies synchronously). */
+wh_CUresult wh_cuda_copy_async(void *dst, int dk, const void *src, int sk, size_t n, wh_CUevent ev);
+wh_CUresult wh_cuda_event_new(wh_CUevent *e);
+/* 1 when the driver has what asynchronous copies need (WH_CUDA_FNS_OPT) */
+int wh_cuda_async_on(void);
+/* 1 when the work before the event is done, 0 not yet, < 0 an error (-CUresult) */
+int wh_cuda_event_done(wh_CUevent e);
+/* Largest copy made through GDRCopy: [0] device to host, [1] host to device
+ * (from the tunables; the coordinator sets them from the switch points of
+ * the peer a message is decided for) */
+extern size_t wh_cuda_gdr_max[2];
 
 /* ---- the pointer-kind cache (kcache.c) ---- */
 /* Set up for the loaded driver lib (on only when it reports allocation
