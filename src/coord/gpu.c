@@ -361,11 +361,12 @@ int wh_gpu_rel(int wpeer)
     return g->rel;
 }
 
-/* can the receiver map a co-resident sender's device memory (by locality)? */
-static int ipc_reachable(int wpeer)
+/* can the receiver map a co-resident sender's device memory (by locality)?
+ * Legacy handles do not cross PID namespaces; VMM file descriptors do. */
+static int ipc_reachable(int wpeer, int vmm)
 {
     int r = wh_gpu_rel(wpeer);
-    return r != WH_GREL_NONE && r != WH_GREL_VISIBLE && !wh_gpeers[wpeer].other_pidns;
+    return r != WH_GREL_NONE && r != WH_GREL_VISIBLE && (vmm || !wh_gpeers[wpeer].other_pidns);
 }
 
 int wh_coord_dev_send(int wpeer, size_t bytes, int how)
@@ -391,7 +392,7 @@ wh_coord_choice_t wh_coord_dev_rndv(int wpeer, size_t bytes, int mem, int remote
     const wh_gsw_t *sw = wh_gpu_trace(wpeer, how);
     const wh_coord_peer_t *p = &wh_coord_peers[wpeer];
     int shm = p->chan == WH_CHAN_SHM;
-    int ipc_ok = (remote & WH_REMOTE_CUDA_IPC) && shm && ipc_reachable(wpeer);
+    int ipc_ok = (remote & WH_REMOTE_CUDA_IPC) && shm && ipc_reachable(wpeer, remote & WH_REMOTE_CUDA_VMM);
     int ds = wh_gsw_rndv(sw, bytes, ipc_ok, shm);
     wh_coord_choice_t c = {.chan = p->chan, .proto = WH_PROTO_FRAG};
     if (ds == WH_DS_IPC)
@@ -442,7 +443,7 @@ void wh_gpu_report(void)
             continue;
         int shm = wh_coord_peers[p].chan == WH_CHAN_SHM, rel = shm ? wh_gpu_rel(p) : WH_GREL_UNKNOWN;
         char rg[400];
-        ranges(&wh_gsw[g->cls], wh_coord_lim.eager_max[wh_coord_peers[p].chan], shm && ipc_reachable(p), shm, rg,
+        ranges(&wh_gsw[g->cls], wh_coord_lim.eager_max[wh_coord_peers[p].chan], shm && ipc_reachable(p, 0), shm, rg,
                sizeof rg);
         o += (size_t)snprintf(buf + o, cap - o,
                               "wharf: rank %d gpu peer %d: class %s (device messages: %llu blocking, %llu nonblocking); "

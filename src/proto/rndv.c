@@ -144,7 +144,7 @@ void wh_rndv_matched(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const 
     if (has_ipc && wh_cuda_on && wh_tun.cuda_ipc && x.ipc.scheme <= WH_CUDA_IPC_VMM &&
         !(ipc_refused && (ipc_refused[wpeer] >> x.ipc.scheme & 1)) &&
         wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &rstart))
-        remote |= WH_REMOTE_CUDA_IPC;
+        remote |= WH_REMOTE_CUDA_IPC | (x.ipc.scheme == WH_CUDA_IPC_VMM ? WH_REMOTE_CUDA_VMM : 0);
     int dev = mem == WH_MEM_CUDA;
     wh_coord_choice_t ch = dev ? wh_coord_dev_rndv(wpeer, n, mem, remote, r->trace) : wh_coord_rndv(wpeer, n, mem, remote);
     if (ch.proto == WH_PROTO_CUDA_IPC) {

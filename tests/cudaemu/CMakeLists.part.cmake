@@ -310,7 +310,7 @@ if(WH_CUDAEMU_OK)
               "shared;2gpu_vmm;vmm;-;shm/cuda-vmm [1-9]"
               "volume;2gpu_vmm;vmm;-;shm/cuda-vmm [1-9]"
               "pidpriv;2gpu_vmm;vmm;-;shm/cuda-vmm [1-9]"
-              "shared;1gpu_vmm;vmm;-;VMM file descriptor. with rank [0-9]+ failed"
+              "shared;1gpu_vmm;vmm;-;gpu peer [01]: .*GPU not visible here"
               "isolated;1gpu_vmm;vmm;-;gpu p2p: ok"
               "twohost;1gpu_vmm;vmm;-;gpu p2p: ok"
               "shared;2gpu_fault;cuda;cuIpcOpenMemHandle;CUDA IPC with rank [0-9]+ failed"
