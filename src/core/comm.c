@@ -121,6 +121,8 @@ wh_comm_t *wh_comm_new(int n, const int *wranks, int myrank, uint32_t ctx)
         memcpy(w, wranks, (size_t)n * sizeof(int));
         c->wranks = w;
     }
+    static uint32_t serials;
+    c->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
     c->rank = myrank;
     c->size = n;
     c->ctx = ctx;

@@ -56,6 +56,7 @@ typedef struct wh_comm {
     const char *hw_resource; /* static string: mpi_hw_resource_type of a split_type result, or NULL */
     void *coll_data;       /* owned by src/coll: cached topology-aware state */
     int session;           /* MPI_Session it derives from (its buffered-send buffer), or 0 */
+    uint32_t serial;       /* creation number: tells apart communicators that reuse a context id */
 } wh_comm_t;
 
 static inline int wh_comm_wrank(const wh_comm_t *c, int r)

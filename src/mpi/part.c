@@ -68,8 +68,10 @@ typedef struct part {
 
 /* ---------- matching state ---------- */
 
+/* keyed by context id and the communicator's creation serial: a communicator
+ * that reuses a freed one's context id starts its own numbering */
 typedef struct seqent {
-    uint32_t ctx;
+    uint32_t ctx, serial;
     int peer, tag, send;
     uint32_t n;
     struct seqent *next;
@@ -77,7 +79,7 @@ typedef struct seqent {
 static seqent_t *seqs;
 
 typedef struct stash {
-    uint32_t ctx;
+    uint32_t ctx, serial;
     int src;
     int32_t rtr[5];
     struct stash *next;
@@ -98,13 +100,32 @@ static int hook_on;
 
 static uint32_t next_seq(wh_comm_t *c, int peer, int tag, int send)
 {
+    /* forget what freed communicators with this context id left behind */
+    for (seqent_t **q = &seqs; *q;) {
+        seqent_t *e = *q;
+        if (e->ctx == c->ctx && e->serial != c->serial) {
+            *q = e->next;
+            free(e);
+        } else {
+            q = &e->next;
+        }
+    }
+    for (stash_t **q = &stashed; *q;) {
+        stash_t *s = *q;
+        if (s->ctx == c->ctx && s->serial != c->serial) {
+            *q = s->next;
+            free(s);
+        } else {
+            q = &s->next;
+        }
+    }
     for (seqent_t *e = seqs; e; e = e->next)
         if (e->ctx == c->ctx && e->peer == peer && e->tag == tag && e->send == send)
             return e->n++;
     seqent_t *e = calloc(1, sizeof *e);
     if (!e)
         return UINT32_MAX;
-    *e = (seqent_t){.ctx = c->ctx, .peer = peer, .tag = tag, .send = send, .n = 1, .next = seqs};
+    *e = (seqent_t){.ctx = c->ctx, .serial = c->serial, .peer = peer, .tag = tag, .send = send, .n = 1, .next = seqs};
     seqs = e;
     return 0;
 }
@@ -183,14 +204,14 @@ static void list_del(part_t *p)
 
 static size_t total_send(const part_t *p) { return p->pbytes * (size_t)p->parts; }
 
-static int stash_add(uint32_t ctx, int src, const int32_t *m)
+static int stash_add(const wh_comm_t *c, int src, const int32_t *m)
 {
     stash_t *s = malloc(sizeof *s);
     if (!s)
         return wh_error(MPI_ERR_NO_MEM, "out of memory keeping a partitioned-receive announcement");
     WH_DEBUG("part", "announcement of partitioned receive (tag %d, #%u) from rank %d kept for a later request",
              (int)m[0], (unsigned)m[1], src);
-    *s = (stash_t){.ctx = ctx, .src = src, .next = stashed};
+    *s = (stash_t){.ctx = c->ctx, .serial = c->serial, .src = src, .next = stashed};
     memcpy(s->rtr, m, sizeof s->rtr);
     stashed = s;
     return MPI_SUCCESS;
@@ -203,7 +224,7 @@ static int sender_match(part_t *p)
         return 1;
     uint32_t ctx = p->comm->ctx;
     for (stash_t **q = &stashed; *q; q = &(*q)->next)
-        if ((*q)->ctx == ctx && (*q)->src == p->peer && rtr_mine(p, (*q)->rtr)) {
+        if ((*q)->ctx == ctx && (*q)->serial == p->comm->serial && (*q)->src == p->peer && rtr_mine(p, (*q)->rtr)) {
             stash_t *s = *q;
             rtr_take(p, s->rtr);
             *q = s->next;
@@ -220,7 +241,7 @@ static int sender_match(part_t *p)
             if (p->u < 0 && rtr_mine(p, m))
                 rtr_take(p, m);
             else /* another request's: keep it */
-                rc = stash_add(ctx, p->peer, m);
+                rc = stash_add(p->comm, p->peer, m);
         }
         if (rc != MPI_SUCCESS) {
             p->err = rc;
@@ -497,7 +518,7 @@ static void part_release(wh_req_t *r)
             int rc = wh_wait(p->rtr_req, NULL);
             memcpy(m, p->rtr, sizeof m);
             if (matched && rc == MPI_SUCCESS) /* an announcement for another request */
-                stash_add(p->comm->ctx, p->peer, m);
+                stash_add(p->comm, p->peer, m);
         }
         if (!p->send)
             tags_give(p->u, p->parts);

@@ -21,6 +21,8 @@ endforeach()
 # and two hosts of two ranks
 wh_scenario_test(sess_part $<TARGET_FILE:mpit_sess_part> sess "shared;isolated;twohost")
 wh_mpi_test(part_stress_2 ${CMAKE_SOURCE_DIR}/tests/mpi/part_stress.c 2)
+wh_mpi_test(part_reuse_2 ${CMAKE_SOURCE_DIR}/tests/mpi/part_reuse.c 2)
+wh_mpi_test(part_reuse_3 ${CMAKE_SOURCE_DIR}/tests/mpi/part_reuse.c 3)
 wh_mpi_test(part_stress_4 ${CMAKE_SOURCE_DIR}/tests/mpi/part_stress.c 4)
 # what binaries built against MPICH hit (mpi4py's MPICH-ABI wheel)
 foreach(n 1 2 3)
