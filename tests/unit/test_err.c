@@ -117,7 +117,7 @@ int main(void)
     huge[sizeof huge - 1] = '\0';
     CHECK(wh_error_class(wh_err_add_string(ucode, huge)) == MPI_ERR_ARG);
 
-    /* removal (MPI-4.1): a class with codes stays; codes, then the class go */
+    /* removal (MPI-4.1): a class with codes or a string stays; codes, its string, then the class go */
     CHECK(wh_error_class(wh_err_remove(uc, WH_ERR_RM_CLASS)) == MPI_ERR_ARG);
     CHECK(wh_error_class(wh_err_remove(ucode, WH_ERR_RM_CLASS)) == MPI_ERR_ARG);
     CHECK(wh_error_class(wh_err_remove(MPI_ERR_RANK, WH_ERR_RM_CODE)) == MPI_ERR_ARG);
@@ -125,6 +125,9 @@ int main(void)
     CHECK(!strcmp(string_of(ucode, &len), ""));
     CHECK(wh_err_remove(ucode, WH_ERR_RM_CODE) == MPI_SUCCESS);
     CHECK(!wh_err_valid(ucode));
+    /* no codes left, but its string: the string goes first (as mpi4py's test expects) */
+    CHECK(wh_error_class(wh_err_remove(uc, WH_ERR_RM_CLASS)) == MPI_ERR_ARG);
+    CHECK(wh_err_remove(uc, WH_ERR_RM_STRING) == MPI_SUCCESS);
     CHECK(wh_err_remove(uc, WH_ERR_RM_CLASS) == MPI_SUCCESS);
     CHECK(!wh_err_valid(uc));
     CHECK(wh_err_lastusedcode == ucode2); /* the largest value still in use */
