@@ -42,7 +42,7 @@ typedef struct wh_bbuf {
     size_t size;
     wh_bblk_t *blocks;
     wh_comm_t *comm;      /* NULL: the process or a session buffer */
-    uint32_t ctx;
+    uint32_t serial;       /* the communicator's creation serial: a freed one's handle and ctx may be reused */
     int session;          /* session buffer: its MPI_Session (else 0) */
     struct wh_bbuf *next;
 } wh_bbuf_t;
@@ -223,7 +223,7 @@ static wh_bbuf_t *session_buf(int session)
 static wh_bbuf_t *buf_for(const wh_comm_t *c)
 {
     for (wh_bbuf_t *b = comm_bufs; b; b = b->next)
-        if (b->comm == c && b->ctx == c->ctx)
+        if (b->comm == c && b->serial == c->serial)
             return b;
     wh_bbuf_t *s;
     if (c->session && (s = session_buf(c->session)) && s->attached)
@@ -466,7 +466,7 @@ static int body_Buffer_iflush(MPI_Request *request)
 static wh_bbuf_t *comm_buf(const wh_comm_t *c)
 {
     for (wh_bbuf_t *b = comm_bufs; b; b = b->next)
-        if (b->comm == c && b->ctx == c->ctx)
+        if (b->comm == c && b->serial == c->serial)
             return b;
     return NULL;
 }
@@ -483,7 +483,7 @@ static int comm_attach(const char *fname, MPI_Comm comm, void *buffer, MPI_Count
     if (!(b = calloc(1, sizeof *b)))
         return wh_p2p_raise(c, fname, wh_error(MPI_ERR_NO_MEM, "out of memory"));
     b->comm = c;
-    b->ctx = c->ctx;
+    b->serial = c->serial;
     if ((rc = do_attach(fname, c, b, buffer, size)) != MPI_SUCCESS) {
         free(b);
         return rc;
