@@ -17,7 +17,8 @@ static const char wr_usage[] =
     "  --hostfile FILE      hosts from FILE: lines 'host [slots=K]' or 'host:K', # comments\n"
     "  --rsh AGENT          remote agent, run as 'AGENT HOST COMMAND' (default: ssh)\n"
     "  -x VAR[=VAL]         export VAR (its value here, or VAL) to every rank; repeatable\n"
-    "  --timeout S          kill the job after S seconds (exit status 124)\n"
+    "  --timeout S          kill the job after S seconds (exit status 124; default:\n"
+    "                       $MPIEXEC_TIMEOUT if set, else none)\n"
     "  --tag-output         prefix every output line with [rank]\n"
     "  --iface ADDR|IFNAME  address remote ranks use to reach this launcher\n"
     "  --help, --version\n"
@@ -198,6 +199,18 @@ int wr_parse_options(int argc, char **argv, wr_opts_t *o)
         }
         if (bad)
             exit(WR_EXIT_USAGE);
+    }
+    const char *env_timeout = getenv("MPIEXEC_TIMEOUT"); /* as MPICH's and Open MPI's launchers */
+    if (!o->timeout_text && env_timeout && *env_timeout) {
+        char *e;
+        errno = 0;
+        double t = strtod(env_timeout, &e);
+        if (*e || errno || !isfinite(t) || t <= 0 || t > 1e8) {
+            wr_error("bad MPIEXEC_TIMEOUT '%s' (need seconds > 0)", env_timeout);
+            exit(WR_EXIT_USAGE);
+        }
+        o->timeout = t;
+        o->timeout_text = env_timeout;
     }
     if (i >= argc) {
         wr_error("missing program to run (try --help)");
