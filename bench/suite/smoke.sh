@@ -138,13 +138,15 @@ run 2 wh_put_bw -s lock -w allocate
 run 2 wh_fop_latency -s lock -w allocate
 run 3 wh_get_latency -s fence
 for np in 2 3; do
-    for b in wh_barrier wh_bcast wh_reduce wh_allreduce wh_gather wh_scatter wh_allgather wh_alltoall; do
+    for b in wh_barrier wh_bcast wh_reduce wh_allreduce wh_gather wh_scatter wh_allgather wh_alltoall \
+             wh_reduce_scatter wh_scan wh_exscan wh_allgatherv wh_alltoallv; do
         run $np $b -f
+    done
+    for b in wh_ibarrier wh_ibcast wh_ireduce wh_iallreduce wh_igather wh_iscatter wh_iallgather wh_ialltoall; do
+        run $np $b
     done
 done
 run 1 wh_allreduce
-run 2 wh_iallreduce
-run 3 wh_iallreduce
 
 echo "smoke: $pass passed, $skip skipped (one-sided not available), $fail failed"
 if [ "$fail" -ne 0 ]; then
