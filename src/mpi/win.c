@@ -151,9 +151,12 @@ static int shared_query(const char *fname, MPI_Win win, int rank, MPI_Aint *size
         return wh_raise_win(w, fname, wh_error(MPI_ERR_RMA_FLAVOR, "a dynamic window has no memory to query"));
     if (w->flavor != MPI_WIN_FLAVOR_SHARED && w->own_mem != 2) {
         /* MPI-4.1: windows of other flavors report the memory this process
-         * can load and store: its own; size 0 and NULL for the others */
+         * can load and store: its own; size 0 and NULL for the others.
+         * MPI_PROC_NULL names the lowest rank with memory (mpi4py's
+         * test_win testSharedQuery): ours only if that rank is us. */
         if (rank == MPI_PROC_NULL)
-            rank = w->rank;
+            for (rank = 0; rank < w->size_c - 1 && !w->peers[rank].size; rank++)
+                ;
         const wh_win_peer_t *p = &w->peers[rank];
         *size = rank == w->rank ? (MPI_Aint)p->size : 0;
         *disp_unit = (MPI_Aint)p->disp_unit;

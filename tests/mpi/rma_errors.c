@@ -100,6 +100,10 @@ int main(int argc, char **argv)
         CHECK(qs == 0 && qp == NULL, "shared_query of a peer's private Win_create memory: size %ld base %p", (long)qs,
               qp);
     }
+    /* MPI_PROC_NULL: the lowest rank with memory (rank 0 here), so only rank 0 sees memory */
+    MPI_OK(MPI_Win_shared_query(win, MPI_PROC_NULL, &qs, &qd, &qp));
+    CHECK(me == 0 ? (qs == (MPI_Aint)(8 * sizeof(int)) && qp == (void *)mem) : (qs == 0 && qp == NULL),
+          "shared_query(MPI_PROC_NULL) of Win_create memory on rank %d: size %ld base %p", me, (long)qs, qp);
     MPI_FAILS(MPI_ERR_RMA_FLAVOR, MPI_Win_attach(win, mem, 4));
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
