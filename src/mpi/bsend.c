@@ -57,9 +57,28 @@ typedef struct wh_bg {
 } wh_bg_t;
 
 static wh_bbuf_t proc_buf;
+
 static wh_bbuf_t *comm_bufs;
 static wh_bbuf_t *session_bufs;
 static wh_bg_t *bg_head;
+
+/* a pending MPI_*iflush request's reference to its buffer */
+typedef struct wh_iflush {
+    wh_bbuf_t *b;          /* NULL once the buffer was detached */
+    struct wh_iflush *next;
+} wh_iflush_t;
+static wh_iflush_t *iflush_head;
+
+/* b is about to be freed: pending iflush requests no longer name it */
+static void forget_buf(wh_bbuf_t *b)
+{
+    for (wh_iflush_t *t = iflush_head; t; t = t->next)
+        if (t->b == b)
+            t->b = NULL;
+    for (wh_bg_t *g = bg_head; g; g = g->next)
+        if (g->owner == b)
+            g->owner = NULL;
+}
 
 static inline char *align_up(char *p)
 {
@@ -335,6 +354,7 @@ void wh_bsend_finalize(void)
     while (comm_bufs) {
         wh_bbuf_t *b = comm_bufs;
         comm_bufs = b->next;
+        forget_buf(b);
         free(b);
     }
     memset(&proc_buf, 0, sizeof proc_buf);
@@ -424,12 +444,23 @@ static int body_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
     return MPI_SUCCESS;
 }
 
-/* poll_fn of MPI_*iflush requests: complete once the buffer is drained. */
+/* poll_fn of MPI_*iflush requests: complete once the buffer is drained.  The
+ * request holds a ticket, not the buffer: a communicator or session buffer
+ * detached (drained, then freed) before the request is polled again clears the
+ * tickets that name it (forget_buf), so the poll never reads freed memory. */
 static int iflush_poll(wh_req_t *r)
 {
-    wh_bbuf_t *b = r->extra;
-    if (b && buf_pending(b))
+    wh_iflush_t *t = r->extra;
+    if (t && t->b && buf_pending(t->b))
         return 0;
+    if (t) {
+        for (wh_iflush_t **pp = &iflush_head; *pp; pp = &(*pp)->next)
+            if (*pp == t) {
+                *pp = t->next;
+                break;
+            }
+        free(t);
+    }
     r->extra = NULL;
     __atomic_store_n(&r->complete, 1, __ATOMIC_RELEASE);
     return 1;
@@ -442,7 +473,18 @@ static int iflush(const char *fname, wh_comm_t *c, wh_bbuf_t *b, MPI_Request *re
     if (!r)
         return wh_p2p_raise(c, fname, wh_error(MPI_ERR_NO_MEM, "out of memory allocating a request"));
     wh_status_set(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
-    r->extra = b && b->attached ? b : NULL;
+    r->extra = NULL;
+    if (b && b->attached) {
+        wh_iflush_t *t = malloc(sizeof *t);
+        if (!t) {
+            wh_req_release(r);
+            return wh_p2p_raise(c, fname, wh_error(MPI_ERR_NO_MEM, "out of memory allocating a request"));
+        }
+        t->b = b;
+        t->next = iflush_head;
+        iflush_head = t;
+        r->extra = t;
+    }
     r->poll_fn = iflush_poll;
     iflush_poll(r);
     *request = r->obj.handle;
@@ -508,9 +550,7 @@ static int comm_detach(const char *fname, MPI_Comm comm, void *buffer_addr, MPI_
                 *pp = b->next;
                 break;
             }
-        for (wh_bg_t *g = bg_head; g; g = g->next) /* drained: none left, but be safe */
-            if (g->owner == b)
-                g->owner = NULL;
+        forget_buf(b);
         free(b);
     }
     return MPI_SUCCESS;
@@ -594,9 +634,7 @@ static void session_drop(int session, void *buffer_addr, MPI_Count *size)
             *pp = b->next;
             break;
         }
-    for (wh_bg_t *g = bg_head; g; g = g->next)
-        if (g->owner == b)
-            g->owner = NULL;
+    forget_buf(b);
     free(b);
 }
 

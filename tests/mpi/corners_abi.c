@@ -179,6 +179,44 @@ static int ext_wide(MPI_Datatype dt, MPI_Aint *extent, void *extra)
     return MPI_SUCCESS;
 }
 
+/* An MPI_Comm_iflush_buffer request started while a buffered send (to self,
+ * rendezvous-sized) is pending, then the buffer detached (which drains it and
+ * frees wharf's record of it) before the request is waited for: the request
+ * completes and the message arrives intact.  (wharf's progress completes the
+ * flush inside the detach today; the request holds a ticket the detach clears
+ * so that a later change of that order cannot read freed memory.) */
+static void iflush_then_detach(void)
+{
+    p2p_setstep("iflush then detach");
+    MPI_Comm d;
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+    int n = 1 << 18; /* 1 MiB of ints: past any eager limit, so it waits for its receive */
+    int bsz = n * (int)sizeof(int) + MPI_BSEND_OVERHEAD;
+    char *buf = malloc(bsz);
+    int *src = malloc(n * sizeof(int)), *dst = malloc(n * sizeof(int));
+    for (int i = 0; i < n; i++)
+        src[i] = i ^ rank;
+    MPI_OK(MPI_Comm_attach_buffer(d, buf, bsz));
+    MPI_OK(MPI_Bsend(src, n, MPI_INT, rank, 5, d));
+    memset(src, 0xff, n * sizeof(int)); /* the message was copied into the buffer */
+    MPI_Request fr, rr;
+    MPI_OK(MPI_Comm_iflush_buffer(d, &fr));
+    MPI_OK(MPI_Irecv(dst, n, MPI_INT, rank, 5, d, &rr));
+    void *addr = NULL;
+    int sz = 0;
+    MPI_OK(MPI_Comm_detach_buffer(d, &addr, &sz));
+    CHECK(addr == buf && sz == bsz, "detached %p %d, attached %p %d", addr, sz, (void *)buf, bsz);
+    MPI_OK(MPI_Wait(&fr, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Wait(&rr, MPI_STATUS_IGNORE));
+    for (int i = 0; i < n; i++)
+        if (dst[i] != (i ^ rank)) {
+            CHECK(0, "bsend to self through the comm buffer: [%d] = %d", i, dst[i]);
+            break;
+        }
+    MPI_OK(MPI_Comm_free(&d));
+    free(buf), free(src), free(dst);
+}
+
 static void datarep(void)
 {
     p2p_setstep("MPI_Register_datarep");
@@ -234,6 +272,7 @@ int main(int argc, char **argv)
     constants();
     bottom();
     session_buffer();
+    iflush_then_detach();
     datarep();
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
