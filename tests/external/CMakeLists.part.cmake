@@ -1,0 +1,18 @@
+# external.mpich.*: MPICH 4.0.2's own test suite (test/mpi, ~800 C programs written by
+# MPICH's developers) built with wharf's mpicc and run unchanged by MPICH's runtests driver
+# with wharfrun as mpiexec (tests/external/mpich_suite.py, docs/TESTING.md).  The tarball
+# is fetched once from Debian (SHA-256 checked) into $WHARF_CACHE_DIR or ~/.cache/wharf;
+# without network the tests are skipped (77).  Expected failures, each with its reason:
+# tests/external/mpich-xfail.txt.  One test per directory, each alone on the machine
+# (PROCESSORS 2: the suite's programs run up to 10 ranks).
+set(WH_MPICH_SUITE ${CMAKE_SOURCE_DIR}/tests/external/mpich_suite.py)
+add_test(NAME external.mpich.setup
+         COMMAND python3 ${WH_MPICH_SUITE} --build ${CMAKE_BINARY_DIR} --setup-only)
+set_tests_properties(external.mpich.setup PROPERTIES
+  FIXTURES_SETUP mpich_suite LABELS external TIMEOUT 600 SKIP_RETURN_CODE 77)
+foreach(dir attr coll comm datatype errhan errors group info init io mpi_t part pt2pt rma spawn threads topo)
+  add_test(NAME external.mpich.${dir}
+           COMMAND python3 ${WH_MPICH_SUITE} --build ${CMAKE_BINARY_DIR} --dirs ${dir} --timeout 120)
+  set_tests_properties(external.mpich.${dir} PROPERTIES
+    FIXTURES_REQUIRED mpich_suite LABELS external TIMEOUT 2400 PROCESSORS 2 SKIP_RETURN_CODE 77)
+endforeach()
