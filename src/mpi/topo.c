@@ -51,33 +51,135 @@ static int body_Topo_test(MPI_Comm comm, int *status)
 
 /* ---------- MPI_Dims_create ---------- */
 
-/* Factor n into k factors <= maxd, non-increasing, minimizing the spread
- * (largest - smallest); best[] holds the best found, cur[] the one built. */
-static void dims_search(int n, int k, int maxd, int *cur, int depth, int *best, int *best_spread)
+/* The decomposition MPICH's MPI_Dims_create returns: of the factorisations of
+ * n into k non-increasing factors, the one with the smallest spread (largest -
+ * smallest); among equal spreads the one whose factors, compared from the
+ * smallest up, are largest (5616 in 4-d is 13x9x8x6, not 13x12x6x6).  A
+ * branch-and-bound over the divisors of n: a branch is cut when its largest
+ * factor minus the largest smallest factor it can still reach exceeds the best
+ * spread, which starts at that of a greedy factorisation. */
+typedef struct {
+    const int *div; /* divisors of the top n, descending */
+    int ndiv;
+    int *cur, *best, best_spread;
+} dims_ctx_t;
+
+/* largest r with r^k <= n (k >= 1, n >= 1) */
+static int iroot(int n, int k)
+{
+    int lo = 1, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        long long p = 1;
+        for (int i = 0; i < k && p <= n; i++)
+            p *= mid;
+        if (p <= n)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* cur[] beats best[] on a tie of spread: compared from the last (smallest)
+ * factor, the first difference is larger */
+static int dims_better(const int *cur, const int *best, int n)
+{
+    for (int i = n - 1; i >= 0; i--)
+        if (cur[i] != best[i])
+            return cur[i] > best[i];
+    return 0;
+}
+
+static void dims_search(dims_ctx_t *x, int n, int k, int maxd, int depth)
 {
     if (k == 0) {
-        if (n == 1) {
-            int spread = cur[0] - cur[depth - 1];
-            if (spread < *best_spread) {
-                *best_spread = spread;
-                memcpy(best, cur, (size_t)depth * sizeof(int));
-            }
+        int spread = x->cur[0] - x->cur[depth - 1];
+        if (spread < x->best_spread || (spread == x->best_spread && dims_better(x->cur, x->best, depth))) {
+            x->best_spread = spread;
+            memcpy(x->best, x->cur, (size_t)depth * sizeof(int));
         }
         return;
     }
-    for (int d = maxd < n ? maxd : n; d >= 1; d--) {
-        if (n % d)
+    if (k == 1) {
+        if (n <= maxd && (depth ? x->cur[0] : n) - n <= x->best_spread) {
+            x->cur[depth] = n;
+            dims_search(x, 1, 0, n, depth + 1);
+        }
+        return;
+    }
+    for (int i = 0; i < x->ndiv; i++) {
+        int d = x->div[i];
+        if (d > maxd || n % d)
             continue;
         long long p = 1; /* d^k >= n is needed to reach n with k factors <= d */
-        for (int i = 0; i < k && p < n; i++)
+        for (int j = 0; j < k && p < n; j++)
             p *= d;
         if (p < n)
             break;
-        if (depth && cur[0] - d >= *best_spread)
-            break;
-        cur[depth] = d;
-        dims_search(n / d, k - 1, d, cur, depth + 1, best, best_spread);
+        int lo = iroot(n / d, k - 1); /* the smallest factor is at most this */
+        if (lo > d)
+            lo = d;
+        if ((depth ? x->cur[0] : d) - lo > x->best_spread)
+            continue;
+        x->cur[depth] = d;
+        dims_search(x, n / d, k - 1, d, depth + 1);
     }
+}
+
+/* spread of the factorisation that gives each prime factor, largest first,
+ * to the currently smallest factor */
+static int dims_greedy_spread(int n, int k, int *f)
+{
+    for (int i = 0; i < k; i++)
+        f[i] = 1;
+    int primes[32], np = 0;
+    for (int p = 2; (long long)p * p <= n; p++)
+        while (n % p == 0) {
+            primes[np++] = p;
+            n /= p;
+        }
+    if (n > 1)
+        primes[np++] = n;
+    for (int i = np - 1; i >= 0; i--) {
+        int m = 0;
+        for (int j = 1; j < k; j++)
+            if (f[j] < f[m])
+                m = j;
+        f[m] *= primes[i];
+    }
+    int hi = f[0], lo = f[0];
+    for (int j = 1; j < k; j++) {
+        hi = f[j] > hi ? f[j] : hi;
+        lo = f[j] < lo ? f[j] : lo;
+    }
+    return hi - lo;
+}
+
+/* best[] (k entries) gets the decomposition of n; 0 or MPI_ERR_NO_MEM */
+static int dims_decompose(int n, int k, int *best)
+{
+    int ndiv = 0;
+    for (int i = 1; (long long)i * i <= n; i++)
+        if (n % i == 0)
+            ndiv += (long long)i * i == n ? 1 : 2;
+    int *mem = malloc(((size_t)ndiv + 2 * (size_t)k) * sizeof(int));
+    if (!mem)
+        return MPI_ERR_NO_MEM;
+    dims_ctx_t x = {.div = mem, .ndiv = ndiv, .cur = mem + ndiv, .best = best};
+    int *div = mem, nlo = 0; /* small divisors at the end, their cofactors at the front */
+    for (int i = 1; (long long)i * i <= n; i++)
+        if (n % i == 0) {
+            div[ndiv - 1 - nlo++] = i;
+            if ((long long)i * i != n)
+                div[nlo - 1] = n / i;
+        }
+    for (int i = 0; i < k; i++)
+        best[i] = 0;
+    x.best_spread = dims_greedy_spread(n, k, x.cur);
+    dims_search(&x, n, k, n, 0);
+    free(mem);
+    return 0;
 }
 
 static int body_Dims_create(int nnodes, int ndims, int dims[])
@@ -106,15 +208,15 @@ static int body_Dims_create(int nnodes, int ndims, int dims[])
     if (!nfree)
         return fixed == nnodes ? MPI_SUCCESS
                                : fail(NULL, fname, wh_error(MPI_ERR_DIMS, "the product %d of dims is not nnodes %d", fixed, nnodes));
-    int *cur = malloc(2 * (size_t)nfree * sizeof(int)), spread = nnodes + 1;
-    if (!cur)
+    int *best = malloc((size_t)nfree * sizeof(int));
+    if (!best || dims_decompose(nnodes / fixed, nfree, best)) {
+        free(best);
         return fail(NULL, fname, wh_error(MPI_ERR_NO_MEM, "out of memory"));
-    int *best = cur + nfree;
-    dims_search(nnodes / fixed, nfree, nnodes / fixed, cur, 0, best, &spread);
+    }
     for (int i = 0, k = 0; i < ndims; i++)
         if (dims[i] == 0)
             dims[i] = best[k++];
-    free(cur);
+    free(best);
     return MPI_SUCCESS;
 }
 

@@ -6,7 +6,7 @@
 
 static void dims_is(int nnodes, int ndims, const int *in, const int *want)
 {
-    int d[8];
+    int d[20];
     memcpy(d, in, (size_t)ndims * sizeof(int));
     MPI_OK(MPI_Dims_create(nnodes, ndims, d));
     for (int i = 0; i < ndims; i++)
@@ -77,6 +77,23 @@ int main(int argc, char **argv)
     dims_is(1, 3, (int[]){0, 0, 0}, (int[]){1, 1, 1});
     dims_is(36, 2, (int[]){0, 0}, (int[]){6, 6});
     dims_is(8, 2, (int[]){0, 2}, (int[]){4, 2});
+    /* equal spreads: MPICH prefers the larger smallest factors (MPICH topo/dims5) */
+    dims_is(5616, 4, (int[]){0, 0, 0, 0}, (int[]){13, 9, 8, 6});
+    dims_is(5040, 3, (int[]){0, 0, 0}, (int[]){21, 16, 15});
+    dims_is(497664, 14, (int[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+            (int[]){4, 4, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2});
+    dims_is(1 << 30, 20, (int[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+            (int[]){4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2});
+    dims_is(999983, 2, (int[]){0, 0}, (int[]){999983, 1});
+    if (p2p_rank == 0) { /* a search linear in nnodes took seconds here (MPICH's dims5 timed out) */
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < 1000; i++) {
+            int d2[2] = {0, 0};
+            MPI_OK(MPI_Dims_create(997920 - 2 * (i % 8), 2, d2));
+            CHECK(d2[0] >= d2[1] && d2[0] * d2[1] == 997920 - 2 * (i % 8), "Dims_create %d x %d", d2[0], d2[1]);
+        }
+        CHECK(MPI_Wtime() - t0 < 1.0, "1000 2-d Dims_create near 1e6 took %.2f s", MPI_Wtime() - t0);
+    }
     MPI_FAILS(MPI_ERR_DIMS, MPI_Dims_create(10, 2, (int[]){3, 0}));
     MPI_FAILS(MPI_ERR_DIMS, MPI_Dims_create(4, 2, (int[]){-1, 0}));
 
