@@ -131,6 +131,17 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Remove_error_class(ucls));
     MPI_FAILS(MPI_ERR_ARG, MPI_Error_class(ucode, &cls));
 
+    p2p_setstep("MPICH 4.0's MPIX_Delete_error_* remove as MPI_Remove_error_*");
+    MPI_OK(MPI_Add_error_class(&ucls));
+    MPI_OK(MPI_Add_error_code(ucls, &ucode));
+    MPI_OK(MPI_Add_error_string(ucode, "mpix code"));
+    MPI_FAILS(MPI_ERR_ARG, MPIX_Delete_error_code(ucode)); /* still has a string */
+    MPI_OK(MPIX_Delete_error_string(ucode));
+    MPI_OK(MPIX_Delete_error_code(ucode));
+    MPI_FAILS(MPI_ERR_ARG, MPI_Error_class(ucode, &cls));
+    MPI_OK(MPIX_Delete_error_class(ucls));
+    MPI_FAILS(MPI_ERR_ARG, MPI_Error_class(ucls, &cls));
+
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     MPI_Finalize();
     return 0;
