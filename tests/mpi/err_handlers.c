@@ -72,10 +72,22 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &got));
     CHECK(got == MPI_ERRORS_ARE_FATAL, "default handler of MPI_COMM_WORLD is 0x%x", (unsigned)got);
     MPI_OK(MPI_Errhandler_free(&got));
+    MPI_Comm dp, dpp;
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dp)); /* never given a handler */
+    MPI_OK(MPI_Comm_split(dp, 0, 0, &dpp));
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &got));
     CHECK(got == MPI_ERRORS_RETURN, "after set: 0x%x", (unsigned)got);
     MPI_OK(MPI_Errhandler_free(&got));
+
+    p2p_setstep("communicators never given a handler follow MPI_COMM_WORLD's (as MPICH)");
+    MPI_FAILS(MPI_ERR_ARG, MPI_Comm_split(dp, 0, 0, NULL));
+    MPI_FAILS(MPI_ERR_RANK, MPI_Send(&x, 1, MPI_INT, P + 1, 0, dpp));
+    MPI_OK(MPI_Comm_get_errhandler(dp, &got)); /* what it was given at creation, as MPICH */
+    CHECK(got == MPI_ERRORS_ARE_FATAL, "handler of a dup made under ERRORS_ARE_FATAL: 0x%x", (unsigned)got);
+    MPI_OK(MPI_Errhandler_free(&got));
+    MPI_OK(MPI_Comm_free(&dpp));
+    MPI_OK(MPI_Comm_free(&dp));
     MPI_OK(MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_OTHER)); /* ERRORS_RETURN: returns */
     MPI_FAILS(MPI_ERR_ERRHANDLER, MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRHANDLER_NULL));
     MPI_Errhandler weh;
