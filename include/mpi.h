@@ -632,6 +632,15 @@ typedef void(MPI_T_event_dropped_cb_function)(MPI_Count count,
                                               int source_index, MPI_T_cb_safety cb_safety,
                                               void *user_data);
 
+/* MPICH 4.0's names for MPI-4.1's MPI_Remove_error_class/code/string
+ * (libmpich.so.12 exports them; same behaviour). */
+int MPIX_Delete_error_class(int errorclass);
+int MPIX_Delete_error_code(int errorcode);
+int MPIX_Delete_error_string(int errorcode);
+int PMPIX_Delete_error_class(int errorclass);
+int PMPIX_Delete_error_code(int errorcode);
+int PMPIX_Delete_error_string(int errorcode);
+
 /* ------------------------------------------------------------------ */
 /* Prototypes of every MPI_x and PMPI_x function (generated)           */
 /* ------------------------------------------------------------------ */

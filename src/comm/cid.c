@@ -7,7 +7,16 @@
  *   check:   (0; 1 if I hold the candidate reserved)          -> all ok?
  * Every message of one agreement uses the same tag; messages between two
  * ranks on one context and tag arrive in order and the sources are always
- * explicit, so successive phases cannot cross. */
+ * explicit, so successive phases cannot cross.
+ *
+ * Concurrent agreements are ordered by priority (the lower context id of the
+ * communicator they run on, then the earlier tag), the same at every rank.
+ * When a candidate is reserved here by a lower-priority agreement that has
+ * not yet voted on it (still proposing), the higher one takes the
+ * reservation over; otherwise two agreements whose proposals were reserved
+ * in opposite orders on different ranks would refuse each other's candidate
+ * in every round until the ids ran out.  Agreements advance in priority
+ * order, so within one progress pass the higher one claims first. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,22 +49,28 @@ struct wh_cid_op {
     void *arg;
 };
 
-static uint64_t reserved[WH_CTX_IDS / 64]; /* ids held by agreements in flight */
-static wh_cid_op_t *ops_head, **ops_tail = &ops_head;
+static wh_cid_op_t *holder[WH_CTX_IDS]; /* agreement in flight reserving each id, or NULL */
+static wh_cid_op_t *ops_head; /* in priority order */
 static int ops_busy; /* ops_head != NULL, for the progress engine */
 static int in_hook, hook_on;
 
 static int avail(uint32_t id)
 {
-    return id < WH_CTX_IDS && wh_ctx_is_free(id) && !(reserved[id / 64] >> (id % 64) & 1);
+    return id < WH_CTX_IDS && wh_ctx_is_free(id) && !holder[id];
 }
 
-static void reserve(uint32_t id, int on)
+static void reserve(wh_cid_op_t *op, uint32_t id)
 {
-    if (on)
-        reserved[id / 64] |= 1ull << (id % 64);
-    else
-        reserved[id / 64] &= ~(1ull << (id % 64));
+    holder[id] = op;
+    op->mine = (int32_t)id;
+}
+
+/* a goes before b (same answer at every rank both run on) */
+static int before(const wh_cid_op_t *a, const wh_cid_op_t *b)
+{
+    if (a->s.comm->ctx != b->s.comm->ctx)
+        return a->s.comm->ctx < b->s.comm->ctx;
+    return a->s.tag > b->s.tag; /* internal tags count down */
 }
 
 int wh_cid_tag(wh_comm_t *c)
@@ -119,7 +134,7 @@ static int reqs_done(wh_cid_op_t *op)
 static void drop_mine(wh_cid_op_t *op)
 {
     if (op->mine >= 0)
-        reserve((uint32_t)op->mine, 0);
+        holder[op->mine] = NULL;
     op->mine = -1;
 }
 
@@ -131,10 +146,8 @@ static void phase_begin(wh_cid_op_t *op)
         if (op->s.member) {
             while (id < WH_CTX_IDS && !avail(id))
                 id++;
-            if (id < WH_CTX_IDS) {
-                reserve(id, 1);
-                op->mine = (int32_t)id;
-            }
+            if (id < WH_CTX_IDS)
+                reserve(op, id);
         }
         op->val[0] = (int32_t)id;
         op->val[1] = 1;
@@ -158,10 +171,13 @@ static void phase_end(wh_cid_op_t *op)
         }
         if (op->s.member && op->mine != (int32_t)op->cand) {
             drop_mine(op);
-            if (avail(op->cand)) {
-                reserve(op->cand, 1);
-                op->mine = (int32_t)op->cand;
+            wh_cid_op_t *h = holder[op->cand];
+            if (h && h->phase == PH_PROPOSE && before(op, h)) {
+                WH_DEBUG("comm", "context id %u: reservation taken over from a lower-priority agreement", op->cand);
+                drop_mine(h);
             }
+            if (avail(op->cand))
+                reserve(op, op->cand);
         }
         op->phase = PH_CHECK;
     } else if (op->val[1]) {
@@ -267,8 +283,6 @@ static int cid_progress(void)
             continue;
         }
         *pp = op->next;
-        if (!*pp)
-            ops_tail = pp;
         if (op->done)
             op->done(op, op->arg);
         op_free(op);
@@ -307,8 +321,11 @@ int wh_cid_start(const wh_cid_spec_t *s, wh_cid_done_fn done, void *arg, wh_cid_
     op->mine = -1;
     op->done = done;
     op->arg = arg;
-    *ops_tail = op;
-    ops_tail = &op->next;
+    wh_cid_op_t **pp = &ops_head;
+    while (*pp && before(*pp, op))
+        pp = &(*pp)->next;
+    op->next = *pp;
+    *pp = op;
     ops_busy = 1;
     if (out)
         *out = op;

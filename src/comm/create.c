@@ -16,6 +16,7 @@ int wh_comm_make(wh_comm_t *parent, int n, const int *wranks, int me, uint32_t c
         return wh_error(MPI_ERR_NO_MEM, "out of memory creating a communicator of %d ranks", n);
     }
     wh_comm_set_errh(c, parent->errh);
+    c->errh_default = parent->errh_default;
     c->session = parent->session;
     *out = c;
     return MPI_SUCCESS;

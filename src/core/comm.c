@@ -127,6 +127,7 @@ wh_comm_t *wh_comm_new(int n, const int *wranks, int myrank, uint32_t ctx)
     c->size = n;
     c->ctx = ctx;
     c->errh = MPI_ERRORS_ARE_FATAL;
+    c->errh_default = 1;
     return c;
 }
 
@@ -160,6 +161,7 @@ void wh_comm_set_errh(wh_comm_t *c, MPI_Errhandler h)
     if (n && !is_builtin(h))
         n->obj.refs++;
     c->errh = h;
+    c->errh_default = 0;
     wh_errh_release(old);
 }
 
@@ -440,6 +442,7 @@ static void builtin_init(wh_comm_t *c, MPI_Comm h, int rank, int size, uint32_t 
     c->ctx = ctx;
     c->wranks = wranks;
     c->errh = MPI_ERRORS_ARE_FATAL;
+    c->errh_default = 1;
     snprintf(c->name, sizeof c->name, "%s", name);
 }
 

@@ -46,6 +46,8 @@ typedef struct wh_comm {
     const int *wranks;     /* comm rank -> world rank; NULL means identity (COMM_WORLD) */
     wh_group_t *group;     /* lazily created by MPI_Comm_group */
     int errh;              /* MPI_Errhandler handle */
+    int errh_default;      /* never set on it or its ancestors: errors go to MPI_COMM_WORLD's
+                            * current handler (as MPICH; errh still reads MPI_ERRORS_ARE_FATAL) */
     wh_attr_t *attrs;
     char name[MPI_MAX_OBJECT_NAME];
     uint32_t coll_seq;     /* collective sequence number (for internal tags) */

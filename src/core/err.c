@@ -435,6 +435,8 @@ int wh_raise_comm(struct wh_comm *c, const char *fname, int code)
         return code;
     if (!c)
         c = default_comm();
+    else if (c->errh_default) /* never given a handler: MPI_COMM_WORLD's current one (as MPICH) */
+        c = wh_comm_get(MPI_COMM_WORLD);
     wh_errh_t *e = c ? wh_errh_get(c->errh) : NULL;
     int kind = e ? e->kind : WH_ERRH_FATAL;
     switch (kind) {

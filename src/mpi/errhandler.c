@@ -290,3 +290,23 @@ static int body_Remove_error_string(int errorcode)
 }
 
 #include "entry/errhandler.h"
+
+/* MPICH 4.0's names of the three functions above (MPICH-ABI programs built
+ * against 4.0 call these). */
+WH_API int PMPIX_Delete_error_class(int errorclass)
+{
+    return PMPI_Remove_error_class(errorclass);
+}
+WH_ALIAS(MPIX_Delete_error_class, PMPIX_Delete_error_class)
+
+WH_API int PMPIX_Delete_error_code(int errorcode)
+{
+    return PMPI_Remove_error_code(errorcode);
+}
+WH_ALIAS(MPIX_Delete_error_code, PMPIX_Delete_error_code)
+
+WH_API int PMPIX_Delete_error_string(int errorcode)
+{
+    return PMPI_Remove_error_string(errorcode);
+}
+WH_ALIAS(MPIX_Delete_error_string, PMPIX_Delete_error_string)

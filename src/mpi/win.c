@@ -363,6 +363,7 @@ static int body_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
         e->obj.refs++;
     wh_errh_release(wh_errh_get(w->errh));
     w->errh = errhandler;
+    w->errh_default = 0;
     return MPI_SUCCESS;
 }
 

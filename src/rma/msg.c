@@ -169,6 +169,8 @@ int wh_raise_win(wh_win_t *w, const char *fname, int code)
         return code;
     if (!w)
         return wh_raise_comm(NULL, fname, code);
+    if (w->errh_default) /* never given a handler: MPI_COMM_WORLD's current one (as MPICH) */
+        return wh_raise_comm(wh_comm_get(MPI_COMM_WORLD), fname, code);
     wh_errh_t *e = wh_errh_get(w->errh);
     int kind = e ? e->kind : WH_ERRH_FATAL;
     if (kind == WH_ERRH_RETURN)

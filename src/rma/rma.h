@@ -89,6 +89,7 @@ typedef struct wh_win {
     void *base;
     MPI_Aint size, disp_unit;
     int errh;                 /* MPI_Errhandler */
+    int errh_default;         /* never set: errors go to MPI_COMM_WORLD's current handler (as MPICH) */
     wh_attr_t *attrs;
     char name[MPI_MAX_OBJECT_NAME];
     MPI_Info info;            /* hints as given (a private copy), MPI_INFO_NULL if none */

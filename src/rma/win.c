@@ -297,6 +297,7 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
     w->size = size;
     w->disp_unit = disp_unit;
     w->errh = MPI_ERRORS_ARE_FATAL;
+    w->errh_default = 1;
     w->info = MPI_INFO_NULL;
     w->rank = wc->rank;
     w->size_c = wc->size;

@@ -4,7 +4,8 @@
  * to rank and candidates get refused; then blocking dups, idups (also with
  * info) and create_group run concurrently.  Every new communicator must
  * carry traffic without crosstalk (one tag on all of them at once), and ids
- * must come back when communicators are freed (many rounds). */
+ * must come back when communicators are freed (many rounds).  Last, idups
+ * on two communicators posted in opposite orders on alternate ranks. */
 #include "p2p_check.h"
 
 #define NNEW 6
@@ -67,6 +68,26 @@ int main(int argc, char **argv)
         for (int i = 1; i < np; i += 2)
             MPI_OK(MPI_Comm_free(&priv[i]));
     }
+
+    p2p_setstep("idups on two communicators posted in opposite orders on odd and even ranks");
+    /* Both agreements run at once with their proposals reserved in opposite
+     * orders; each must still get an id (they used to refuse each other's
+     * candidate round after round until the ids ran out). */
+    MPI_Comm base[2], x[2];
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &base[0]));
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &base[1]));
+    for (int round = 0; round < 200; round++) {
+        MPI_Request rq[2];
+        int first = p2p_rank % 2;
+        MPI_OK(MPI_Comm_idup(base[first], &x[first], &rq[0]));
+        MPI_OK(MPI_Comm_idup(base[!first], &x[!first], &rq[1]));
+        MPI_OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+        crosstalk_free(x, 2, round);
+        MPI_OK(MPI_Comm_free(&x[0]));
+        MPI_OK(MPI_Comm_free(&x[1]));
+    }
+    MPI_OK(MPI_Comm_free(&base[0]));
+    MPI_OK(MPI_Comm_free(&base[1]));
 
     p2p_setstep("many communicators alive at once");
     MPI_Comm many[200];

@@ -72,10 +72,32 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &got));
     CHECK(got == MPI_ERRORS_ARE_FATAL, "default handler of MPI_COMM_WORLD is 0x%x", (unsigned)got);
     MPI_OK(MPI_Errhandler_free(&got));
+    MPI_Comm dp, dpp;
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dp)); /* never given a handler */
+    MPI_OK(MPI_Comm_split(dp, 0, 0, &dpp));
+    MPI_Win win;
+    int wbuf = 0, ckey;
+    MPI_OK(MPI_Win_create(&wbuf, sizeof wbuf, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MPI_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &ckey, NULL));
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &got));
     CHECK(got == MPI_ERRORS_RETURN, "after set: 0x%x", (unsigned)got);
     MPI_OK(MPI_Errhandler_free(&got));
+
+    p2p_setstep("communicators and windows never given a handler follow MPI_COMM_WORLD's (as MPICH)");
+    MPI_FAILS(MPI_ERR_ARG, MPI_Comm_split(dp, 0, 0, NULL));
+    MPI_FAILS(MPI_ERR_RANK, MPI_Send(&x, 1, MPI_INT, P + 1, 0, dpp));
+    MPI_OK(MPI_Comm_get_errhandler(dp, &got)); /* what it was given at creation, as MPICH */
+    CHECK(got == MPI_ERRORS_ARE_FATAL, "handler of a dup made under ERRORS_ARE_FATAL: 0x%x", (unsigned)got);
+    MPI_OK(MPI_Errhandler_free(&got));
+    MPI_FAILS(MPI_ERR_KEYVAL, MPI_Win_set_attr(win, ckey, &wbuf)); /* nor a window */
+    MPI_OK(MPI_Win_get_errhandler(win, &got));
+    CHECK(got == MPI_ERRORS_ARE_FATAL, "handler of a window: 0x%x", (unsigned)got);
+    MPI_OK(MPI_Errhandler_free(&got));
+    MPI_OK(MPI_Win_free(&win));
+    MPI_OK(MPI_Comm_free_keyval(&ckey));
+    MPI_OK(MPI_Comm_free(&dpp));
+    MPI_OK(MPI_Comm_free(&dp));
     MPI_OK(MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_OTHER)); /* ERRORS_RETURN: returns */
     MPI_FAILS(MPI_ERR_ERRHANDLER, MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRHANDLER_NULL));
     MPI_Errhandler weh;
@@ -130,6 +152,17 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Remove_error_code(ucode));
     MPI_OK(MPI_Remove_error_class(ucls));
     MPI_FAILS(MPI_ERR_ARG, MPI_Error_class(ucode, &cls));
+
+    p2p_setstep("MPICH 4.0's MPIX_Delete_error_* remove as MPI_Remove_error_*");
+    MPI_OK(MPI_Add_error_class(&ucls));
+    MPI_OK(MPI_Add_error_code(ucls, &ucode));
+    MPI_OK(MPI_Add_error_string(ucode, "mpix code"));
+    MPI_FAILS(MPI_ERR_ARG, MPIX_Delete_error_code(ucode)); /* still has a string */
+    MPI_OK(MPIX_Delete_error_string(ucode));
+    MPI_OK(MPIX_Delete_error_code(ucode));
+    MPI_FAILS(MPI_ERR_ARG, MPI_Error_class(ucode, &cls));
+    MPI_OK(MPIX_Delete_error_class(ucls));
+    MPI_FAILS(MPI_ERR_ARG, MPI_Error_class(ucls, &cls));
 
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     MPI_Finalize();
