@@ -250,7 +250,11 @@ static wh_bbuf_t *buf_for(const wh_comm_t *c)
     return proc_buf.attached ? &proc_buf : NULL;
 }
 
-int wh_bsend(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c, wh_req_t **ureq)
+/* user: the request MPI_Cancel may name (the one returned in *ureq, or a
+ * persistent buffered send); it is linked to the internal send carrying the
+ * message so the message can be withdrawn from the receiver. */
+static int bsend_impl(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c,
+                      wh_req_t **ureq, wh_req_t *user)
 {
     wh_req_t *u = NULL;
     if (ureq && !(u = wh_req_new_done(MPI_ANY_SOURCE)))
@@ -303,6 +307,16 @@ int wh_bsend(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag
     if ((rc = wh_isend(data, (MPI_Count)len, wh_dtype_get(MPI_BYTE), dest, tag, c, WH_CTX_P2P, WH_MODE_STD, &r)) !=
         MPI_SUCCESS)
         goto fail_data;
+    if (!user)
+        user = u;
+    if (user) {
+        user->linked = wh_req_id(r);
+        user->wpeer = r->wpeer;
+        user->chan = r->chan;
+        user->ctx = r->ctx;
+        user->tag = r->tag;
+        user->rank = dest;
+    }
     if (k) {
         k->req = r;
         if (wh_req_done(r)) { /* eager: the space is free again at once */
@@ -329,11 +343,19 @@ fail:
     return rc;
 }
 
+int wh_bsend(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c, wh_req_t **ureq)
+{
+    return bsend_impl(buf, count, dt, dest, tag, c, ureq, NULL);
+}
+
 int wh_bsend_start(wh_req_t *r)
 {
     r->active = 1;
     r->err = MPI_SUCCESS;
-    int rc = wh_bsend(r->buf, r->count, r->dt, r->rank, r->tag, r->comm, NULL);
+    r->cancelled = 0;
+    r->cancel_pending = 0;
+    r->linked = 0;
+    int rc = bsend_impl(r->buf, r->count, r->dt, r->rank, r->tag, r->comm, NULL, r);
     if (rc != MPI_SUCCESS) {
         r->active = 0;
         return rc;

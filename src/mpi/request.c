@@ -245,13 +245,17 @@ static int body_Cancel(MPI_Request *request)
     wh_req_t *r = wh_req_user(*request);
     if (!r)
         return wh_p2p_bad("MPI_Cancel", NULL, WH_BAD_REQUEST, *request, "request");
-    if (wh_req_inactive(r) || (wh_req_done(r) && !WH_REQ_CANCEL_DONE(r->kind)))
+    /* a send request that completed locally (an eager message) may still be
+       withdrawn from the receiver's unexpected queue, as in MPICH */
+    if (wh_req_inactive(r) || (wh_req_done(r) && !WH_REQ_CANCEL_DONE(r->kind) && r->kind != WH_REQ_SEND))
         return MPI_SUCCESS;
     if (r->kind == WH_REQ_RECV) {
         wh_cancel_recv(r); /* 0: already matched; it completes normally */
-    } else if (r->kind != WH_REQ_SEND) {
-        /* sends are never cancelled (permitted: they complete normally and
-           MPI_Test_cancelled reports false) */
+    } else if (r->kind == WH_REQ_SEND) {
+        int rc = wh_cancel_send(r); /* completes once the receiver answered */
+        if (rc != MPI_SUCCESS)
+            return wh_p2p_raise(r->comm, "MPI_Cancel", rc);
+    } else {
         const wh_req_ops_t *o = kind_ops(r);
         if (o && o->cancel) {
             int rc = o->cancel(r);

@@ -234,6 +234,84 @@ int wh_cancel_recv(wh_req_t *r)
     return 0;
 }
 
+/* ---------- send cancellation ---------- */
+
+/* The CANCEL header names the message by the id of the request that sent it
+ * (sreq, as its EAGER or RTS header did) and the asking request in len: they
+ * differ for a buffered send, whose user request is not the one that carries
+ * the message.  CANCEL_ACK returns both (sreq = asker, len = message). */
+int wh_cancel_send(wh_req_t *r)
+{
+    /* no message behind it (a request made complete, a send to MPI_PROC_NULL),
+       already asked or answered, or failed */
+    if (r->kind != WH_REQ_SEND || r->rank == MPI_PROC_NULL || r->cancel_pending || r->cancelled || r->err)
+        return MPI_SUCCESS;
+    if (!r->linked && (!r->comm || r->mode == WH_MODE_BUFFERED))
+        return MPI_SUCCESS;
+    uint64_t msg = r->linked ? r->linked : wh_req_id(r);
+    wh_hdr_t h = {.type = wh_p2p_am.cancel, .ctx = r->ctx, .tag = r->tag, .len = wh_req_id(r), .sreq = msg};
+    int was_done = r->complete;
+    r->cancel_pending = 1;
+    __atomic_store_n(&r->complete, 0, __ATOMIC_RELEASE); /* until the answer: cancelled or not */
+    /* behind the message itself in the peer's FIFO; to self the answer may
+       be in before this returns */
+    int rc = wh_send_ctrl(r->chan, r->wpeer, &h, NULL, 0);
+    if (rc != MPI_SUCCESS) {
+        r->cancel_pending = 0;
+        if (was_done)
+            __atomic_store_n(&r->complete, 1, __ATOMIC_RELEASE);
+    }
+    return rc;
+}
+
+void wh_am_cancel(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
+{
+    (void)payload, (void)plen;
+    int found = 0;
+    for (wh_uq_t *u = uq_head; u; u = u->next) {
+        if (u->wpeer == wpeer && u->hdr.sreq == h->sreq && u->hdr.ctx == h->ctx && u->hdr.tag == h->tag) {
+            uq_remove(u); /* an EAGER payload or an RTS: nothing else refers to it */
+            uq_free(u);
+            found = 1;
+            break;
+        }
+    }
+    wh_hdr_t a = {.type = wh_p2p_am.cancel_ack, .flags = found ? WH_HF_CANCELLED : 0, .ctx = h->ctx, .tag = h->tag,
+                  .len = h->sreq, .sreq = h->len};
+    int rc = wh_send_ctrl(chan, wpeer, &a, NULL, 0);
+    if (rc != MPI_SUCCESS)
+        WH_ERRLOG("proto", "cannot answer the cancel request of rank %d (error %d)", wpeer, rc);
+}
+
+/* a send request whose message was withdrawn: no SACK, CTS or FIN will come */
+static void send_cancelled(wh_req_t *s)
+{
+    s->cancelled = 1;
+    s->sync_pending = 0;
+    s->status.count_hi_and_cancelled |= 1;
+    wh_req_send_done(s);
+}
+
+void wh_am_cancel_ack(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
+{
+    (void)chan, (void)payload, (void)plen;
+    wh_req_t *s = wh_req_from_id(h->sreq);
+    if (!s || s->kind != WH_REQ_SEND || !s->cancel_pending || s->wpeer != wpeer) {
+        WH_ERRLOG("proto", "cancel answer from rank %d for unknown request %#llx dropped", wpeer,
+                  (unsigned long long)h->sreq);
+        return;
+    }
+    s->cancel_pending = 0;
+    if (h->flags & WH_HF_CANCELLED) {
+        wh_req_t *m = h->len != h->sreq ? wh_req_from_id(h->len) : NULL; /* a buffered send's carrier */
+        if (m && m->kind == WH_REQ_SEND && !m->complete && m->wpeer == wpeer)
+            send_cancelled(m);
+        send_cancelled(s);
+    } else if (!s->data_pending && !s->sync_pending) {
+        wh_req_send_done(s);
+    }
+}
+
 void wh_match_finalize(void)
 {
     int n = 0;

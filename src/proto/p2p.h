@@ -54,6 +54,11 @@ int wh_iprobe(int src, int tag, wh_comm_t *c, int ctxoff, int *flag, MPI_Status 
 int wh_imrecv(void *buf, MPI_Count count, wh_dtype_t *dt, wh_req_t *msg, wh_req_t **req);
 /* Cancel a posted receive: returns 1 if it was cancelled (not yet matched). */
 int wh_cancel_recv(wh_req_t *r);
+/* Cancel a send: the receiver withdraws the message if no receive has matched
+ * it yet.  The request completes once the answer is in (cancelled, and its
+ * status says so, or not, and it completes as a normal send).  Also for a send
+ * request that already completed locally (an eager message), until it is freed. */
+int wh_cancel_send(wh_req_t *r);
 
 /* Persistent requests: create inactive, then start/restart. */
 int wh_send_init(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag, wh_comm_t *c,

@@ -22,6 +22,8 @@ int wh_proto_init(void)
     WH_CHECK(wh_am_register("p2p.cts", wh_am_cts, &wh_p2p_am.cts));
     WH_CHECK(wh_am_register("p2p.data", wh_am_data, &wh_p2p_am.data));
     WH_CHECK(wh_am_register("p2p.fin", wh_am_fin, &wh_p2p_am.fin));
+    WH_CHECK(wh_am_register("p2p.cancel", wh_am_cancel, &wh_p2p_am.cancel));
+    WH_CHECK(wh_am_register("p2p.cancel_ack", wh_am_cancel_ack, &wh_p2p_am.cancel_ack));
     return MPI_SUCCESS;
 }
 

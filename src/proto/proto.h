@@ -23,11 +23,12 @@
 
 /* active-message ids of point-to-point (registered by wh_proto_init) */
 typedef struct wh_p2p_am {
-    uint8_t eager, rts, sack, cts, data, fin;
+    uint8_t eager, rts, sack, cts, data, fin, cancel, cancel_ack;
 } wh_p2p_am_t;
 extern wh_p2p_am_t wh_p2p_am;
 
 #define WH_HF_SYNC 0x1 /* EAGER: the sender waits for a SACK */
+#define WH_HF_CANCELLED 0x1 /* CANCEL_ACK: the message was withdrawn before a receive matched it */
 
 /* RTS payload */
 typedef struct wh_rts {
@@ -74,6 +75,10 @@ void wh_match_deliver(wh_req_t *r, wh_uq_t *u); /* deliver an unexpected message
 void wh_match_finalize(void);
 void wh_am_eager(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
 void wh_am_rts(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
+/* send cancellation: the sender asks (CANCEL names its request in sreq), the
+   receiver withdraws the message if it is still unexpected and answers */
+void wh_am_cancel(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
+void wh_am_cancel_ack(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
 
 /* messages waiting for channel resources, per-peer FIFO (send.c) */
 typedef struct wh_pend wh_pend_t;

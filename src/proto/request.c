@@ -125,7 +125,7 @@ static void finish(wh_req_t *r)
 void wh_req_send_done(wh_req_t *r)
 {
     r->data_pending = 0;
-    if (r->sync_pending)
+    if (r->sync_pending || r->cancel_pending)
         return;
     finish(r);
 }

@@ -42,6 +42,8 @@ struct wh_req {
     wh_comp_t comp;              /* completion of a channel get/bulk operation on this request */
     int sync_pending;            /* sync send: waiting for the match acknowledgement */
     int data_pending;            /* send: payload not yet fully out */
+    int cancel_pending;          /* send: MPI_Cancel asked the receiver, no answer yet */
+    uint64_t linked;             /* buffered send's user request: id of the internal send carrying the message */
 
     /* queue links (posted queue, pending send queue, channel lists) */
     struct wh_req *next, *prev;

@@ -138,6 +138,8 @@ static int start_send(wh_req_t *r)
     r->complete = 0;
     r->err = MPI_SUCCESS;
     r->cancelled = 0;
+    r->cancel_pending = 0;
+    r->status.count_hi_and_cancelled &= ~1; /* a restarted persistent send that was cancelled before */
     if (r->rank == MPI_PROC_NULL) {
         wh_status_set(&r->status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
         r->complete = 1;
