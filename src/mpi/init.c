@@ -238,8 +238,8 @@ int wh_runtime_acquire(int required, int *provided)
         wh_job.thread_level = level;
     if (level == MPI_THREAD_MULTIPLE)
         wh_cs_enable(); /* entry points serialize through one lock from now on (core/cs.h) */
-    if (provided)
-        *provided = level;
+    if (provided) /* the level the process runs at, as MPICH reports it (MPICH's threads/init/mult_session) */
+        *provided = wh_job.thread_level;
     return MPI_SUCCESS;
 }
 
