@@ -9,6 +9,7 @@
 
 #include "core/peers.h"
 #include "coll/coll.h"
+#include "chan/chan.h"
 #include "comm/comm.h"
 #include "coord/coord.h"
 
@@ -51,10 +52,19 @@ int wh_intercomm_create(wh_comm_t *lc, int local_leader, wh_comm_t *peer, int re
     if (!lw)
         return wh_error(MPI_ERR_NO_MEM, "out of memory creating an intercommunicator");
     /* the leaders swap their groups (world ranks) over the peer communicator */
-    if (leader)
-        rc = wh_sendrecv(&nl, 1, idt, remote_leader, itag, &nr, 1, idt, remote_leader, itag, peer, WH_CTX_COLL, NULL);
+    int nf[2] = {0, 0}; /* the remote group's size; whether it is of another launcher group (MPI_Comm_spawn) */
+    if (leader) {
+        rc = wh_sendrecv(&nl, 1, idt, remote_leader, itag, &nf[0], 1, idt, remote_leader, itag, peer, WH_CTX_COLL, NULL);
+        nf[1] = wh_comm_wrank(peer, remote_leader) >= wh_job.size;
+    }
     if (rc == MPI_SUCCESS)
-        rc = wh_bcast(&nr, 1, idt, local_leader, lc);
+        rc = wh_bcast(nf, 2, idt, local_leader, lc);
+    nr = nf[0];
+    /* processes of another group reach every member through the network
+     * channel: all open it and publish their endpoints before the leaders
+     * swap the groups (the barrier orders it before any lookup) */
+    if (rc == MPI_SUCCESS && nf[1] && (rc = wh_chan_net_dyn_open()) == MPI_SUCCESS)
+        rc = wh_barrier(lc);
     if (rc == MPI_SUCCESS && !(rw = malloc((size_t)nr * sizeof(int) + 1)))
         rc = wh_error(MPI_ERR_NO_MEM, "out of memory creating an intercommunicator");
     /* the groups travel as global ids (core/peers.h): the groups may belong

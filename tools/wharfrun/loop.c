@@ -502,7 +502,7 @@ static void wr_timers(wr_job_t *job, double now)
         now - job->first_contact >= job->connect_timeout) {
         for (int i = 0; i < job->n; i++) {
             wr_rank_t *r = &job->ranks[i];
-            if (job->srv->r[i].contacted || r->reaped)
+            if (job->srv->r[i].contacted || r->reaped || now - r->started_at < job->connect_timeout)
                 continue;
             char what[256];
             snprintf(what, sizeof what,

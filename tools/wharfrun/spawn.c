@@ -661,6 +661,7 @@ int wr_spawn_request(wr_job_t *job)
             r->prog = argv; /* shared by the command's processes; lives as long as the job */
             r->exec_path = r->prog[0];
             r->wdir = k->wdir ? strdup(k->wdir) : NULL;
+            r->started_at = wr_now();
             srv->r[first + i].bound = !r->remote;
             job->n = first + i + 1;
             if ((r->remote ? wr_spawn_remote(job, r, cwd) : wr_spawn_local(job, r)) != 0) {

@@ -103,6 +103,7 @@ typedef struct wr_rank {
     char **prog;       /* PROGRAM ARGS of a spawned process (NULL: the command line's) */
     char *exec_path;   /* its resolved program (local) */
     char *wdir;        /* its working directory (NULL: wharfrun's) */
+    double started_at; /* spawned: when it was started (its connect clock starts then) */
 } wr_rank_t;
 
 struct wr_pmisrv;
