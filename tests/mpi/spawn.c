@@ -179,8 +179,8 @@ static void parents(void)
     p2p_setstep("spawn of a missing program");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int codes[2] = {0, 0};
-    MPI_FAILS(MPI_ERR_SPAWN, MPI_Comm_spawn("wharf-no-such-program", MPI_ARGV_NULL, 2, MPI_INFO_NULL, 0,
-                                            MPI_COMM_WORLD, &ic, codes));
+    MPI_FAILS(MPI_ERR_SPAWN, MPI_Comm_spawn("/nonexistent/wharf-no-such-program", MPI_ARGV_NULL, 2, MPI_INFO_NULL,
+                                            0, MPI_COMM_WORLD, &ic, codes));
     CHECK(ic == MPI_COMM_NULL && codes[0] == MPI_ERR_SPAWN && codes[1] == MPI_ERR_SPAWN, "codes %d %d", codes[0],
           codes[1]);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);

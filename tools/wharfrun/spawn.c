@@ -603,7 +603,10 @@ int wr_spawn_request(wr_job_t *job)
             ids[i] = (int)((job->pmiid_base + (unsigned int)(job->n + i)) & 0x7fffffff);
             any_local |= job->o->hosts[hostof[i]].local;
         }
-        if (erc && any_local) {
+        /* a path with a '/' is checked here for remote hosts too: remote
+         * processes start in the same directory, so wharfrun assumes the
+         * launch directory and the programs are shared */
+        if (erc && (any_local || strchr(k->exec, '/'))) {
             rc = wr_spawn_fail(job, "program '%.100s' %s", k->exec,
                                erc == WR_EXIT_NOEXEC ? "is not an executable file" : "not found");
             goto out;
