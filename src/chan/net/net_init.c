@@ -328,7 +328,16 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     }
     struct fi_av_attr ava = {.type = info->domain_attr->av_type == FI_AV_MAP ? FI_AV_MAP : FI_AV_TABLE,
                              .count = (size_t)wh_net.npeers_cap};
-    TRY(fi_av_open(wh_net.domain, &ava, &wh_net.av, NULL), "fi_av_open");
+    if (fi_av_open(wh_net.domain, &ava, &wh_net.av, NULL) != 0 && wh_net.npeers_cap > size) {
+        /* a provider with a small address vector (shm: 256): no room for processes of other groups */
+        WH_DEBUG("net", "address vector of %d entries refused: %d (no processes of other groups)", wh_net.npeers_cap,
+                 size);
+        wh_net.av = NULL;
+        wh_net.npeers_cap = size;
+        ava.count = (size_t)size;
+    }
+    if (!wh_net.av)
+        TRY(fi_av_open(wh_net.domain, &ava, &wh_net.av, NULL), "fi_av_open");
     TRY(fi_endpoint(wh_net.domain, info, &wh_net.ep, NULL), "fi_endpoint");
     TRY(fi_ep_bind(wh_net.ep, &wh_net.av->fid, 0), "binding the address vector");
     TRY(fi_ep_bind(wh_net.ep, &wh_net.cq->fid, FI_TRANSMIT | FI_RECV), "binding the completion queue");
