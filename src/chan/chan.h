@@ -203,6 +203,14 @@ static inline int wh_chans_progress(void)
 extern int wh_chan_polled[WH_CHAN_MAX];  /* channel serves at least one peer (set by the coordinator) */
 void wh_chans_poll_set(void);            /* after wh_chan_polled changed */
 
+/* Open the network channel now if it was not opened at init (it connects
+ * processes of different groups: MPI_Comm_spawn) and publish this process's
+ * endpoint under its global id for the other groups; 0 or an MPI error. */
+int wh_chan_net_dyn_open(void);
+/* Peer index of a process of another group by its global id (core/peers.h),
+ * its endpoint looked up and added on first use; -1 if unknown. */
+int wh_net_peer_of_gid(uint32_t gid);
+
 /* channel ops tables (one per directory) */
 extern const wh_chan_ops_t wh_chan_self_ops, wh_chan_shm_ops, wh_chan_net_ops;
 #endif

@@ -27,6 +27,12 @@ static int setup(wh_comm_t *c, wh_coll_hier_t *h)
     h->state = -1;
     if (!wh_tun.coll_hier || c->is_inter || n < 3 || !wh_comm_node_split)
         return MPI_SUCCESS;
+    /* processes of another launcher group (MPI_Comm_spawn) have no common
+     * numbering of hosts with this one: such communicators stay flat (every
+     * member sees a member of another group, so all decide alike) */
+    for (int r = 0; r < n; r++)
+        if (wh_comm_wrank(c, r) >= wh_job.size)
+            return MPI_SUCCESS;
     int *node_of = malloc(3 * (size_t)n * sizeof(int));
     if (!node_of)
         return MPI_SUCCESS; /* the flat algorithms then */

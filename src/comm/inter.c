@@ -7,8 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/peers.h"
 #include "coll/coll.h"
+#include "chan/chan.h"
 #include "comm/comm.h"
+#include "coord/coord.h"
 
 /* world ranks of c's ranks (a new array; NULL if out of memory) */
 static int *wranks_of(const wh_comm_t *c)
@@ -49,18 +52,42 @@ int wh_intercomm_create(wh_comm_t *lc, int local_leader, wh_comm_t *peer, int re
     if (!lw)
         return wh_error(MPI_ERR_NO_MEM, "out of memory creating an intercommunicator");
     /* the leaders swap their groups (world ranks) over the peer communicator */
-    if (leader)
-        rc = wh_sendrecv(&nl, 1, idt, remote_leader, itag, &nr, 1, idt, remote_leader, itag, peer, WH_CTX_COLL, NULL);
+    int nf[2] = {0, 0}; /* the remote group's size; whether it is of another launcher group (MPI_Comm_spawn) */
+    if (leader) {
+        rc = wh_sendrecv(&nl, 1, idt, remote_leader, itag, &nf[0], 1, idt, remote_leader, itag, peer, WH_CTX_COLL, NULL);
+        nf[1] = wh_comm_wrank(peer, remote_leader) >= wh_job.size;
+    }
     if (rc == MPI_SUCCESS)
-        rc = wh_bcast(&nr, 1, idt, local_leader, lc);
+        rc = wh_bcast(nf, 2, idt, local_leader, lc);
+    nr = nf[0];
+    /* processes of another group reach every member through the network
+     * channel: all open it and publish their endpoints before the leaders
+     * swap the groups (the barrier orders it before any lookup) */
+    if (rc == MPI_SUCCESS && nf[1] && (rc = wh_chan_net_dyn_open()) == MPI_SUCCESS)
+        rc = wh_barrier(lc);
     if (rc == MPI_SUCCESS && !(rw = malloc((size_t)nr * sizeof(int) + 1)))
         rc = wh_error(MPI_ERR_NO_MEM, "out of memory creating an intercommunicator");
+    /* the groups travel as global ids (core/peers.h): the groups may belong
+     * to different launcher groups (MPI_Comm_spawn), whose peer indexes differ */
+    int *lg = rc == MPI_SUCCESS && leader ? malloc((size_t)nl * sizeof(int) + 1) : NULL;
+    if (rc == MPI_SUCCESS && leader && !lg)
+        rc = wh_error(MPI_ERR_NO_MEM, "out of memory creating an intercommunicator");
+    for (int i = 0; rc == MPI_SUCCESS && leader && i < nl; i++)
+        lg[i] = (int)wh_peer_gid(lw[i]);
     if (rc == MPI_SUCCESS && leader)
-        rc = wh_sendrecv(lw, nl, idt, remote_leader, itag, rw, nr, idt, remote_leader, itag, peer, WH_CTX_COLL, NULL);
+        rc = wh_sendrecv(lg, nl, idt, remote_leader, itag, rw, nr, idt, remote_leader, itag, peer, WH_CTX_COLL, NULL);
+    free(lg);
     if (rc == MPI_SUCCESS)
         rc = wh_bcast(rw, nr, idt, local_leader, lc);
+    for (int i = 0; rc == MPI_SUCCESS && i < nr; i++) {
+        uint32_t gid = (uint32_t)rw[i];
+        if ((rw[i] = wh_coord_peer_of_gid(gid)) < 0)
+            rc = wh_error(MPI_ERR_OTHER, "process %u of the remote group (launcher group %u, rank %u) cannot be "
+                          "reached", (unsigned)gid, (unsigned)(gid >> WH_GID_RANK_BITS),
+                          (unsigned)(gid & ((1u << WH_GID_RANK_BITS) - 1)));
+    }
     /* the groups must be disjoint (every rank finds the same answer) */
-    unsigned char *in = rc == MPI_SUCCESS ? calloc((size_t)wh_job.size, 1) : NULL;
+    unsigned char *in = rc == MPI_SUCCESS ? calloc((size_t)wh_peers_cap, 1) : NULL;
     if (rc == MPI_SUCCESS && !in)
         rc = wh_error(MPI_ERR_NO_MEM, "out of memory creating an intercommunicator");
     for (int i = 0; rc == MPI_SUCCESS && i < nl; i++)
@@ -96,7 +123,7 @@ int wh_intercomm_merge(wh_comm_t *ic, int high, wh_comm_t **out)
     wh_dtype_t *idt = wh_dtype_get(MPI_INT);
     int xtag = wh_cid_tag(ic), rc = MPI_SUCCESS;
     /* leaders swap (high, world rank of the leader); ties go to the lower leader */
-    int mine[2] = {high != 0, wh_comm_wrank(l, 0)}, theirs[2];
+    int mine[2] = {high != 0, (int)wh_peer_gid(wh_comm_wrank(l, 0))}, theirs[2];
     if (l->rank == 0)
         rc = wh_sendrecv(mine, 2, idt, 0, xtag, theirs, 2, idt, 0, xtag, ic, WH_CTX_COLL, NULL);
     if (rc == MPI_SUCCESS)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/peers.h"
 #include "chan/net/net.h"
 #include "coord/coord.h"
 #include "coord/gpu.h"
@@ -111,12 +112,44 @@ static void report_limits(void)
     fflush(stdout);
 }
 
+/* A process of another group became reachable (the network channel found
+ * its endpoint): it is served by the network channel. */
+static int peer_added(int idx)
+{
+    int why, cwhy;
+    uint32_t pc = 0;
+    const wh_chan_caps_t *k = &wh_chan_caps[WH_CHAN_NET];
+    wh_coord_lim.max_am[WH_CHAN_NET] = k->max_am; /* the channel may have opened only now */
+    wh_coord_lim.eager_max[WH_CHAN_NET] = k->eager_max < k->max_am ? k->eager_max : k->max_am;
+    wh_coord_lim.mem_kinds[WH_CHAN_NET] = k->mem_kinds;
+    if (!wh_chan_usable[WH_CHAN_NET] || !wh_chans[WH_CHAN_NET]->reaches(idx, &why, &pc, &cwhy))
+        return wh_error(MPI_ERR_OTHER, "the network channel does not reach peer %d", idx);
+    wh_coord_peers[idx].chan = WH_CHAN_NET;
+    wh_coord_peers[idx].caps = pc;
+    if (!wh_chan_polled[WH_CHAN_NET]) {
+        wh_chan_polled[WH_CHAN_NET] = 1;
+        wh_chans_poll_set();
+    }
+    return MPI_SUCCESS;
+}
+
+int wh_coord_peer_of_gid(uint32_t gid)
+{
+    int idx = wh_peer_find(gid);
+    if (idx >= 0 && idx < wh_job.size)
+        return idx;
+    if (wh_chan_net_dyn_open() != MPI_SUCCESS)
+        return -1;
+    return wh_net_peer_of_gid(gid);
+}
+
 int wh_coord_init(void)
 {
+    wh_peer_added_hook = peer_added;
     const char *force = wh_tun.channel;
     if (strcmp(force, "auto") && wh_chan_by_name(force) < 0)
         return wh_error(MPI_ERR_OTHER, "WHARF_CHANNEL=%s: expected auto, shm or net", force);
-    wh_coord_peers = calloc((size_t)wh_job.size, sizeof *wh_coord_peers);
+    wh_coord_peers = calloc((size_t)wh_peers_cap, sizeof *wh_coord_peers);
     if (!wh_coord_peers)
         return wh_error(MPI_ERR_NO_MEM, "out of memory");
     memset(wh_chan_polled, 0, sizeof wh_chan_polled);

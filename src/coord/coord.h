@@ -85,7 +85,11 @@ typedef struct wh_coord_cand {
 int wh_coord_pick_pure(int n, const wh_coord_cand_t *cands, const char *force, int self);
 
 /* ---- the live state ---- */
-extern wh_coord_peer_t *wh_coord_peers;     /* per world rank */
+extern wh_coord_peer_t *wh_coord_peers;     /* per peer index (core/peers.h) */
+/* Peer index of a process by global id (core/peers.h): a world rank, or a
+ * process of another group reached through the network channel (opened on
+ * first use); -1 if it cannot be reached. */
+int wh_coord_peer_of_gid(uint32_t gid);
 extern wh_coord_limits_t wh_coord_lim;
 extern uint64_t wh_coord_count[WH_CHAN_MAX][WH_PROTO_MAX];
 extern uint64_t wh_coord_bytes[WH_CHAN_MAX][WH_PROTO_MAX];

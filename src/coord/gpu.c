@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/peers.h"
 #include "coord/coord.h"
 #include "coord/gpu.h"
 #include "core/core.h"
@@ -256,7 +257,7 @@ int wh_gpu_coord_init(void)
     forced_class = !strcmp(wh_tun.cuda_class, "latency") ? WH_GCLASS_LAT
                    : !strcmp(wh_tun.cuda_class, "bandwidth") ? WH_GCLASS_BW
                                                             : -1;
-    wh_gpeers = calloc((size_t)wh_job.size, sizeof *wh_gpeers);
+    wh_gpeers = calloc((size_t)wh_peers_cap, sizeof *wh_gpeers);
     if (!wh_gpeers)
         return wh_error(MPI_ERR_NO_MEM, "out of memory");
     for (int p = 0; p < wh_job.size; p++)

@@ -40,7 +40,7 @@ static int *predefined_value(int k)
     case MPI_WTIME_IS_GLOBAL:
         return &attr_wtime_is_global;
     case MPI_UNIVERSE_SIZE:
-        attr_universe_size = wh_job.size;
+        attr_universe_size = wh_pmi_universe_size(); /* how many processes MPI_Comm_spawn may usefully add */
         return &attr_universe_size;
     case MPI_APPNUM:
         attr_appnum = wh_pmi_appnum();

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/peers.h"
 #include "comm/comm.h"
 #include "mpi/reqapi.h"
 
@@ -39,7 +40,7 @@ static int chk_subgroup(wh_comm_t *c, const char *fname, const wh_group_t *g)
 {
     unsigned char *in = NULL;
     if (c->wranks) {
-        if (!(in = calloc((size_t)wh_job.size, 1)))
+        if (!(in = calloc((size_t)wh_peers_cap, 1)))
             return bad(c, fname, MPI_ERR_NO_MEM, "out of memory");
         for (int i = 0; i < c->size; i++)
             in[c->wranks[i]] = 1;
@@ -134,7 +135,7 @@ static int cmp_ranks(const wh_comm_t *a, const wh_comm_t *b)
         same_order = wh_comm_wrank(a, i) == wh_comm_wrank(b, i);
     if (same_order)
         return MPI_IDENT;
-    unsigned char *in = calloc((size_t)wh_job.size, 1);
+    unsigned char *in = calloc((size_t)wh_peers_cap, 1);
     if (!in)
         return -1;
     for (int i = 0; i < a->size; i++)

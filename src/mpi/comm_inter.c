@@ -36,7 +36,9 @@ static int body_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm
         if (remote_leader < 0 || remote_leader >= pc->size)
             return fail(lc, fname, wh_error(MPI_ERR_RANK, "remote_leader %d is not a rank of peer_comm (size %d)",
                                             remote_leader, pc->size));
-        if (pc->is_inter || wh_comm_wrank(pc, remote_leader) == wh_job.rank)
+        /* an intercommunicator as peer_comm (MPICH allows it: e.g. the one
+         * MPI_Comm_spawn returned): remote_leader is a rank of its remote group */
+        if (!pc->is_inter && wh_comm_wrank(pc, remote_leader) == wh_job.rank)
             return fail(lc, fname, wh_error(MPI_ERR_RANK, "remote_leader %d of peer_comm is not in the remote group",
                                             remote_leader));
     }

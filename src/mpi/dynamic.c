@@ -24,9 +24,14 @@
 
 #include "coll/coll.h"
 #include "comm/comm.h"
+#include "chan/chan.h"
+#include "coord/coord.h"
+#include "core/peers.h"
+#include "mpi/init.h"
 #include "mpi/coll_nbc.h"
 #include "mpi/reqapi.h"
 #include "pmi/pmi.h"
+#include "util/log.h"
 
 /* internal tags on the world's collective context: request 2N, intercommunicator 2N+1 */
 #define WH_TAG_PORT(n) (-(15 << 27) - (int)((unsigned)(n) & ((1u << 26) - 1)))
@@ -46,11 +51,23 @@ static wh_comm_t *world(void)
     return wh_comm_get(MPI_COMM_WORLD);
 }
 
-/* Parse a port name: 0 and its rank/serial, else an MPI_ERR_PORT code. */
-static int parse_port(const char *name, int *wrank, unsigned *n)
+/* The launcher's universe: the job id of the first group (a spawned group's
+ * kvsname is "<job id>.s<N>"). */
+static size_t universe_len(const char *job)
+{
+    const char *dot = strrchr(job, '.');
+    if (dot && dot[1] == 's' && dot[2] && strspn(dot + 2, "0123456789") == strlen(dot + 2))
+        return (size_t)(dot - job);
+    return strlen(job);
+}
+
+/* Parse a port name "wharf-port:UNIVERSE:GID:N": 0 and the global id of its
+ * process (core/peers.h; the world rank in a job without spawning) and its
+ * serial, else an MPI_ERR_PORT code. */
+static int parse_port(const char *name, uint32_t *gid, unsigned *n)
 {
     const char *job = wh_pmi_kvsname();
-    size_t pl = sizeof port_prefix - 1, jl = strlen(job);
+    size_t pl = sizeof port_prefix - 1, jl = universe_len(job);
     if (!name)
         return wh_error(MPI_ERR_PORT, "port_name is NULL");
     if (strnlen(name, MPI_MAX_PORT_NAME) >= MPI_MAX_PORT_NAME)
@@ -60,16 +77,24 @@ static int parse_port(const char *name, int *wrank, unsigned *n)
         return wh_error(MPI_ERR_PORT, "'%.64s' is not a port name from MPI_Open_port", name);
     const char *rest = name + pl, *colon = strchr(rest, ':');
     if (!colon || (size_t)(colon - rest) != jl || strncmp(rest, job, jl) != 0)
-        return wh_error(MPI_ERR_PORT, "port '%.64s' belongs to another job: wharf connects processes of one job "
-                        "(started together by wharfrun)", name);
-    int r;
+        return wh_error(MPI_ERR_PORT, "port '%.64s' belongs to another job: wharf connects processes started by "
+                        "one wharfrun (together, or by MPI_Comm_spawn)", name);
+    long long r;
     unsigned s;
     char tail;
-    if (sscanf(colon + 1, "%d:%u%c", &r, &s, &tail) != 2 || r < 0 || r >= wh_job.size)
+    if (sscanf(colon + 1, "%lld:%u%c", &r, &s, &tail) != 2 || r < 0 ||
+        r >= (long long)WH_GID_GROUPS << WH_GID_RANK_BITS ||
+        (r >> WH_GID_RANK_BITS == wh_my_group && (r & ((1 << WH_GID_RANK_BITS) - 1)) >= wh_job.size))
         return wh_error(MPI_ERR_PORT, "port '%.64s' names no process of this job", name);
-    *wrank = r;
+    *gid = (uint32_t)r;
     *n = s;
     return MPI_SUCCESS;
+}
+
+/* a port of this process's own group: the world rank of its process, else -1 */
+static int same_group(uint32_t gid)
+{
+    return gid >> WH_GID_RANK_BITS == wh_my_group ? (int)(gid & ((1u << WH_GID_RANK_BITS) - 1)) : -1;
 }
 
 static port_t **find_port(unsigned n)
@@ -92,17 +117,27 @@ static int body_Open_port(MPI_Info info, char *port_name)
     p->n = next_serial++;
     p->next = open_ports;
     open_ports = p;
-    snprintf(port_name, MPI_MAX_PORT_NAME, "%s%s:%d:%u", port_prefix, wh_pmi_kvsname(), wh_job.rank, p->n);
+    const char *job = wh_pmi_kvsname();
+    snprintf(port_name, MPI_MAX_PORT_NAME, "%s%.*s:%u:%u", port_prefix, (int)universe_len(job), job,
+             (unsigned)wh_peer_gid(wh_job.rank), p->n);
+    /* processes of other groups (spawned ones, or the parents) reach this one
+     * through the network channel: open it and publish the endpoint now */
+    if (wh_my_group > 0 || getenv("WHARF_JOB_ID")) {
+        int rc = wh_chan_net_dyn_open();
+        char why[256];
+        if (rc != MPI_SUCCESS)
+            WH_DEBUG("dynamic", "port %s: only this group can connect: %s", port_name, wh_error_text(rc, why, sizeof why));
+    }
     return MPI_SUCCESS;
 }
 
 static int body_Close_port(const char *port_name)
 {
     static const char fname[] = "MPI_Close_port";
-    int wrank;
+    uint32_t gid;
     unsigned n;
-    int rc = parse_port(port_name, &wrank, &n);
-    if (rc == MPI_SUCCESS && (wrank != wh_job.rank || !*find_port(n)))
+    int rc = parse_port(port_name, &gid, &n);
+    if (rc == MPI_SUCCESS && (gid != wh_peer_gid(wh_job.rank) || !*find_port(n)))
         rc = wh_error(MPI_ERR_PORT, "port '%.64s' is not open in this process", port_name);
     if (rc != MPI_SUCCESS)
         return wh_raise_comm(NULL, fname, rc);
@@ -130,78 +165,132 @@ static int chk_common(const char *fname, MPI_Info info, int root, MPI_Comm comm,
     return MPI_SUCCESS;
 }
 
-/* The root's outcome reaches every rank (a broadcast of the error class),
- * then both groups build the intercommunicator. */
-static int finish(const char *fname, wh_comm_t *c, int root, int rc, int peer, unsigned n, MPI_Comm *newcomm)
+/* The root's outcome reaches every rank (a broadcast of the error class and
+ * whether the other group is of another launcher group), then both groups
+ * build the intercommunicator.  With another group every member opens the
+ * network channel and publishes its endpoint before the leaders swap the
+ * groups (a barrier orders it), and the leaders talk over a two-process
+ * bridge communicator [accepting root, connecting root]. */
+static int finish(const char *fname, wh_comm_t *c, int root, int rc, int peer, int foreign, int accepting, unsigned n,
+                  MPI_Comm *newcomm)
 {
-    int cls = MPI_SUCCESS;
+    int out[2] = {MPI_SUCCESS, foreign};
     if (c->rank == root && rc != MPI_SUCCESS)
-        MPI_Error_class(rc, &cls);
-    int brc = wh_bcast(&cls, 1, wh_dtype_get(MPI_INT), root, c);
+        MPI_Error_class(rc, &out[0]);
+    int brc = wh_bcast(out, 2, wh_dtype_get(MPI_INT), root, c);
     if (brc != MPI_SUCCESS)
         return wh_raise_comm(c, fname, brc);
     if (c->rank == root && rc != MPI_SUCCESS)
         return wh_raise_comm(c, fname, rc);
-    if (cls != MPI_SUCCESS)
-        return wh_raise_comm(c, fname, wh_error(cls, "the root (rank %d) failed; see its error", root));
+    if (out[0] != MPI_SUCCESS)
+        return wh_raise_comm(c, fname, wh_error(out[0], "the root (rank %d) failed; see its error", root));
+    wh_comm_t *peercomm = world(), *bridge = NULL;
+    int remote_leader = peer;
+    if (out[1]) {
+        if ((rc = wh_chan_net_dyn_open()) != MPI_SUCCESS || (rc = wh_barrier(c)) != MPI_SUCCESS)
+            return wh_raise_comm(c, fname, rc);
+        if (c->rank == root) {
+            int w[2] = {accepting ? wh_job.rank : peer, accepting ? peer : wh_job.rank};
+            if (!(bridge = wh_comm_new(2, w, accepting ? 0 : 1, world()->ctx)))
+                return wh_raise_comm(c, fname, wh_error(MPI_ERR_NO_MEM, "out of memory connecting"));
+            peercomm = bridge;
+            remote_leader = accepting ? 1 : 0;
+        }
+    }
     wh_comm_t *ic;
-    rc = wh_intercomm_create(c, root, world(), peer, WH_TAG_PORT(2 * n + 1), &ic);
+    rc = wh_intercomm_create(c, root, peercomm, remote_leader, WH_TAG_PORT(2 * n + 1), &ic);
+    if (bridge)
+        wh_comm_release(bridge);
     if (rc != MPI_SUCCESS)
         return wh_raise_comm(c, fname, rc);
     *newcomm = ic->obj.handle;
     return MPI_SUCCESS;
 }
 
+/* the intercommunicator's tag: the port's serial, mixed with the port's
+ * process when the groups differ (bridges of several ports share a context) */
+static unsigned port_tag(int foreign, uint32_t port_gid, unsigned n)
+{
+    return foreign ? n ^ (port_gid * 2654435761u >> 6) : n;
+}
+
 static int body_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
     static const char fname[] = "MPI_Comm_accept";
     wh_comm_t *c;
-    int rc = chk_common(fname, info, root, comm, newcomm, &c), peer = -1, wrank = -1;
+    int rc = chk_common(fname, info, root, comm, newcomm, &c), peer = -1, foreign = 0;
     if (rc)
         return rc;
     unsigned n = 0;
     if (c->rank == root) {
-        rc = parse_port(port_name, &wrank, &n);
-        if (rc == MPI_SUCCESS && (wrank != wh_job.rank || !*find_port(n)))
+        uint32_t gid = 0;
+        rc = parse_port(port_name, &gid, &n);
+        if (rc == MPI_SUCCESS && (gid != wh_peer_gid(wh_job.rank) || !*find_port(n)))
             rc = wh_error(MPI_ERR_PORT, "port '%.64s' is not open in this process (MPI_Open_port)", port_name);
-        MPI_Status st;
-        int hello = 0;
-        if (rc == MPI_SUCCESS &&
-            (rc = wh_recv(&hello, 1, wh_dtype_get(MPI_INT), MPI_ANY_SOURCE, WH_TAG_PORT(2 * n), world(), WH_CTX_COLL,
-                          &st)) == MPI_SUCCESS)
-            peer = st.MPI_SOURCE;
+        int hello[2] = {0, 0}; /* the connecting root's global id, and its group size (unused) */
+        if (rc == MPI_SUCCESS)
+            rc = wh_recv(hello, 2, wh_dtype_get(MPI_INT), MPI_ANY_SOURCE, WH_TAG_PORT(2 * n), world(), WH_CTX_COLL,
+                         MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS) {
+            uint32_t cg = (uint32_t)hello[0];
+            foreign = same_group(cg) < 0;
+            peer = foreign ? wh_coord_peer_of_gid(cg) : same_group(cg);
+            if (peer < 0)
+                rc = wh_error(MPI_ERR_PORT, "the process connecting to port '%.64s' (global id %u) cannot be reached",
+                              port_name, (unsigned)cg);
+            n = port_tag(foreign, wh_peer_gid(wh_job.rank), n);
+        }
     }
-    wh_dtype_t *idt = wh_dtype_get(MPI_INT);
     unsigned nn[1] = {n};
-    int xrc = wh_bcast(nn, 1, idt, root, c); /* the serial: the intercommunicator's tag */
+    int xrc = wh_bcast(nn, 1, wh_dtype_get(MPI_INT), root, c); /* the serial: the intercommunicator's tag */
     if (xrc != MPI_SUCCESS)
         return wh_raise_comm(c, fname, xrc);
-    return finish(fname, c, root, rc, peer, nn[0], newcomm);
+    return finish(fname, c, root, rc, peer, foreign, 1, nn[0], newcomm);
 }
 
 static int body_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
     static const char fname[] = "MPI_Comm_connect";
     wh_comm_t *c;
-    int rc = chk_common(fname, info, root, comm, newcomm, &c), wrank = -1;
+    int rc = chk_common(fname, info, root, comm, newcomm, &c), peer = -1, foreign = 0;
     if (rc)
         return rc;
     unsigned n = 0;
     if (c->rank == root) {
-        rc = parse_port(port_name, &wrank, &n);
-        for (int i = 0; rc == MPI_SUCCESS && i < c->size; i++)
-            if (wh_comm_wrank(c, i) == wrank)
+        uint32_t gid = 0;
+        rc = parse_port(port_name, &gid, &n);
+        foreign = rc == MPI_SUCCESS && same_group(gid) < 0;
+        if (rc == MPI_SUCCESS && !foreign)
+            peer = same_group(gid);
+        for (int i = 0; rc == MPI_SUCCESS && !foreign && i < c->size; i++)
+            if (wh_comm_wrank(c, i) == peer)
                 rc = wh_error(MPI_ERR_PORT, "port '%.64s' was opened by rank %d of this communicator: a group "
                               "cannot connect to itself", port_name, i);
-        int hello = wh_job.rank;
+        if (rc == MPI_SUCCESS && foreign && (rc = wh_chan_net_dyn_open()) == MPI_SUCCESS &&
+            (peer = wh_coord_peer_of_gid(gid)) < 0)
+            rc = wh_error(MPI_ERR_PORT, "port '%.64s': its process (launcher group %u, rank %u) cannot be reached "
+                          "(it ended, or its network endpoint is unknown)", port_name,
+                          (unsigned)(gid >> WH_GID_RANK_BITS), (unsigned)(gid & ((1u << WH_GID_RANK_BITS) - 1)));
+        int hello[2] = {(int)wh_peer_gid(wh_job.rank), c->size};
+        if (rc == MPI_SUCCESS && !foreign)
+            rc = wh_send(hello, 2, wh_dtype_get(MPI_INT), peer, WH_TAG_PORT(2 * n), world(), WH_CTX_COLL);
+        if (rc == MPI_SUCCESS && foreign) {
+            /* the request travels on a bridge [port's process, me] with the world's context */
+            int w[2] = {peer, wh_job.rank};
+            wh_comm_t *b = wh_comm_new(2, w, 1, world()->ctx);
+            rc = b ? wh_send(hello, 2, wh_dtype_get(MPI_INT), 0, WH_TAG_PORT(2 * n), b, WH_CTX_COLL)
+                   : wh_error(MPI_ERR_NO_MEM, "out of memory connecting");
+            if (b)
+                wh_comm_release(b);
+        }
         if (rc == MPI_SUCCESS)
-            rc = wh_send(&hello, 1, wh_dtype_get(MPI_INT), wrank, WH_TAG_PORT(2 * n), world(), WH_CTX_COLL);
+            n = port_tag(foreign, gid, n);
     }
     unsigned nn[1] = {n};
     int xrc = wh_bcast(nn, 1, wh_dtype_get(MPI_INT), root, c);
     if (xrc != MPI_SUCCESS)
         return wh_raise_comm(c, fname, xrc);
-    return finish(fname, c, root, rc, wrank, nn[0], newcomm);
+    return finish(fname, c, root, rc, peer, foreign, 0, nn[0], newcomm);
 }
 
 static int body_Comm_disconnect(MPI_Comm *comm)
@@ -349,48 +438,173 @@ static int body_Lookup_name(const char *service_name, MPI_Info info, char *port_
 
 /* ---------- spawning ---------- */
 
-static int spawn_fail(const char *fname, int root, MPI_Comm comm, MPI_Comm *intercomm, int *errcodes, int n)
+/* The launcher starts the children as a new group (wh_pmi_spawn), with the
+ * port of the spawning root under PARENT_ROOT_PORT_NAME in their key-value
+ * space (as MPICH does); the children's MPI_Init connects to it
+ * (wh_dyn_connect_parent) while the parents accept: the intercommunicator. */
+
+static MPI_Comm parent_comm = MPI_COMM_NULL;
+static uint32_t parent_serial; /* the communicator's creation number: a freed handle reused is not the parent */
+
+#define WH_SPAWN_INFO_MAX 4096
+
+/* an info value of the spawn (host, wdir, path), or NULL */
+static char *info_str(MPI_Info info, const char *key)
+{
+    if (info == MPI_INFO_NULL || !wh_info_valid(info))
+        return NULL;
+    int len = 0, flag = 0;
+    if (MPI_Info_get_valuelen(info, key, &len, &flag) != MPI_SUCCESS || !flag || len < 0 || len >= WH_SPAWN_INFO_MAX)
+        return NULL;
+    char *v = malloc((size_t)len + 1);
+    if (v && (MPI_Info_get(info, key, len, v, &flag) != MPI_SUCCESS || !flag)) {
+        free(v);
+        v = NULL;
+    }
+    return v;
+}
+
+/* The root's part: check the arguments, open a port, ask the launcher.  On
+ * success *port is the open port the children connect to. */
+static int spawn_root(int count, char *const commands[], char **const argvs[], const int maxprocs[],
+                      const MPI_Info infos[], char *port)
+{
+    if (count < 1)
+        return wh_error(MPI_ERR_ARG, "count %d: at least one command must be spawned", count);
+    if (!commands || !maxprocs)
+        return wh_error(MPI_ERR_ARG, "the array of commands or of maxprocs is NULL");
+    wh_pmi_spawn_cmd_t *cmds = calloc((size_t)count, sizeof *cmds);
+    if (!cmds)
+        return wh_error(MPI_ERR_NO_MEM, "out of memory spawning");
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < count && rc == MPI_SUCCESS; i++) {
+        wh_pmi_spawn_cmd_t *k = &cmds[i];
+        if (!commands[i] || !*commands[i])
+            rc = wh_error(MPI_ERR_SPAWN, "command %d is NULL or empty", i);
+        else if (maxprocs[i] < 1)
+            rc = wh_error(MPI_ERR_SPAWN, "maxprocs %d of command %d ('%.64s') is not positive", maxprocs[i], i,
+                          commands[i]);
+        else if (infos && infos[i] != MPI_INFO_NULL && !wh_info_valid(infos[i]))
+            rc = wh_error(MPI_ERR_INFO, "info 0x%x of command %d is not a valid info object", (unsigned)infos[i], i);
+        if (rc != MPI_SUCCESS)
+            break;
+        k->exec = commands[i];
+        k->nprocs = maxprocs[i];
+        k->argv = argvs ? argvs[i] : NULL;
+        while (k->argv && k->argv[k->argc])
+            k->argc++;
+        MPI_Info in = infos ? infos[i] : MPI_INFO_NULL;
+        k->host = info_str(in, "host");
+        k->wdir = info_str(in, "wdir");
+        k->path = info_str(in, "path");
+    }
+    if (rc == MPI_SUCCESS)
+        rc = body_Open_port(MPI_INFO_NULL, port);
+    if (rc == MPI_SUCCESS) {
+        const char *pk[1] = {"PARENT_ROOT_PORT_NAME"}, *pv[1] = {port};
+        char kvs[256];
+        int prc = wh_pmi_spawn(count, cmds, 1, pk, pv, kvs, sizeof kvs);
+        if (prc != 0) {
+            rc = wh_error(MPI_ERR_SPAWN, "%s%s", prc > 0 ? "" : "the launcher connection failed: ", wh_pmi_error());
+            body_Close_port(port);
+        } else {
+            WH_DEBUG("dynamic", "spawned group %s; waiting for it on %s", kvs, port);
+        }
+    }
+    for (int i = 0; i < count; i++) {
+        free((void *)cmds[i].host);
+        free((void *)cmds[i].wdir);
+        free((void *)cmds[i].path);
+    }
+    free(cmds);
+    return rc;
+}
+
+static int spawn_common(const char *fname, int count, char *const commands[], char **const argvs[],
+                        const int maxprocs[], const MPI_Info infos[], int root, MPI_Comm comm, MPI_Comm *intercomm,
+                        int errcodes[])
 {
     wh_comm_t *c;
     int rc = wh_chk_comm(fname, comm, &c);
     if (rc)
         return rc;
-    if (root < 0 || root >= wh_comm_local_size(c))
-        return wh_raise_comm(c, fname, wh_error(MPI_ERR_ROOT, "root %d is out of range", root));
-    if (intercomm)
-        *intercomm = MPI_COMM_NULL;
+    if (c->is_inter)
+        return wh_raise_comm(c, fname, wh_error(MPI_ERR_COMM, "comm must be an intracommunicator"));
+    if (root < 0 || root >= c->size)
+        return wh_raise_comm(c, fname, wh_error(MPI_ERR_ROOT, "root %d is out of range: the communicator has %d "
+                                                "ranks (0..%d)", root, c->size, c->size - 1));
+    WH_CHK_PTR(fname, c, intercomm, "intercomm");
+    char port[MPI_MAX_PORT_NAME] = "";
+    int total = 0;
+    if (c->rank == root) {
+        rc = spawn_root(count, commands, argvs, maxprocs, infos, port);
+        for (int i = 0; maxprocs && i < count; i++)
+            total += maxprocs[i] > 0 ? maxprocs[i] : 0;
+    }
+    /* every rank learns the outcome and the number of children (errcodes) */
+    int out[2] = {MPI_SUCCESS, total};
+    if (c->rank == root && rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &out[0]);
+    int brc = wh_bcast(out, 2, wh_dtype_get(MPI_INT), root, c);
+    if (brc != MPI_SUCCESS)
+        return wh_raise_comm(c, fname, brc);
+    *intercomm = MPI_COMM_NULL;
     if (errcodes != MPI_ERRCODES_IGNORE)
-        for (int i = 0; i < n; i++)
-            errcodes[i] = MPI_ERR_SPAWN;
-    return wh_raise_comm(c, fname, wh_error(MPI_ERR_SPAWN, "wharfrun starts every process of a job at launch and "
-                                            "cannot add processes at run time: start them with wharfrun -n and "
-                                            "connect them with MPI_Comm_accept/MPI_Comm_connect"));
+        for (int i = 0; i < out[1]; i++)
+            errcodes[i] = out[0] == MPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_SPAWN;
+    if (c->rank == root && rc != MPI_SUCCESS)
+        return wh_raise_comm(c, fname, rc);
+    if (out[0] != MPI_SUCCESS)
+        return wh_raise_comm(c, fname, wh_error(out[0], "spawning failed at the root (rank %d); see its error", root));
+    rc = body_Comm_accept(port, MPI_INFO_NULL, root, comm, intercomm);
+    if (c->rank == root)
+        body_Close_port(port);
+    return rc;
 }
 
 static int body_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
                            MPI_Comm *intercomm, int array_of_errcodes[])
 {
-    (void)command, (void)argv, (void)info;
-    return spawn_fail("MPI_Comm_spawn", root, comm, intercomm, array_of_errcodes, maxprocs > 0 ? maxprocs : 0);
+    char *cmds[1] = {(char *)command};
+    char **argvs[1] = {argv};
+    int mp[1] = {maxprocs};
+    MPI_Info infos[1] = {info};
+    return spawn_common("MPI_Comm_spawn", 1, cmds, argvs, mp, infos, root, comm, intercomm, array_of_errcodes);
 }
 
 static int body_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
                                     const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
                                     MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
-    (void)array_of_commands, (void)array_of_argv, (void)array_of_info;
-    int n = 0;
-    for (int i = 0; array_of_maxprocs && i < count; i++)
-        n += array_of_maxprocs[i] > 0 ? array_of_maxprocs[i] : 0;
-    return spawn_fail("MPI_Comm_spawn_multiple", root, comm, intercomm, array_of_errcodes, n);
+    return spawn_common("MPI_Comm_spawn_multiple", count, array_of_commands, array_of_argv, array_of_maxprocs,
+                        array_of_info, root, comm, intercomm, array_of_errcodes);
 }
 
-/* A process started by a launcher (never by MPI_Comm_spawn) has no parent. */
+int wh_dyn_connect_parent(void)
+{
+    if (wh_my_group == 0 || wh_pmi_is_singleton())
+        return MPI_SUCCESS;
+    char port[MPI_MAX_PORT_NAME];
+    if (wh_pmi_get("PARENT_ROOT_PORT_NAME", port, sizeof port) != 0)
+        return MPI_SUCCESS; /* a group without parents */
+    MPI_Comm ic = MPI_COMM_NULL;
+    int rc = body_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    parent_comm = ic;
+    parent_serial = wh_comm_get(ic)->serial;
+    wh_comm_get(ic)->errh = MPI_ERRORS_ARE_FATAL;
+    snprintf(wh_comm_get(ic)->name, MPI_MAX_OBJECT_NAME, "MPI_COMM_PARENT");
+    return MPI_SUCCESS;
+}
+
+/* The intercommunicator to the parents, until it is freed or disconnected. */
 static int body_Comm_get_parent(MPI_Comm *parent)
 {
     if (!parent)
         return wh_raise_comm(NULL, "MPI_Comm_get_parent", wh_error(MPI_ERR_ARG, "parent is NULL"));
-    *parent = MPI_COMM_NULL;
+    wh_comm_t *c = parent_comm != MPI_COMM_NULL ? wh_comm_get(parent_comm) : NULL;
+    *parent = c && c->serial == parent_serial ? parent_comm : MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/peers.h"
 #include "mpi/api.h"
 
 static int graise(const char *fname, int code) { return wh_raise_comm(NULL, fname, code); }
@@ -27,10 +28,10 @@ static int no_mem(const char *fname) { return graise(fname, wh_error(MPI_ERR_NO_
 /* world rank -> index in g, or -1; NULL if out of memory */
 static int *pos_map(const wh_group_t *g)
 {
-    int *m = malloc((size_t)(wh_job.size > 0 ? wh_job.size : 1) * sizeof(int));
+    int *m = malloc((size_t)wh_peers_cap * sizeof(int));
     if (!m)
         return NULL;
-    for (int i = 0; i < wh_job.size; i++)
+    for (int i = 0; i < wh_peers_cap; i++)
         m[i] = -1;
     for (int i = 0; i < g->size; i++)
         m[g->wranks[i]] = i;

@@ -17,6 +17,7 @@
 #include "mem/mem.h"
 #include "mpi/api.h"
 #include "core/cs.h"
+#include "core/peers.h"
 #include "mpi/init.h"
 #include "mpi/reqapi.h"
 #include "io/io.h"
@@ -110,9 +111,10 @@ static int host_map(void)
 static int locality_init(void)
 {
     int n = wh_job.size;
-    wh_job.host_of = calloc((size_t)n, sizeof(int));
+    wh_peers_init(); /* per-peer arrays have room for processes of other groups (MPI_Comm_spawn) */
+    wh_job.host_of = calloc((size_t)wh_peers_cap, sizeof(int));
     wh_job.local_ranks = calloc((size_t)n, sizeof(int));
-    wh_job.local_index = calloc((size_t)n, sizeof(int));
+    wh_job.local_index = calloc((size_t)wh_peers_cap, sizeof(int));
     if (!wh_job.host_of || !wh_job.local_ranks || !wh_job.local_index)
         return wh_error(MPI_ERR_NO_MEM, "out of memory");
     WH_CHECK(wh_loc_publish());
@@ -212,6 +214,7 @@ static int runtime_down(void)
     wh_comm_finalize();
     wh_chans_finalize();
     wh_coord_finalize();
+    wh_peers_finalize();
     wh_loc_finalize();
     wh_proto_finalize();
     wh_op_finalize();
@@ -265,6 +268,12 @@ static int do_init(int required, int *provided)
         exit(1);
     }
     world_state = 1;
+    /* a process started by MPI_Comm_spawn connects to its parents (MPI_Comm_get_parent) */
+    if ((rc = wh_dyn_connect_parent()) != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        fprintf(stderr, "wharf: MPI_Init: connecting to the parent processes: %s\n", wh_error_text(rc, msg, sizeof msg));
+        wh_job_abort(1, msg);
+    }
     return MPI_SUCCESS;
 }
 

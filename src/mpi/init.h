@@ -12,6 +12,8 @@ void wh_comm_finalize(void);
 int wh_runtime_acquire(int required, int *provided);
 int wh_runtime_release(void);
 int wh_world_state(void); /* 0 before MPI_Init, 1 initialized, 2 finalized */
+/* MPI_Init of a process started by MPI_Comm_spawn: connect to the parents (src/mpi/dynamic.c) */
+int wh_dyn_connect_parent(void);
 /* src/mpi/session.c: MPI_SUCCESS if h is a live session, else the raised error */
 int wh_session_check(const char *fname, MPI_Session h);
 /* raise code on session h's error handler (MPI_ERRORS_ARE_FATAL's path if h is not a session) */

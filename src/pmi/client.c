@@ -652,6 +652,75 @@ int wh_pmi_lookup(const char *service, char *port, size_t portlen)
 
 /* One get_result: 0, 1 when the key is missing or too long for vallen (val
  * set to ""; the stream stays in step), -1 when the connection failed. */
+/* ---------- spawning (MPICH's simple PMI: one mcmd=spawn block per command) ---------- */
+
+int wh_pmi_universe_size(void)
+{
+    if (wh_pmi_ready() != 0 || wh_pmi.mode == WH_PMI_SINGLETON)
+        return wh_pmi.size > 0 ? wh_pmi.size : 1;
+    static int cached;
+    int rc, n;
+    if (cached > 0)
+        return cached;
+    if (wh_pmi_send("cmd=get_universe_size\n") != 0 || wh_pmi_expect("universe_size", &rc) != 0 || rc != 0 ||
+        wh_pmi_int(&wh_pmi_reply, "size", &n) != 0 || n < 1)
+        return wh_pmi.size;
+    return cached = n;
+}
+
+/* one "key=value" line of a block, the value escaped */
+static int wh_pmi_spawn_kv(const char *key, int idx, const char *val)
+{
+    static char esc[2 * WH_PMI_MAXLINE];
+    if (wh_pmi_escape(val, esc, sizeof esc) < 0 || strlen(esc) + strlen(key) + 16 >= WH_PMI_MAXLINE)
+        return wh_pmi_fail("spawn: '%.32s...' is too long for a PMI line", val), -1;
+    return idx >= 0 ? wh_pmi_send("%s%d=%s\n", key, idx, esc) : wh_pmi_send("%s=%s\n", key, esc);
+}
+
+int wh_pmi_spawn(int count, const wh_pmi_spawn_cmd_t *cmds, int npre, const char *const *pre_keys,
+                 const char *const *pre_vals, char *kvsname, size_t kvslen)
+{
+    if (wh_pmi_ready() != 0)
+        return -1;
+    if (wh_pmi.mode == WH_PMI_SINGLETON)
+        return wh_pmi_fail("this process was started without a launcher (a singleton): there is no process "
+                           "manager to start new processes; run it under wharfrun"), 1;
+    for (int c = 0; c < count; c++) {
+        const wh_pmi_spawn_cmd_t *k = &cmds[c];
+        int ninfo = (k->host != NULL) + (k->wdir != NULL) + (k->path != NULL);
+        if (wh_pmi_send("mcmd=spawn\nnprocs=%d\n", k->nprocs) != 0 || wh_pmi_spawn_kv("execname", -1, k->exec) ||
+            wh_pmi_send("totspawns=%d\nspawnssofar=%d\nargcnt=%d\n", count, c + 1, k->argc) != 0)
+            return -1;
+        for (int a = 0; a < k->argc; a++)
+            if (wh_pmi_spawn_kv("arg", a + 1, k->argv[a]) != 0)
+                return -1;
+        if (wh_pmi_send("preput_num=%d\n", npre) != 0)
+            return -1;
+        for (int i = 0; i < npre; i++)
+            if (wh_pmi_spawn_kv("preput_key_", i, pre_keys[i]) || wh_pmi_spawn_kv("preput_val_", i, pre_vals[i]))
+                return -1;
+        if (wh_pmi_send("info_num=%d\n", ninfo) != 0)
+            return -1;
+        const char *ik[3] = {"host", "wdir", "path"}, *iv[3] = {k->host, k->wdir, k->path};
+        for (int i = 0, n = 0; i < 3; i++)
+            if (iv[i] && (wh_pmi_spawn_kv("info_key_", n, ik[i]) || wh_pmi_spawn_kv("info_val_", n++, iv[i])))
+                return -1;
+        if (wh_pmi_send("endcmd\n") != 0)
+            return -1;
+    }
+    int rc;
+    if (wh_pmi_expect("spawn_result", &rc) != 0)
+        return -1;
+    if (rc != 0) {
+        const char *m = wh_pmi_val(&wh_pmi_reply, "msg");
+        wh_pmi_fail("%.200s", m ? m : "the launcher refused to spawn");
+        return 1;
+    }
+    const char *k = wh_pmi_val(&wh_pmi_reply, "kvsname");
+    snprintf(kvsname, kvslen, "%s", k ? k : "");
+    return 0;
+}
+
 static int wh_pmi_get_reply(char *val, size_t vallen)
 {
     int rc;

@@ -45,6 +45,24 @@ int wh_pmi_barrier(void); /* commits puts and waits for all ranks */
 int wh_pmi_publish(const char *service, const char *port);
 int wh_pmi_unpublish(const char *service);
 int wh_pmi_lookup(const char *service, char *port, size_t portlen);
+/* MPI_UNIVERSE_SIZE as the launcher reports it (cmd=get_universe_size; the
+ * job size for a singleton or when the launcher does not say). */
+int wh_pmi_universe_size(void);
+/* Spawning (MPI_Comm_spawn_multiple): one command per entry. */
+typedef struct wh_pmi_spawn_cmd {
+    const char *exec;
+    int argc;
+    char *const *argv;   /* arguments after the program name */
+    int nprocs;
+    const char *host, *wdir, *path; /* info keys, NULL: not given */
+} wh_pmi_spawn_cmd_t;
+/* Ask the launcher to start the commands as one new group (MPICH's simple
+ * PMI "mcmd=spawn" blocks); npre keys/values are put into the new group's
+ * key-value space before it starts.  0 (kvsname = the group's), 1 when the
+ * launcher refused (wh_pmi_error() says why; a singleton always refuses),
+ * -1 when the connection failed. */
+int wh_pmi_spawn(int count, const wh_pmi_spawn_cmd_t *cmds, int npre, const char *const *pre_keys,
+                 const char *const *pre_vals, char *kvsname, size_t kvslen);
 /* Tells the launcher (cmd=abort exitcode=code message=msg; msg may be NULL)
  * and waits up to 10 s to be killed, then exits with code (1 if code is a
  * multiple of 256).  Does not return. */

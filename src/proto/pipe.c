@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/peers.h"
 #include "locality/nodeheap.h"
 #include "proto/proto.h"
 #include "util/log.h"
@@ -64,7 +65,7 @@ static int pipe_progress(void);
 
 static side_t *side_of(side_t ***tab, int wpeer)
 {
-    if (!*tab && !(*tab = calloc((size_t)wh_job.size, sizeof **tab)))
+    if (!*tab && !(*tab = calloc((size_t)wh_peers_cap, sizeof **tab)))
         return NULL;
     if (!(*tab)[wpeer])
         (*tab)[wpeer] = calloc(1, sizeof(side_t));

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/peers.h"
 #include "proto/proto.h"
 #include "util/log.h"
 #include "util/tunables.h"
@@ -91,7 +92,7 @@ static int rndv_cuda_ipc(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, co
     wh_CUresult cr = wh_cuda_ipc_import(wpeer, ipc, &src);
     if (cr != WH_CUDA_SUCCESS) {
         if (!ipc_refused)
-            ipc_refused = calloc((size_t)wh_job.size, 1);
+            ipc_refused = calloc((size_t)wh_peers_cap, 1);
         if (ipc_refused)
             ipc_refused[wpeer] |= (unsigned char)(1u << ipc->scheme);
         if (ipc->scheme == WH_CUDA_IPC_VMM)

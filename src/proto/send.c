@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/peers.h"
 #include "proto/proto.h"
 #include "util/log.h"
 
@@ -24,7 +25,7 @@ static int *pend_count; /* per world rank */
 
 static int pend_add(int chan, int wpeer, wh_req_t *r, const wh_hdr_t *h, const void *raw, size_t rawlen)
 {
-    if (!pend_count && !(pend_count = calloc((size_t)wh_job.size, sizeof(int))))
+    if (!pend_count && !(pend_count = calloc((size_t)wh_peers_cap, sizeof(int))))
         return wh_error(MPI_ERR_NO_MEM, "out of memory");
     wh_pend_t *p = malloc(sizeof *p);
     if (!p)
@@ -87,7 +88,7 @@ int wh_pending_push(void)
     static unsigned char *blocked;
     if (!pend_head)
         return 0;
-    if (!blocked && !(blocked = calloc((size_t)wh_job.size, 1)))
+    if (!blocked && !(blocked = calloc((size_t)wh_peers_cap, 1)))
         return 0;
     while (*pp) {
         wh_pend_t *p = *pp;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/peers.h"
 #include "chan/am.h"
 #include "coord/coord.h"
 #include "rma/rma.h"
@@ -90,7 +91,7 @@ static int rma_push(void)
     }
     int n = 0;
     static unsigned char *blocked;
-    if (!blocked && !(blocked = calloc((size_t)wh_job.size, 1)))
+    if (!blocked && !(blocked = calloc((size_t)wh_peers_cap, 1)))
         return 0;
     rma_q_t **pp = &q_head, *last = NULL;
     while (*pp) {
@@ -194,7 +195,7 @@ int wh_rma_init(void)
     WH_CHECK(wh_am_register("rma.ctl", wh_rma_target_ctl, &wh_rma_am.ctl));
     if (!wh_win_tab.objsize)
         wh_tab_init(&wh_win_tab, WH_H_WIN, sizeof(wh_win_t));
-    if (!q_count && !(q_count = calloc((size_t)(wh_job.size > 0 ? wh_job.size : 1), sizeof(int))))
+    if (!q_count && !(q_count = calloc((size_t)wh_peers_cap, sizeof(int))))
         return wh_error(MPI_ERR_NO_MEM, "out of memory");
     return wh_progress_hook_add(rma_push, &q_busy);
 }

@@ -89,7 +89,12 @@ static void fz_server(const uint8_t *data, size_t size)
         char why[128];
         int ev = wr_pmisrv_line(s, &rank, (const char *)data + pos + 1, end - pos - 1, why,
                                 sizeof why);
-        FZ_ASSERT(ev == WR_PMI_OK || ev == WR_PMI_FAIL || ev == WR_PMI_ABORT);
+        FZ_ASSERT(ev == WR_PMI_OK || ev == WR_PMI_FAIL || ev == WR_PMI_ABORT || ev == WR_PMI_SPAWN);
+        if (ev == WR_PMI_SPAWN) { /* a complete request: answer it as refused */
+            FZ_ASSERT(s->spawn_req && s->spawn_rank == rank);
+            wr_pmisrv_spawn_done(s, -1, NULL, "fuzz");
+        }
+        FZ_ASSERT(!s->spawn_req);
         FZ_ASSERT(ev != WR_PMI_FAIL || why[0]);
         FZ_ASSERT(rank >= -1 && rank < 3);
         FZ_ASSERT(before >= 0 || rank == -1 || s->r[rank].bound);

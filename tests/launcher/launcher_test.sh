@@ -599,6 +599,19 @@ region)
     no_survivors "$M truncate 1"
     ls -A "$T/node" | grep -q . && fail "files left: $(ls -A "$T/node")"
     ;;
+spawnfail)
+    # a process started by MPI_Comm_spawn fails: the job ends like for a
+    # failing rank, naming the spawned group, with nothing left behind
+    mkdir "$T/node"
+    WHARF_NODE_DIR="$T/node" run 90 "$W" -n 2 "$M" spawnfail 3
+    expect_rc 3
+    expect_out_lines 2 '^parent [01] spawned$'
+    grep -q 'dead' "$T/out" && fail "a wait on the dead process completed"
+    expect_msg '^wharfrun: rank 1 of spawned group 1 \([^;]*mpi_hold; host [^,]+, pid [0-9]+\) exited with status 3$'
+    expect_fast 30000
+    no_survivors "$M spawnfail"
+    ls -A "$T/node" | grep -q . && fail "files left: $(ls -A "$T/node")"
+    ;;
 peerdie)
     # a rank waits for a co-resident peer that was killed, in a job whose
     # launcher does not notice (the peer's parent shell lives on and holds

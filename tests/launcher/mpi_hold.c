@@ -12,7 +12,11 @@
  *                           as a co-resident process could; then everyone
  *                           communicates and must end with a clear message
  *   mpi_hold ring N         N round trips between ranks 0 and 1 with checked
- *                           payloads, then "ring ok" */
+ *                           payloads, then "ring ok"
+ *   mpi_hold spawnfail S    MPI_Comm_spawn of 2 copies of itself; the spawned
+ *                           rank 1 exits with status S after MPI_Init while
+ *                           the parents and its sibling wait for it: wharfrun
+ *                           must end the job naming it */
 #include <dirent.h>
 #include <mpi.h>
 #include <signal.h>
@@ -30,7 +34,22 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (!strcmp(argv[1], "hold")) {
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    if (!strcmp(argv[1], "spawnfail") && parent == MPI_COMM_NULL) {
+        MPI_Comm ic;
+        MPI_Comm_spawn(argv[0], argv + 1, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE);
+        printf("parent %d spawned\n", rank);
+        fflush(stdout);
+        int x = 0;
+        MPI_Recv(&x, 1, MPI_INT, 1, 0, ic, MPI_STATUS_IGNORE);
+        printf("parent %d received %d from a dead child?\n", rank, x);
+    } else if (!strcmp(argv[1], "spawnfail")) {
+        if (rank == 1)
+            exit(atoi(argv[2]));
+        MPI_Barrier(MPI_COMM_WORLD);
+        printf("child %d passed a barrier with a dead sibling?\n", rank);
+    } else if (!strcmp(argv[1], "hold")) {
         printf("rank %d ready\n", rank);
         fflush(stdout);
         for (int i = 0; i < 600 && access(argv[2], F_OK) != 0; i++)

@@ -1,7 +1,8 @@
 /* Dynamic processes within a job: ports, MPI_Comm_accept/connect between the
  * two halves of MPI_COMM_WORLD and between single processes, the name
  * service, MPI_Comm_join over a loopback TCP socket, MPI_Comm_disconnect,
- * and the errors (closed or foreign ports, unknown names, spawning). */
+ * and the errors (closed or foreign ports, unknown names, spawning a missing
+ * program; tests/mpi/spawn.c spawns for real). */
 #include "p2p_check.h"
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -36,10 +37,11 @@ static void errors(void)
     MPI_OK(MPI_Unpublish_name(svc, MPI_INFO_NULL, "some port"));
     MPI_FAILS(MPI_ERR_SERVICE, MPI_Unpublish_name(svc, MPI_INFO_NULL, "some port"));
     MPI_FAILS(MPI_ERR_NAME, MPI_Lookup_name(svc, MPI_INFO_NULL, got));
-    /* spawning is refused, naming why, with every error code set */
+    /* spawning a program that does not exist is refused, with every error code set */
     int codes[3] = {0, 0, 0};
     char *argv[] = {NULL};
-    MPI_FAILS(MPI_ERR_SPAWN, MPI_Comm_spawn("/bin/true", argv, 3, MPI_INFO_NULL, 0, MPI_COMM_SELF, &ic, codes));
+    MPI_FAILS(MPI_ERR_SPAWN, MPI_Comm_spawn("/nonexistent/wharf-no-such-program", argv, 3, MPI_INFO_NULL, 0,
+                                            MPI_COMM_SELF, &ic, codes));
     CHECK(codes[0] == MPI_ERR_SPAWN && codes[2] == MPI_ERR_SPAWN && ic == MPI_COMM_NULL, "spawn codes %d %d",
           codes[0], codes[2]);
     MPI_Comm null = MPI_COMM_NULL, w = MPI_COMM_WORLD;

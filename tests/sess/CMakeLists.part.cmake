@@ -33,6 +33,11 @@ foreach(n 1 2 3 4)
   wh_mpi_test(dynproc_${n} ${CMAKE_SOURCE_DIR}/tests/mpi/dynproc.c ${n})
 endforeach()
 wh_scenario_test(dynproc $<TARGET_FILE:mpit_dynproc> sess "shared;isolated;twohost")
+# MPI_Comm_spawn(_multiple) for real: argv, appnum, info wdir/path, nested spawn
+foreach(n 1 2 3)
+  wh_mpi_test(spawn_${n} ${CMAKE_SOURCE_DIR}/tests/mpi/spawn.c ${n})
+endforeach()
+wh_scenario_test(spawn $<TARGET_FILE:mpit_spawn> sess "shared;isolated;twohost")
 # the MPI_T tool interface
 foreach(n 1 2)
   wh_mpi_test(mpit_tool_${n} ${CMAKE_SOURCE_DIR}/tests/mpi/mpit_tool.c ${n})

@@ -64,8 +64,12 @@ __attribute__((format(printf, 3, 4))) static void wr_fail(wr_job_t *job, int cod
 
 static void wr_fail_rank(wr_job_t *job, const wr_rank_t *r, int code, const char *what)
 {
-    wr_fail(job, code, "rank %d (host %s, pid %d) %s", r->rank, wr_host_of(job, r), (int)r->pid,
-            what);
+    if (r->group > 0)
+        wr_fail(job, code, "rank %d of spawned group %d (%s; host %s, pid %d) %s", r->grank, r->group,
+                r->prog ? r->prog[0] : "?", wr_host_of(job, r), (int)r->pid, what);
+    else
+        wr_fail(job, code, "rank %d (host %s, pid %d) %s", r->rank, wr_host_of(job, r), (int)r->pid,
+                what);
 }
 
 void wr_kill_all(wr_job_t *job, int sig)
@@ -162,6 +166,10 @@ static int wr_pmi_lines(wr_job_t *job, wr_rank_t *r)
             char what[320];
             snprintf(what, sizeof what, "broke the PMI protocol: %s", why);
             wr_fail_rank(job, r, 1, what);
+            return -1;
+        }
+        if (ev == WR_PMI_SPAWN && wr_spawn_request(job) != 0) {
+            wr_fail_rank(job, r, 1, "asked for processes (MPI_Comm_spawn) that could not be started");
             return -1;
         }
         if (ev == WR_PMI_ABORT) {
@@ -494,7 +502,7 @@ static void wr_timers(wr_job_t *job, double now)
         now - job->first_contact >= job->connect_timeout) {
         for (int i = 0; i < job->n; i++) {
             wr_rank_t *r = &job->ranks[i];
-            if (job->srv->r[i].contacted || r->reaped)
+            if (job->srv->r[i].contacted || r->reaped || now - r->started_at < job->connect_timeout)
                 continue;
             char what[256];
             snprintf(what, sizeof what,
@@ -510,7 +518,7 @@ static void wr_timers(wr_job_t *job, double now)
         for (int i = 0; i < job->n; i++) {
             const wr_pmi_rank_t *p = &job->srv->r[i];
             wr_rank_t *r = &job->ranks[i];
-            if (p->in_barrier || (!r->reaped && !p->finalized))
+            if (p->in_barrier || (!r->reaped && !p->finalized) || !job->srv->groups[p->group].nbarrier)
                 continue;
             wr_fail_rank(job, r, 1,
                          r->reaped ? "exited while other ranks wait in a PMI barrier"

@@ -111,10 +111,41 @@ static int wr_listen(wr_job_t *job)
     return 0;
 }
 
+/* MPI_UNIVERSE_SIZE: WHARF_UNIVERSE_SIZE if set; else the slots of the
+ * host list when every host has a count, else the cpus of this machine (as
+ * hydra counts them) -- never less than the job, never more than the
+ * processes MPI_Comm_spawn may add. */
+static int wr_universe_size(const wr_job_t *job)
+{
+    const wr_opts_t *o = job->o;
+    long u = 0;
+    const char *e = getenv("WHARF_UNIVERSE_SIZE");
+    if (e && *e) {
+        char *end;
+        u = strtol(e, &end, 10);
+        if (*end || u < 1) {
+            wr_msg("warning: WHARF_UNIVERSE_SIZE=%s is not a positive number; ignored", e);
+            u = 0;
+        }
+    }
+    if (!u) {
+        long slots = 0;
+        for (int h = 0; h < o->nhosts && slots >= 0; h++)
+            slots = o->hosts[h].slots > 0 ? slots + o->hosts[h].slots : -1;
+        u = slots > 0 ? slots : sysconf(_SC_NPROCESSORS_ONLN);
+    }
+    if (u < job->n)
+        u = job->n;
+    if (u > (long)job->n + WR_SPAWN_EXTRA)
+        u = (long)job->n + WR_SPAWN_EXTRA;
+    return (int)u;
+}
+
 static int wr_make_ranks(wr_job_t *job)
 {
     wr_opts_t *o = job->o;
-    job->ranks = calloc((size_t)job->n, sizeof *job->ranks);
+    job->cap = job->n + WR_SPAWN_EXTRA;
+    job->ranks = calloc((size_t)job->cap, sizeof *job->ranks);
     int *ids = calloc((size_t)job->n, sizeof *ids);
     if (!job->ranks || !ids) {
         free(ids);
@@ -124,6 +155,7 @@ static int wr_make_ranks(wr_job_t *job)
     /* PMI_IDs of remote ranks: consecutive from a random base, so a stray
      * process of another job cannot claim one by accident */
     unsigned int base = wr_random32() & 0x3fffffff;
+    job->pmiid_base = base;
     for (int h = 0; h < o->nhosts; h++) {
         for (int k = 0; k < o->hosts[h].nranks; k++) {
             int i = o->hosts[h].first_rank + k;
@@ -131,6 +163,9 @@ static int wr_make_ranks(wr_job_t *job)
             r->rank = i;
             r->host = h;
             r->local_rank = k;
+            r->grank = i;
+            r->gsize = job->n;
+            r->lsize = o->hosts[h].nranks;
             r->remote = !o->hosts[h].local;
             r->pmiid = (int)((base + (unsigned int)i) & 0x7fffffff);
             r->pmi_fd = r->out.fd = r->err.fd = -1;
@@ -141,12 +176,13 @@ static int wr_make_ranks(wr_job_t *job)
     }
     job->srv = wr_pmisrv_new(job->n, job->jobid, ids, job->secret);
     free(ids);
-    if (!job->srv) {
+    if (!job->srv || wr_pmisrv_reserve(job->srv, job->cap) != 0) {
         wr_error("out of memory");
         return -1;
     }
     for (int i = 0; i < job->n; i++)
         job->srv->r[i].bound = !job->ranks[i].remote; /* local ones come on a socketpair */
+    job->srv->groups[0].universe = wr_universe_size(job);
     return 0;
 }
 
@@ -176,7 +212,7 @@ static void wr_cleanup_local_shm(const wr_job_t *job)
 {
     char pat[1024];
     const char *dir = getenv("WHARF_NODE_DIR"); /* where the ranks' node regions live */
-    snprintf(pat, sizeof pat, "%s/wharf.%s.*", dir && *dir ? dir : "/dev/shm", job->jobid);
+    snprintf(pat, sizeof pat, "%s/wharf.%s.*", dir && *dir ? dir : "/dev/shm", job->jobid); /* spawned groups' too */
     glob_t g;
     if (glob(pat, GLOB_NOSORT, NULL, &g) == 0) {
         for (size_t i = 0; i < g.gl_pathc; i++)

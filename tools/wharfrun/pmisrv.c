@@ -126,10 +126,26 @@ static int wr_kv_put(wr_pmisrv_t *s, const char *key, const char *val)
 
 /* ---- commands ---- */
 
+static wr_pmi_group_t *wr_group(wr_pmi_ctx_t *c)
+{
+    return &c->s->groups[c->r->group];
+}
+
 static int wr_kvsname_ok(wr_pmi_ctx_t *c)
 {
     const char *k = wh_pmi_val(c->m, "kvsname");
-    return !k || !strcmp(k, c->s->kvsname); /* optional in PMI 1.1 */
+    return !k || !strcmp(k, wr_group(c)->kvsname); /* optional in PMI 1.1 */
+}
+
+/* Keys of a spawned group live under " gG KEY" (no put can name a key with
+ * spaces); keys starting with "wharf-global-" are shared by every group (the
+ * library's endpoint names, which connect processes of different groups). */
+static const char *wr_scoped_key(int group, const char *k, char *buf, size_t len)
+{
+    if (group == 0 || !strncmp(k, "wharf-global-", 13))
+        return k;
+    int n = snprintf(buf, len, " g%d %s", group, k);
+    return n < 0 || (size_t)n >= len ? NULL : buf;
 }
 
 static int wr_cmd_init(wr_pmi_ctx_t *c)
@@ -149,17 +165,17 @@ static int wr_cmd_maxes(wr_pmi_ctx_t *c)
 
 static int wr_cmd_appnum(wr_pmi_ctx_t *c)
 {
-    return wr_pmi_reply(c, c->rank, "cmd=appnum rc=0 appnum=0\n");
+    return wr_pmi_reply(c, c->rank, "cmd=appnum rc=0 appnum=%d\n", c->r->appnum);
 }
 
 static int wr_cmd_kvsname(wr_pmi_ctx_t *c)
 {
-    return wr_pmi_reply(c, c->rank, "cmd=my_kvsname rc=0 kvsname=%s\n", c->s->kvsname);
+    return wr_pmi_reply(c, c->rank, "cmd=my_kvsname rc=0 kvsname=%s\n", wr_group(c)->kvsname);
 }
 
 static int wr_cmd_universe(wr_pmi_ctx_t *c)
 {
-    return wr_pmi_reply(c, c->rank, "cmd=universe_size rc=0 size=%d\n", c->s->size);
+    return wr_pmi_reply(c, c->rank, "cmd=universe_size rc=0 size=%d\n", wr_group(c)->universe);
 }
 
 static int wr_cmd_put(wr_pmi_ctx_t *c)
@@ -169,7 +185,9 @@ static int wr_cmd_put(wr_pmi_ctx_t *c)
         return wr_pmi_fail(c, "cmd=put without key or value");
     if (!wr_kvsname_ok(c))
         return wr_pmi_reply(c, c->rank, "cmd=put_result rc=-1 msg=wrong_kvsname\n");
-    if (!*k || strlen(k) >= WR_PMI_KEYLEN_MAX || strlen(v) >= WR_PMI_VALLEN_MAX)
+    char kb[WR_PMI_KEYLEN_MAX + 16];
+    if (!*k || strlen(k) >= WR_PMI_KEYLEN_MAX || strlen(v) >= WR_PMI_VALLEN_MAX ||
+        !(k = wr_scoped_key(c->r->group, k, kb, sizeof kb)))
         return wr_pmi_reply(c, c->rank, "cmd=put_result rc=-1 msg=key_or_value_too_long\n");
     if (wr_kv_put(c->s, k, v) != 0)
         return wr_pmi_fail(c, "PMI key-value space full (%zu bytes)", c->s->kvbytes);
@@ -183,6 +201,9 @@ static int wr_cmd_get(wr_pmi_ctx_t *c)
         return wr_pmi_fail(c, "cmd=get without key");
     if (!wr_kvsname_ok(c))
         return wr_pmi_reply(c, c->rank, "cmd=get_result rc=-1 msg=wrong_kvsname\n");
+    char kb[WR_PMI_KEYLEN_MAX + 16];
+    if (strlen(k) >= WR_PMI_KEYLEN_MAX || !(k = wr_scoped_key(c->r->group, k, kb, sizeof kb)))
+        return wr_pmi_reply(c, c->rank, "cmd=get_result rc=-1 msg=key_not_found\n");
     const wr_pmi_kv_t *kv = wr_kv_find(c->s, k);
     if (!kv)
         return wr_pmi_reply(c, c->rank, "cmd=get_result rc=-1 msg=key_not_found\n");
@@ -195,13 +216,17 @@ static int wr_cmd_get(wr_pmi_ctx_t *c)
 static int wr_cmd_barrier(wr_pmi_ctx_t *c)
 {
     wr_pmisrv_t *s = c->s;
+    wr_pmi_group_t *g = wr_group(c);
     c->r->in_barrier = 1;
-    if (++s->nbarrier < s->size)
+    s->nbarrier++;
+    if (++g->nbarrier < g->size)
         return WR_PMI_OK;
-    s->nbarrier = 0;
+    s->nbarrier -= g->nbarrier;
+    g->nbarrier = 0;
+    g->barriers++;
     s->barriers++;
     int rc = WR_PMI_OK;
-    for (int i = 0; i < s->size; i++) {
+    for (int i = g->first; i < g->first + g->size; i++) {
         s->r[i].in_barrier = 0;
         if (wr_pmi_reply(c, i, "cmd=barrier_out rc=0\n") != WR_PMI_OK)
             rc = WR_PMI_FAIL;
@@ -262,6 +287,234 @@ static int wr_cmd_names(wr_pmi_ctx_t *c)
     return wr_pmi_reply(c, c->rank, "cmd=%s rc=0 msg=success port=%s\n", res, esc);
 }
 
+/* ---- spawning: mcmd=spawn blocks (MPICH's simple PMI) ---- */
+
+void wr_spawn_req_free(wr_spawn_req_t *q)
+{
+    if (!q)
+        return;
+    for (int i = 0; i < q->ncmd; i++) {
+        wr_spawn_cmd_t *k = &q->cmd[i];
+        for (int a = 0; a < k->argc; a++)
+            free(k->argv[a]);
+        free(k->argv);
+        free(k->exec);
+        free(k->host);
+        free(k->wdir);
+        free(k->path);
+    }
+    for (int i = 0; i < q->npre; i++) {
+        free(q->pre_key[i]);
+        free(q->pre_val[i]);
+    }
+    free(q->pre_key);
+    free(q->pre_val);
+    free(q->cmd);
+    free(q);
+}
+
+#define WR_SPAWN_ARGS_MAX 4096
+#define WR_SPAWN_PROCS_MAX 100000
+
+__attribute__((format(printf, 2, 3))) static void wr_spawn_bad(wr_spawn_req_t *q, const char *fmt, ...)
+{
+    if (q->bad)
+        return;
+    q->bad = 1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(q->why, sizeof q->why, fmt, ap);
+    va_end(ap);
+}
+
+static char **wr_grow_strs(char **v, int n)
+{
+    return realloc(v, (size_t)(n + 1) * sizeof *v);
+}
+
+/* The index in "<prefix><N>" (N >= base, < limit) or -1. */
+static int wr_key_index(const char *key, const char *prefix, int base, int limit)
+{
+    size_t pl = strlen(prefix);
+    if (strncmp(key, prefix, pl) != 0 || !key[pl])
+        return -1;
+    char *end;
+    long v = strtol(key + pl, &end, 10);
+    return *end || v < base || v >= limit ? -1 : (int)v - base;
+}
+
+/* One line inside a block: key=value. */
+static int wr_mcmd_line(wr_pmi_ctx_t *c)
+{
+    wr_spawn_req_t *q = c->r->spawn;
+    const wh_pmi_msg_t *m = c->m;
+    if (m->npairs != 1)
+        return wr_pmi_fail(c, "malformed line in an mcmd=spawn block");
+    const char *k = m->pair[0].key, *v = m->pair[0].val;
+    if (!strcmp(k, "endcmd")) {
+        c->r->in_mcmd = 0;
+        if (q->ncmd >= q->total || q->bad)
+            return WR_PMI_OK; /* answered once the last block is in */
+        return WR_PMI_OK;
+    }
+    wr_spawn_cmd_t *cmd = &q->cmd[q->ncmd - 1];
+    char *end;
+    long iv = strtol(v, &end, 10);
+    int isnum = *v && !*end;
+    int idx;
+    if (!strcmp(k, "nprocs")) {
+        if (!isnum || iv < 1 || iv > WR_SPAWN_PROCS_MAX)
+            wr_spawn_bad(q, "nprocs=%.16s is not 1..%d", v, WR_SPAWN_PROCS_MAX);
+        else
+            cmd->nprocs = (int)iv;
+    } else if (!strcmp(k, "execname")) {
+        free(cmd->exec);
+        if (!(cmd->exec = strdup(v)))
+            return wr_pmi_fail(c, "out of memory");
+    } else if (!strcmp(k, "totspawns") || !strcmp(k, "spawnssofar")) {
+        if (!isnum || iv < 1 || iv > 4096)
+            wr_spawn_bad(q, "%s=%.16s is out of range", k, v);
+        else if (k[0] == 't' && q->ncmd == 1)
+            q->total = (int)iv;
+        else if (k[0] == 't' && iv != q->total)
+            wr_spawn_bad(q, "totspawns changed within one request");
+        else if (k[0] == 's' && iv != q->ncmd)
+            wr_spawn_bad(q, "spawnssofar=%ld, expected %d", iv, q->ncmd);
+    } else if (!strcmp(k, "argcnt") || !strcmp(k, "preput_num") || !strcmp(k, "info_num")) {
+        if (!isnum || iv < 0 || iv > WR_SPAWN_ARGS_MAX)
+            wr_spawn_bad(q, "%s=%.16s is out of range", k, v);
+    } else if ((idx = wr_key_index(k, "arg", 1, WR_SPAWN_ARGS_MAX + 1)) >= 0) {
+        if (idx != cmd->argc) {
+            wr_spawn_bad(q, "%s out of order", k);
+        } else {
+            char **a = wr_grow_strs(cmd->argv, cmd->argc + 1);
+            if (!a)
+                return wr_pmi_fail(c, "out of memory");
+            cmd->argv = a;
+            if (!(a[cmd->argc] = strdup(v)))
+                return wr_pmi_fail(c, "out of memory");
+            a[++cmd->argc] = NULL;
+        }
+    } else if ((idx = wr_key_index(k, "preput_key_", 0, WR_SPAWN_ARGS_MAX)) >= 0) {
+        if (q->ncmd == 1) { /* every block repeats them: keep the first's */
+            char **kk = wr_grow_strs(q->pre_key, q->npre + 1), **vv = kk ? wr_grow_strs(q->pre_val, q->npre + 1) : NULL;
+            if (kk)
+                q->pre_key = kk;
+            if (vv)
+                q->pre_val = vv;
+            if (!kk || !vv || !(q->pre_key[q->npre] = strdup(v)))
+                return wr_pmi_fail(c, "out of memory");
+            q->pre_val[q->npre++] = NULL;
+        }
+    } else if ((idx = wr_key_index(k, "preput_val_", 0, WR_SPAWN_ARGS_MAX)) >= 0) {
+        if (q->ncmd == 1) {
+            if (idx != q->npre - 1 || q->pre_val[idx])
+                wr_spawn_bad(q, "%s without its key", k);
+            else if (!(q->pre_val[idx] = strdup(v)))
+                return wr_pmi_fail(c, "out of memory");
+        }
+    } else if ((idx = wr_key_index(k, "info_key_", 0, WR_SPAWN_ARGS_MAX)) >= 0) {
+        c->r->info_next = !strcmp(v, "host") ? 1 : !strcmp(v, "wdir") ? 2 : !strcmp(v, "path") ? 3 : 0;
+    } else if ((idx = wr_key_index(k, "info_val_", 0, WR_SPAWN_ARGS_MAX)) >= 0) {
+        char **slots[3] = {&cmd->host, &cmd->wdir, &cmd->path};
+        int which = c->r->info_next;
+        c->r->info_next = 0;
+        if (which >= 1 && which <= 3) {
+            free(*slots[which - 1]);
+            if (!(*slots[which - 1] = strdup(v)))
+                return wr_pmi_fail(c, "out of memory");
+        }
+    } /* other keys (MPICH adds some) are ignored */
+    return WR_PMI_OK;
+}
+
+/* mcmd=spawn: a block starts.  After the last block of a request (and its
+ * endcmd) the request is handed to the loop. */
+static int wr_mcmd_start(wr_pmi_ctx_t *c)
+{
+    if (c->r->group < 0)
+        return wr_pmi_fail(c, "bad group");
+    wr_spawn_req_t *q = c->r->spawn;
+    if (!q) {
+        if (!(q = calloc(1, sizeof *q)))
+            return wr_pmi_fail(c, "out of memory");
+        q->total = 1;
+        c->r->spawn = q;
+    }
+    if (q->ncmd >= q->total)
+        return wr_pmi_fail(c, "more mcmd=spawn blocks than totspawns");
+    wr_spawn_cmd_t *k = realloc(q->cmd, (size_t)(q->ncmd + 1) * sizeof *k);
+    if (!k)
+        return wr_pmi_fail(c, "out of memory");
+    q->cmd = k;
+    memset(&q->cmd[q->ncmd++], 0, sizeof *k);
+    c->r->in_mcmd = 1;
+    c->r->info_next = 0;
+    return WR_PMI_OK;
+}
+
+int wr_pmisrv_spawn_done(wr_pmisrv_t *s, int rc, const char *kvsname, const char *msg)
+{
+    int i = s->spawn_rank;
+    wr_spawn_req_free(s->spawn_req);
+    s->spawn_req = NULL;
+    if (i < 0 || i >= s->size)
+        return WR_PMI_OK;
+    wr_pmi_ctx_t c = {.s = s, .rank = i, .r = &s->r[i]};
+    char esc[512];
+    if (rc == 0)
+        return wr_pmi_reply(&c, i, "cmd=spawn_result rc=0 kvsname=%s\n", kvsname);
+    if (wh_pmi_escape(msg ? msg : "spawn failed", esc, sizeof esc) < 0)
+        snprintf(esc, sizeof esc, "spawn\\ failed");
+    return wr_pmi_reply(&c, i, "cmd=spawn_result rc=-1 msg=%s\n", esc);
+}
+
+int wr_pmisrv_reserve(wr_pmisrv_t *s, int cap)
+{
+    if (cap <= s->cap)
+        return 0;
+    wr_pmi_rank_t *r = realloc(s->r, (size_t)cap * sizeof *r);
+    if (!r)
+        return -1;
+    memset(r + s->cap, 0, (size_t)(cap - s->cap) * sizeof *r);
+    s->r = r;
+    s->cap = cap;
+    return 0;
+}
+
+int wr_pmisrv_add_group(wr_pmisrv_t *s, const char *kvsname, int n, const int *appnum,
+                        const wr_spawn_req_t *req, const int *ids)
+{
+    if (n < 1 || s->ngroups >= WR_PMI_GROUPS_MAX || n > s->cap - s->size)
+        return -1;
+    int g = s->ngroups, first = s->size;
+    wr_pmi_group_t *G = &s->groups[g];
+    memset(G, 0, sizeof *G);
+    snprintf(G->kvsname, sizeof G->kvsname, "%s", kvsname);
+    G->first = first;
+    G->size = n;
+    G->universe = s->groups[0].universe;
+    for (int i = 0; req && i < req->npre; i++) {
+        char kb[WR_PMI_KEYLEN_MAX + 16];
+        const char *k = req->pre_val[i] && strlen(req->pre_key[i]) < WR_PMI_KEYLEN_MAX
+                        ? wr_scoped_key(g, req->pre_key[i], kb, sizeof kb) : NULL;
+        if (k && wr_kv_put(s, k, req->pre_val[i]) != 0)
+            return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        wr_pmi_rank_t *r = &s->r[first + i];
+        memset(r, 0, sizeof *r);
+        r->group = g;
+        r->grank = i;
+        r->appnum = appnum ? appnum[i] : 0;
+        r->pmiid = ids ? ids[i] : first + i;
+        r->bound = !ids;
+    }
+    s->ngroups++;
+    s->size += n;
+    return first;
+}
+
 static int wr_cmd_initack_again(wr_pmi_ctx_t *c)
 {
     return wr_pmi_fail(c, "cmd=initack on an identified connection");
@@ -312,7 +565,7 @@ static int wr_pmi_bind(wr_pmi_ctx_t *c, int i, const char *prefix, int *rank)
     s->r[i].contacted = 1;
     *rank = i;
     return wr_pmi_reply(c, i, "%scmd=initack\ncmd=set size=%d\ncmd=set rank=%d\ncmd=set debug=0\n",
-                        prefix, s->size, i);
+                        prefix, s->groups[s->r[i].group].size, s->r[i].grank);
 }
 
 /* First line of a TCP connection without authentication: cmd=initack pmiid=N. */
@@ -387,21 +640,51 @@ int wr_pmisrv_line(wr_pmisrv_t *s, int *rank, const char *line, size_t len, char
     wr_pmi_ctx_t c = {.s = s, .rank = *rank, .m = &m, .why = why, .whylen = whylen};
     if (why && whylen)
         why[0] = '\0';
+    int endcmd = len >= 6 && !strncmp(line, "endcmd", 6) && (len == 6 || (len == 7 && line[6] == '\n'));
+    if (endcmd) /* the bare word that ends an mcmd block */
+        line = "endcmd=", len = 7;
     if (wh_pmi_parse(line, len, &m) != 0)
         return wr_pmi_fail(&c, "malformed PMI line");
+    if (*rank >= 0 && *rank < s->size && s->r[*rank].in_mcmd && !s->r[*rank].aborted) {
+        c.r = &s->r[*rank];
+        int ev = wr_mcmd_line(&c);
+        wr_spawn_req_t *q = c.r->spawn;
+        if (ev == WR_PMI_OK && !c.r->in_mcmd && q && (q->ncmd >= q->total || q->bad)) {
+            c.r->spawn = NULL; /* complete (or hopeless): hand it over */
+            s->spawn_req = q;
+            s->spawn_rank = *rank;
+            if (q->bad)
+                return wr_pmisrv_spawn_done(s, -1, NULL, q->why);
+            for (int i = 0; i < q->ncmd; i++)
+                if (!q->cmd[i].exec || q->cmd[i].nprocs < 1)
+                    return wr_pmisrv_spawn_done(s, -1, NULL, "a spawn command without execname or nprocs");
+            return WR_PMI_SPAWN;
+        }
+        return ev;
+    }
     const char *cmd = wh_pmi_val(&m, "cmd");
-    if (!cmd)
+    const char *mcmd = cmd ? NULL : wh_pmi_val(&m, "mcmd");
+    if (!cmd && !mcmd)
         return wr_pmi_fail(&c, "PMI line without cmd=");
     if (*rank < 0 || *rank >= s->size)
-        return wr_pmi_initack(&c, cmd, rank);
+        return wr_pmi_initack(&c, cmd ? cmd : "mcmd", rank);
     c.r = &s->r[*rank];
     c.r->contacted = 1;
     if (c.r->aborted)
         return WR_PMI_OK; /* the job is going down anyway */
+    if (!cmd)
+        cmd = "mcmd";
     if (c.r->finalized)
         return wr_pmi_fail(&c, "cmd=%.32s after cmd=finalize", cmd);
     if (c.r->in_barrier)
         return wr_pmi_fail(&c, "cmd=%.32s while waiting in a barrier", cmd);
+    if (mcmd) {
+        if (strcmp(mcmd, "spawn") != 0)
+            return wr_pmi_fail(&c, "unknown PMI multi-line command");
+        if (!c.r->inited)
+            return wr_pmi_fail(&c, "mcmd=spawn before cmd=init");
+        return wr_mcmd_start(&c);
+    }
     for (size_t i = 0; i < sizeof wr_pmi_cmds / sizeof wr_pmi_cmds[0]; i++) {
         if (strcmp(cmd, wr_pmi_cmds[i].name) != 0)
             continue;
@@ -420,18 +703,27 @@ wr_pmisrv_t *wr_pmisrv_new(int size, const char *kvsname, const int *ids, const 
     if (!s)
         return NULL;
     s->size = size;
+    s->cap = size;
     snprintf(s->kvsname, sizeof s->kvsname, "%s", kvsname);
     if (secret)
         snprintf(s->secret, sizeof s->secret, "%s", secret);
     s->ntab = 64;
     s->r = calloc((size_t)size, sizeof *s->r);
     s->tab = calloc(s->ntab, sizeof *s->tab);
-    if (!s->r || !s->tab) {
+    s->groups = calloc(WR_PMI_GROUPS_MAX, sizeof *s->groups);
+    if (!s->r || !s->tab || !s->groups) {
         wr_pmisrv_free(s);
         return NULL;
     }
-    for (int i = 0; i < size; i++)
+    for (int i = 0; i < size; i++) {
         s->r[i].pmiid = ids ? ids[i] : i;
+        s->r[i].grank = i;
+    }
+    s->ngroups = 1;
+    s->spawn_rank = -1;
+    snprintf(s->groups[0].kvsname, sizeof s->groups[0].kvsname, "%s", kvsname);
+    s->groups[0].size = size;
+    s->groups[0].universe = size;
     return s;
 }
 
@@ -440,8 +732,12 @@ void wr_pmisrv_free(wr_pmisrv_t *s)
     if (!s)
         return;
     if (s->r)
-        for (int i = 0; i < s->size; i++)
+        for (int i = 0; i < s->size; i++) {
             wr_buf_free(&s->r[i].out);
+            wr_spawn_req_free(s->r[i].spawn);
+        }
+    wr_spawn_req_free(s->spawn_req);
+    free(s->groups);
     if (s->tab) {
         for (size_t i = 0; i < s->ntab; i++) {
             while (s->tab[i]) {

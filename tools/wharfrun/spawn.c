@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pmisrv.h"
 #include "wharfrun.h"
 
 extern char **environ;
@@ -90,7 +92,7 @@ int wr_check_program(const wr_opts_t *o)
 
 /* ---- environments ---- */
 
-static const char *const wr_rank_vars[] = {"WHARF_HOST_INDEX", "WHARF_HOST_NAME",
+static const char *const wr_rank_vars[] = {"WHARF_HOST_INDEX", "WHARF_HOST_NAME", "WHARF_PMI_GROUP",
                                            "WHARF_LOCAL_RANK", "WHARF_LOCAL_SIZE",
                                            "WHARF_JOB_ID", WH_PMI_SECRET_VAR};
 
@@ -154,12 +156,15 @@ static void wr_env_free(wr_env_t *e)
 static int wr_env_rank(wr_env_t *e, const wr_job_t *job, const wr_rank_t *r)
 {
     const wr_host_t *h = &job->o->hosts[r->host];
-    return wr_env_add(e, "PMI_RANK=%d", r->rank) | wr_env_add(e, "PMI_SIZE=%d", job->n) |
-           wr_env_add(e, "WHARF_HOST_INDEX=%d", r->host) |
-           wr_env_add(e, "WHARF_HOST_NAME=%s", h->name) |
-           wr_env_add(e, "WHARF_LOCAL_RANK=%d", r->local_rank) |
-           wr_env_add(e, "WHARF_LOCAL_SIZE=%d", h->nranks) |
-           wr_env_add(e, "WHARF_JOB_ID=%s", job->jobid);
+    int rc = wr_env_add(e, "PMI_RANK=%d", r->grank) | wr_env_add(e, "PMI_SIZE=%d", r->gsize) |
+             wr_env_add(e, "WHARF_HOST_INDEX=%d", r->host) |
+             wr_env_add(e, "WHARF_HOST_NAME=%s", h->name) |
+             wr_env_add(e, "WHARF_LOCAL_RANK=%d", r->local_rank) |
+             wr_env_add(e, "WHARF_LOCAL_SIZE=%d", r->lsize);
+    if (r->group == 0)
+        return rc | wr_env_add(e, "WHARF_JOB_ID=%s", job->jobid);
+    return rc | wr_env_add(e, "WHARF_JOB_ID=%s", job->srv->groups[r->group].kvsname) |
+           wr_env_add(e, "WHARF_PMI_GROUP=%d", r->group);
 }
 
 /* Local rank: the launcher's environment (minus ours), -x, per-rank vars. */
@@ -233,7 +238,7 @@ static void wr_child_setup(pid_t parent, int in, int out, int err)
  * (else /dev/null).  exec errors come back through a close-on-exec pipe.
  * 0 or -1 (message printed). */
 static int wr_fork_exec(wr_rank_t *r, const char *path, char **argv, char **envp, int keep_fd,
-                        int in_fd, const char *what)
+                        int in_fd, const char *what, const char *cwd)
 {
     int out[2] = {-1, -1}, err[2] = {-1, -1}, ex[2] = {-1, -1};
     if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(ex, O_CLOEXEC)) {
@@ -250,6 +255,12 @@ static int wr_fork_exec(wr_rank_t *r, const char *path, char **argv, char **envp
         wr_child_setup(parent, in_fd, out[1], err[1]);
         if (keep_fd >= 0)
             fcntl(keep_fd, F_SETFD, 0);
+        if (cwd && chdir(cwd) != 0) {
+            int e = errno;
+            ssize_t wn = write(ex[1], &e, sizeof e);
+            (void)wn;
+            _exit(127);
+        }
         execve(path, argv, envp);
         int e = errno;
         ssize_t wn = write(ex[1], &e, sizeof e);
@@ -302,7 +313,8 @@ static int wr_spawn_local(wr_job_t *job, wr_rank_t *r)
     if (wr_env_local(&env, job, r, sv[1]) != 0)
         wr_error("out of memory");
     else
-        rc = wr_fork_exec(r, wr_prog_path, job->o->prog, env.v, sv[1], -1, "program");
+        rc = wr_fork_exec(r, r->exec_path ? r->exec_path : wr_prog_path, r->prog ? r->prog : job->o->prog,
+                          env.v, sv[1], -1, "program", r->wdir);
     wr_env_free(&env);
     close(sv[1]);
     if (rc != 0) {
@@ -385,9 +397,9 @@ static int wr_spawn_remote(wr_job_t *job, wr_rank_t *r, const char *cwd)
     wr_env_t env = {0};
     wr_buf_t cmd = {0};
     int rc = wr_env_remote(&env, job, r);
-    rc |= wr_buf_append(&cmd, "cd ", 3) | wr_shell_quote(&cmd, cwd) |
+    rc |= wr_buf_append(&cmd, "cd ", 3) | wr_shell_quote(&cmd, r->wdir ? r->wdir : cwd) |
           wr_buf_append(&cmd, wr_boot, sizeof wr_boot - 1);
-    for (char **a = job->o->prog; *a; a++)
+    for (char **a = r->prog ? r->prog : job->o->prog; *a; a++)
         rc |= wr_buf_append(&cmd, " ", 1) | wr_shell_quote(&cmd, *a);
     rc |= wr_buf_append(&cmd, " </dev/null", 11);
     int na = 0;
@@ -406,7 +418,7 @@ static int wr_spawn_remote(wr_job_t *job, wr_rank_t *r, const char *cwd)
         argv[na] = job->o->hosts[r->host].name;
         argv[na + 1] = cmd.data;
         /* the agent gets the launcher's environment unchanged */
-        rc = wr_fork_exec(r, wr_agent_path, argv, environ, -1, in, "agent");
+        rc = wr_fork_exec(r, wr_agent_path, argv, environ, -1, in, "agent", NULL);
         close(in);
     }
     free(argv);
@@ -491,4 +503,185 @@ void wr_remote_cleanup(const wr_job_t *job, double timeout)
     }
     free(pids);
     free(argv);
+}
+
+/* ---- MPI_Comm_spawn: a new PMI group at run time ---- */
+
+/* Resolve a spawned command's program: relative names with a '/' against
+ * wdir, bare names in the info "path" (colon-separated) first, then PATH. */
+static int wr_spawn_exec(const wr_spawn_cmd_t *k, char *out, size_t outlen)
+{
+    char cand[PATH_MAX];
+    if (strchr(k->exec, '/')) {
+        if (k->exec[0] != '/' && k->wdir)
+            snprintf(cand, sizeof cand, "%s/%s", k->wdir, k->exec);
+        else
+            snprintf(cand, sizeof cand, "%s", k->exec);
+        return wr_find_exec(cand, out, outlen);
+    }
+    for (const char *p = k->path; p && *p;) {
+        const char *colon = strchr(p, ':');
+        size_t dl = colon ? (size_t)(colon - p) : strlen(p);
+        snprintf(cand, sizeof cand, "%.*s/%s", (int)dl, p, k->exec);
+        if (dl && wr_find_exec(cand, out, outlen) == 0)
+            return 0;
+        if (!colon)
+            break;
+        p = colon + 1;
+    }
+    return wr_find_exec(k->exec, out, outlen);
+}
+
+/* The host of a spawned process: the host the info key names (a host of the
+ * job, by name, or "localhost" for the first local one), else round-robin
+ * over the hosts that have ranks, starting at the parent's. */
+static int wr_spawn_host(const wr_job_t *job, const wr_spawn_cmd_t *k, int parent_host, int i)
+{
+    const wr_opts_t *o = job->o;
+    if (k->host) {
+        for (int h = 0; h < o->nhosts; h++)
+            if (!strcasecmp(o->hosts[h].name, k->host) && o->hosts[h].nranks > 0)
+                return h;
+        for (int h = 0; h < o->nhosts; h++)
+            if (o->hosts[h].local && o->hosts[h].nranks > 0 &&
+                (!strcasecmp(k->host, "localhost") || !strcmp(k->host, "127.0.0.1")))
+                return h;
+    }
+    int with = 0, at = 0;
+    for (int h = 0; h < o->nhosts; h++) {
+        if (h == parent_host)
+            at = with;
+        with += o->hosts[h].nranks > 0;
+    }
+    int want = (at + i) % (with ? with : 1);
+    for (int h = 0; h < o->nhosts; h++)
+        if (o->hosts[h].nranks > 0 && want-- == 0)
+            return h;
+    return parent_host;
+}
+
+static int wr_spawn_fail(wr_job_t *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int wr_spawn_fail(wr_job_t *job, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    wr_pmisrv_spawn_done(job->srv, -1, NULL, msg);
+    return 0;
+}
+
+int wr_spawn_request(wr_job_t *job)
+{
+    wr_pmisrv_t *srv = job->srv;
+    const wr_spawn_req_t *q = srv->spawn_req;
+    int total = 0;
+    for (int c = 0; c < q->ncmd; c++)
+        total += q->cmd[c].nprocs;
+    if (total > job->cap - job->n || srv->ngroups >= WR_PMI_GROUPS_MAX)
+        return wr_spawn_fail(job, "wharfrun can add %d more processes (and %d groups) to this job, not %d",
+                             job->cap - job->n, WR_PMI_GROUPS_MAX - srv->ngroups, total);
+    char (*paths)[PATH_MAX] = calloc((size_t)q->ncmd, sizeof *paths);
+    int *appnum = calloc((size_t)total, sizeof *appnum), *ids = calloc((size_t)total, sizeof *ids);
+    int *hostof = calloc((size_t)total, sizeof *hostof), *lrank = calloc((size_t)total, sizeof *lrank);
+    int *lsize = calloc((size_t)job->o->nhosts, sizeof *lsize);
+    int rc = 0;
+    if (!paths || !appnum || !ids || !hostof || !lrank || !lsize) {
+        rc = wr_spawn_fail(job, "out of memory in wharfrun");
+        goto out;
+    }
+    const wr_rank_t *parent = &job->ranks[srv->spawn_rank];
+    for (int c = 0, i = 0; c < q->ncmd; c++) {
+        const wr_spawn_cmd_t *k = &q->cmd[c];
+        int erc = wr_spawn_exec(k, paths[c], sizeof paths[c]);
+        int any_local = 0;
+        for (int j = 0; j < k->nprocs; j++, i++) {
+            appnum[i] = c;
+            hostof[i] = wr_spawn_host(job, k, parent->host, i);
+            lrank[i] = lsize[hostof[i]]++;
+            ids[i] = (int)((job->pmiid_base + (unsigned int)(job->n + i)) & 0x7fffffff);
+            any_local |= job->o->hosts[hostof[i]].local;
+        }
+        /* a path with a '/' is checked here for remote hosts too: remote
+         * processes start in the same directory, so wharfrun assumes the
+         * launch directory and the programs are shared */
+        if (erc && (any_local || strchr(k->exec, '/'))) {
+            rc = wr_spawn_fail(job, "program '%.100s' %s", k->exec,
+                               erc == WR_EXIT_NOEXEC ? "is not an executable file" : "not found");
+            goto out;
+        }
+        if (k->wdir && any_local) {
+            struct stat st;
+            if (stat(k->wdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+                rc = wr_spawn_fail(job, "working directory '%.100s' does not exist", k->wdir);
+                goto out;
+            }
+        }
+        if (erc) /* remote only: the agent finds it there */
+            snprintf(paths[c], sizeof paths[c], "%s", k->exec);
+    }
+    char kvs[WR_PMI_KVSNAME_MAX];
+    snprintf(kvs, sizeof kvs, "%s.s%d", job->jobid, srv->ngroups);
+    int g = srv->ngroups, first = wr_pmisrv_add_group(srv, kvs, total, appnum, q, ids);
+    if (first < 0) {
+        rc = wr_spawn_fail(job, "wharfrun's key-value space is full");
+        goto out;
+    }
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        snprintf(cwd, sizeof cwd, "/");
+    for (int c = 0, i = 0; c < q->ncmd; c++) {
+        const wr_spawn_cmd_t *k = &q->cmd[c];
+        char **argv = calloc((size_t)k->argc + 2, sizeof *argv);
+        if (!argv || !(argv[0] = strdup(paths[c]))) {
+            free(argv);
+            wr_error("out of memory");
+            rc = -1;
+            goto out;
+        }
+        for (int a = 0; a < k->argc; a++)
+            if (!(argv[a + 1] = strdup(k->argv[a]))) {
+                wr_error("out of memory");
+                rc = -1;
+                goto out;
+            }
+        for (int j = 0; j < k->nprocs; j++, i++) {
+            wr_rank_t *r = &job->ranks[first + i];
+            memset(r, 0, sizeof *r);
+            r->rank = first + i;
+            r->host = hostof[i];
+            r->local_rank = lrank[i];
+            r->remote = !job->o->hosts[r->host].local;
+            r->pmiid = ids[i];
+            r->pmi_fd = r->out.fd = r->err.fd = -1;
+            r->out.to = 1;
+            r->err.to = 2;
+            r->group = g;
+            r->grank = i;
+            r->gsize = total;
+            r->lsize = lsize[r->host];
+            r->prog = argv; /* shared by the command's processes; lives as long as the job */
+            r->exec_path = r->prog[0];
+            r->wdir = k->wdir ? strdup(k->wdir) : NULL;
+            r->started_at = wr_now();
+            srv->r[first + i].bound = !r->remote;
+            job->n = first + i + 1;
+            if ((r->remote ? wr_spawn_remote(job, r, cwd) : wr_spawn_local(job, r)) != 0) {
+                rc = -1;
+                goto out;
+            }
+        }
+    }
+    wr_pmisrv_spawn_done(srv, 0, kvs, NULL);
+out:
+    if (rc < 0 && srv->spawn_req)
+        wr_pmisrv_spawn_done(srv, -1, NULL, "starting the processes failed");
+    free(paths);
+    free(appnum);
+    free(ids);
+    free(hostof);
+    free(lrank);
+    free(lsize);
+    return rc;
 }

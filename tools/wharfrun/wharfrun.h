@@ -98,6 +98,12 @@ typedef struct wr_rank {
     int reaped;        /* waitpid() collected it */
     int wstatus;
     double pmi_eof_at; /* when the PMI connection dropped before finalize; 0 if not */
+    /* its PMI group: 0 for the ranks of the command line, 1.. for MPI_Comm_spawn's */
+    int group, grank, gsize, lsize; /* lsize: ranks of the group on its host */
+    char **prog;       /* PROGRAM ARGS of a spawned process (NULL: the command line's) */
+    char *exec_path;   /* its resolved program (local) */
+    char *wdir;        /* its working directory (NULL: wharfrun's) */
+    double started_at; /* spawned: when it was started (its connect clock starts then) */
 } wr_rank_t;
 
 struct wr_pmisrv;
@@ -122,6 +128,8 @@ typedef struct wr_job {
     char jobid[64];
     char secret[WH_PMI_SECRET_HEX + 1]; /* per-job key remote ranks must prove */
     int n;
+    int cap;                /* room in ranks[] for processes MPI_Comm_spawn adds */
+    unsigned int pmiid_base;
     wr_rank_t *ranks;
     struct wr_pmisrv *srv;
     int *listen_fds;        /* one per distinct address remote hosts use */
@@ -155,6 +163,13 @@ int wr_spawn_all(wr_job_t *job);
 /* Run "AGENT HOST rm -f /dev/shm/wharf.<jobid>.*" once per remote host with
  * ranks, in parallel, bounded by timeout seconds in total. */
 void wr_remote_cleanup(const wr_job_t *job, double timeout);
+/* Start the processes of the spawn request in job->srv->spawn_req (sent by
+ * flat index `parent`) as a new PMI group and answer the request.  A
+ * request that cannot start (program not found, no room) is answered with
+ * an error; the job goes on.  Returns -1 only when starting failed half way
+ * (the job must fail: message printed). */
+int wr_spawn_request(wr_job_t *job);
+#define WR_SPAWN_EXTRA 1024 /* processes MPI_Comm_spawn may add to a job */
 /* Shell-quote word into b ('...' with '\'' for quotes).  0 or -1. */
 int wr_shell_quote(wr_buf_t *b, const char *word);
 

@@ -39,7 +39,7 @@
  * so a process outside the job that reaches the endpoint cannot produce it;
  * a message without it is dropped before anything reads its header. */
 typedef struct wh_net_pre {
-    uint32_t rank;   /* sender's world rank */
+    uint32_t rank;   /* sender's global id (core/peers.h): its world rank in a job without spawning */
     uint16_t seq;    /* per directed pair */
     uint16_t zero;
     uint64_t token;  /* the receiver's endpoint token */
@@ -118,6 +118,10 @@ typedef struct wh_net_peer {
 typedef struct wh_net_state {
     int open;                   /* endpoint enabled */
     int rank, size;
+    uint32_t gid;               /* this process's global id (core/peers.h): the prefix's rank field */
+    int npeers_cap;             /* entries of peers[] (world ranks + processes of other groups) */
+    char myname[600];           /* this endpoint's published name */
+    int published;              /* myname is under the global PMI key */
     char prov[64];
     struct fi_info *info;
     struct fid_fabric *fabric;
@@ -206,6 +210,15 @@ int wh_net_atomic(int wpeer, uint64_t raddr, uint64_t rkey, const wh_chan_atomic
 int wh_net_open(int rank, int size, char *name, size_t cap, int *usable);
 int wh_net_connect(const char *const *names);
 int wh_net_close(void);
+/* peers known to the channel: world ranks, then processes of other groups */
+static inline int wh_net_npeers(void)
+{
+    extern int wh_peers_n;
+    return wh_peers_n > wh_net.size ? wh_peers_n : wh_net.size;
+}
+/* Peer index of a sender's global id: its world rank, or a process of
+ * another group (found, or looked up through PMI and added); -1 if unknown. */
+int wh_net_peer_of_gid(uint32_t gid);
 /* the provider offers FI_HMEM: 1 yes, 0 no, -1 not asked (no CUDA driver) */
 extern int wh_net_hmem;
 #endif

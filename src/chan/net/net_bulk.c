@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "chan/net/net.h"
+#include "core/peers.h"
 #include "core/core.h"
 #include "util/log.h"
 
@@ -150,7 +151,7 @@ static int csize_log(size_t c)
 
 int wh_net_bulk_recv(int wpeer, const wh_data_t *dst, uint64_t *token, wh_comp_t *c)
 {
-    if (!wh_net.open || wpeer < 0 || wpeer >= wh_net.size || wh_net.peers[wpeer].addr == FI_ADDR_NOTAVAIL)
+    if (!wh_net.open || wpeer < 0 || wpeer >= wh_net_npeers() || wh_net.peers[wpeer].addr == FI_ADDR_NOTAVAIL)
         return wh_error(MPI_ERR_OTHER, "network channel: rank %d has no network endpoint", wpeer);
     int lg = csize_log(wh_net.csize);
     size_t csize = (size_t)1 << lg;
@@ -161,7 +162,7 @@ int wh_net_bulk_recv(int wpeer, const wh_data_t *dst, uint64_t *token, wh_comp_t
     x->nchunks = dst->len ? (dst->len + csize - 1) / csize : 0;
     x->cookie = wh_net.next_cookie;
     wh_net.next_cookie += (uint32_t)(x->nchunks ? x->nchunks : 1);
-    x->tagbase = wh_net.bulk_bit | ((uint64_t)(uint32_t)wpeer << 32);
+    x->tagbase = wh_net.bulk_bit | ((uint64_t)wh_peer_gid(wpeer) << 32);
     *token = (uint64_t)x->cookie | ((uint64_t)lg << 32);
     window_start(x);
     return MPI_SUCCESS;
@@ -179,7 +180,7 @@ int wh_net_bulk_send(int wpeer, uint64_t token, const wh_data_t *src, wh_comp_t 
     x->csize = (size_t)1 << lg;
     x->nchunks = src->len ? (src->len + x->csize - 1) / x->csize : 0;
     x->cookie = (uint32_t)token;
-    x->tagbase = wh_net.bulk_bit | ((uint64_t)(uint32_t)wh_net.rank << 32);
+    x->tagbase = wh_net.bulk_bit | ((uint64_t)wh_net.gid << 32);
     WH_TRACE("net", "bulk to rank %d: %zu bytes in %zu chunks", wpeer, x->total, x->nchunks);
     window_start(x);
     return MPI_SUCCESS;

@@ -12,6 +12,7 @@
 #include "locality/locality.h"
 #include "mem/cuda/wh_cuda.h"
 #include "core/core.h"
+#include "core/peers.h"
 #include "pmi/auth.h"
 #include "pmi/pmi.h"
 #include "util/log.h"
@@ -275,12 +276,15 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
         close_all();
     wh_net.rank = rank;
     wh_net.size = size;
+    wh_net.gid = wh_peer_gid(rank);
+    wh_net.npeers_cap = wh_peers_cap > size ? wh_peers_cap : size;
     wh_net.wait_fd = -1;
     if (choose_provider(why, sizeof why))
         goto fail;
     struct fi_info *info = wh_net.info;
     tag_layout();
-    if (wh_net.rank_bits < 1 || (wh_net.rank_bits < 31 && size > (1 << wh_net.rank_bits))) {
+    if (wh_net.rank_bits < 1 || (wh_net.rank_bits < 31 && (int64_t)wh_gid_make(wh_my_group, (uint32_t)size) >
+                                                             ((int64_t)1 << wh_net.rank_bits))) {
         snprintf(why, sizeof why, "provider %s has %d tag bits: too few for %d ranks", wh_net.prov,
                  wh_net.rank_bits + 33, size);
         goto fail;
@@ -323,8 +327,17 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
         wh_net.wait_fd = -1;
     }
     struct fi_av_attr ava = {.type = info->domain_attr->av_type == FI_AV_MAP ? FI_AV_MAP : FI_AV_TABLE,
-                             .count = (size_t)size};
-    TRY(fi_av_open(wh_net.domain, &ava, &wh_net.av, NULL), "fi_av_open");
+                             .count = (size_t)wh_net.npeers_cap};
+    if (fi_av_open(wh_net.domain, &ava, &wh_net.av, NULL) != 0 && wh_net.npeers_cap > size) {
+        /* a provider with a small address vector (shm: 256): no room for processes of other groups */
+        WH_DEBUG("net", "address vector of %d entries refused: %d (no processes of other groups)", wh_net.npeers_cap,
+                 size);
+        wh_net.av = NULL;
+        wh_net.npeers_cap = size;
+        ava.count = (size_t)size;
+    }
+    if (!wh_net.av)
+        TRY(fi_av_open(wh_net.domain, &ava, &wh_net.av, NULL), "fi_av_open");
     TRY(fi_endpoint(wh_net.domain, info, &wh_net.ep, NULL), "fi_endpoint");
     TRY(fi_ep_bind(wh_net.ep, &wh_net.av->fid, 0), "binding the address vector");
     TRY(fi_ep_bind(wh_net.ep, &wh_net.cq->fid, FI_TRANSMIT | FI_RECV), "binding the completion queue");
@@ -356,11 +369,11 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     size_t addr_hex = 2 * alen; /* the log shows the address, never the token */
     snprintf(name + addr_hex, cap - addr_hex, "/%s", tok);
 
-    if (!(wh_net.peers = calloc((size_t)size, sizeof *wh_net.peers))) {
+    if (!(wh_net.peers = calloc((size_t)wh_net.npeers_cap, sizeof *wh_net.peers))) {
         snprintf(why, sizeof why, "out of memory");
         goto fail;
     }
-    for (int r = 0; r < size; r++)
+    for (int r = 0; r < wh_net.npeers_cap; r++)
         wh_net.peers[r].addr = FI_ADDR_NOTAVAIL;
     if ((rc = wh_net_io_init())) {
         snprintf(why, sizeof why, "posting receive buffers: %s", fi_strerror(-rc));
@@ -389,6 +402,8 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
              wh_net.inject_max, wh_net.csize, wh_net.maxiov, wh_net.wait_fd,
              info->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto",
              wh_net.directed ? "yes" : "no");
+    snprintf(wh_net.myname, sizeof wh_net.myname, "%s", name);
+    wh_net.published = 0;
     *usable = 1;
     return MPI_SUCCESS;
 fail:
@@ -427,6 +442,33 @@ static int name_loopback(const unsigned char *a, size_t len)
     return -1;
 }
 
+/* Parse endpoint name n ("ADDRHEX/TOKENHEX") of peer r into the address
+ * vector (addr: its decoded bytes). */
+static int insert_name(int r, const char *n, unsigned char *addr, size_t *alenp)
+{
+    size_t alen;
+    const char *slash = strchr(n, '/');
+    char hex[2 * 256 + 1];
+    size_t hl = slash ? (size_t)(slash - n) : 0;
+    if (!slash || hl >= sizeof hex || strlen(slash + 1) != WH_NET_TOKEN_HEX ||
+        strspn(slash + 1, "0123456789abcdef") != WH_NET_TOKEN_HEX)
+        return wh_error(MPI_ERR_OTHER, "network channel: malformed endpoint name of rank %d (no endpoint token; "
+                "a rank of another wharf version?)", r);
+    memcpy(hex, n, hl);
+    hex[hl] = 0;
+    if (unhex(hex, addr, 256, &alen))
+        return wh_error(MPI_ERR_OTHER, "network channel: malformed endpoint address \"%s\" of rank %d", hex, r);
+    wh_net.peers[r].token = strtoull(slash + 1, NULL, 16);
+    fi_addr_t fa = FI_ADDR_NOTAVAIL;
+    int rc = fi_av_insert(wh_net.av, addr, 1, &fa, 0, NULL);
+    if (rc != 1)
+        return wh_error(MPI_ERR_OTHER, "network channel: cannot add rank %d (%s) to the address vector: %s", r,
+                hex, fi_strerror(rc < 0 ? -rc : FI_EINVAL));
+    wh_net.peers[r].addr = fa;
+    *alenp = alen;
+    return MPI_SUCCESS;
+}
+
 int wh_net_connect(const char *const *names)
 {
     if (!wh_net.open)
@@ -452,24 +494,9 @@ int wh_net_connect(const char *const *names)
             missing++;
             continue;
         }
-        const char *slash = strchr(n, '/');
-        char hex[2 * sizeof addr + 1];
-        size_t hl = slash ? (size_t)(slash - n) : 0;
-        if (!slash || hl >= sizeof hex || strlen(slash + 1) != WH_NET_TOKEN_HEX ||
-            strspn(slash + 1, "0123456789abcdef") != WH_NET_TOKEN_HEX)
-            return wh_error(MPI_ERR_OTHER, "network channel: malformed endpoint name of rank %d (no endpoint token; "
-                            "a rank of another wharf version?)", r);
-        memcpy(hex, n, hl);
-        hex[hl] = 0;
-        if (unhex(hex, addr, sizeof addr, &alen))
-            return wh_error(MPI_ERR_OTHER, "network channel: malformed endpoint address \"%s\" of rank %d", hex, r);
-        wh_net.peers[r].token = strtoull(slash + 1, NULL, 16);
-        fi_addr_t fa = FI_ADDR_NOTAVAIL;
-        int rc = fi_av_insert(wh_net.av, addr, 1, &fa, 0, NULL);
-        if (rc != 1)
-            return wh_error(MPI_ERR_OTHER, "network channel: cannot add rank %d (%s) to the address vector: %s", r,
-                            hex, fi_strerror(rc < 0 ? -rc : FI_EINVAL));
-        wh_net.peers[r].addr = fa;
+        int rc = insert_name(r, n, addr, &alen);
+        if (rc != MPI_SUCCESS)
+            return rc;
         int theirs = name_loopback(addr, alen);
         if (!warned && mine >= 0 && theirs >= 0 && mine != theirs) {
             /* e.g. a container whose interface came up after this rank chose one */
@@ -561,7 +588,7 @@ static int net_reaches(int wpeer, int *why, uint32_t *peer_caps, int *cap_why)
 {
     *cap_why = 0;
     *peer_caps = 0;
-    if (!wh_net.open || wpeer < 0 || wpeer >= wh_net.size || wh_net.peers[wpeer].addr == FI_ADDR_NOTAVAIL) {
+    if (!wh_net.open || wpeer < 0 || wpeer >= wh_net_npeers() || wh_net.peers[wpeer].addr == FI_ADDR_NOTAVAIL) {
         *why = WH_WHY_NO_ENDPOINT;
         return 0;
     }
@@ -574,4 +601,76 @@ static int net_wait_fd(void) { return wh_net.open ? wh_net.wait_fd : -1; }
 static int net_finalize(void)
 {
     return wh_net_close();
+}
+
+/* ---------- processes of other groups (MPI_Comm_spawn; docs/DYNAMIC.md) ---------- */
+
+/* The PMI key under which a process publishes its endpoint for every group
+ * of the launcher (wharfrun shares keys starting with "wharf-global-"). */
+static void ep_key(uint32_t gid, char *key, size_t len)
+{
+    snprintf(key, len, "wharf-global-ep-%u", (unsigned)gid);
+}
+
+int wh_chan_net_dyn_open(void)
+{
+    if (!wh_net.open) {
+        int vallen = wh_pmi_max_vallen(), usable = 0;
+        char name[600];
+        size_t cap = vallen > 0 && (size_t)vallen < sizeof name ? (size_t)vallen : sizeof name;
+        struct sigaction sigs[WH_SIG_GUARDED];
+        wh_sig_save(sigs);
+        wh_net_open(wh_job.rank, wh_job.size, name, cap, &usable);
+        wh_sig_restore(sigs);
+        if (!usable)
+            return wh_error(MPI_ERR_OTHER, "the network channel, which connects processes of different groups "
+                            "(MPI_Comm_spawn, ports of another group), cannot open (see WHARF_LOG=info)");
+        wh_chan_usable[WH_CHAN_NET] = 1;
+        wh_chans[WH_CHAN_NET]->query(&wh_chan_caps[WH_CHAN_NET]);
+    }
+    if (!wh_net.published) {
+        char key[64];
+        ep_key(wh_net.gid, key, sizeof key);
+        if (wh_pmi_put(key, wh_net.myname) != 0)
+            return wh_error(MPI_ERR_OTHER, "network channel: cannot publish PMI key %s: %s", key, wh_pmi_error());
+        wh_net.published = 1;
+    }
+    if (!wh_chan_polled[WH_CHAN_NET]) {
+        wh_chan_polled[WH_CHAN_NET] = 1;
+        wh_chans_poll_set();
+    }
+    return MPI_SUCCESS;
+}
+
+int wh_net_peer_of_gid(uint32_t gid)
+{
+    int idx = wh_peer_find(gid);
+    if (idx >= 0 && idx < wh_net.npeers_cap && wh_net.peers[idx].addr != FI_ADDR_NOTAVAIL)
+        return idx;
+    if (!wh_net.open)
+        return -1;
+    char key[64], val[600];
+    ep_key(gid, key, sizeof key);
+    if (wh_pmi_get(key, val, sizeof val) != 0) {
+        WH_DEBUG("net", "no endpoint of process %u (group %u rank %u): %s", (unsigned)gid,
+                 (unsigned)(gid >> WH_GID_RANK_BITS), (unsigned)(gid & ((1u << WH_GID_RANK_BITS) - 1)),
+                 wh_pmi_error());
+        return -1;
+    }
+    if (idx < 0 && (idx = wh_peer_new(gid)) < 0) {
+        WH_WARN("net", "too many processes of other groups (%d): cannot address process %u", WH_PEERS_FOREIGN_MAX,
+                (unsigned)gid);
+        return -1;
+    }
+    if (idx >= wh_net.npeers_cap)
+        return -1;
+    unsigned char addr[256];
+    size_t alen;
+    if (insert_name(idx, val, addr, &alen) != MPI_SUCCESS)
+        return -1;
+    if (wh_peer_added_hook && wh_peer_added_hook(idx) != MPI_SUCCESS)
+        return -1;
+    WH_DEBUG("net", "process %u (group %u rank %u) is peer %d", (unsigned)gid, (unsigned)(gid >> WH_GID_RANK_BITS),
+             (unsigned)(gid & ((1u << WH_GID_RANK_BITS) - 1)), idx);
+    return idx;
 }

@@ -183,7 +183,7 @@ int wh_net_ctrl_take(int wpeer, size_t plen, int internal, wh_net_op_t **out)
 {
     if (!wh_net.open)
         return wh_error(MPI_ERR_OTHER, "network channel is not open");
-    if (wpeer < 0 || wpeer >= wh_net.size || wh_net.peers[wpeer].addr == FI_ADDR_NOTAVAIL)
+    if (wpeer < 0 || wpeer >= wh_net_npeers() || wh_net.peers[wpeer].addr == FI_ADDR_NOTAVAIL)
         return wh_error(MPI_ERR_OTHER, "network channel: rank %d has no network endpoint", wpeer);
     if (plen > wh_net.ctrl_cap)
         return wh_error(MPI_ERR_INTERN, "network channel: message of %zu bytes exceeds the eager limit %zu", plen,
@@ -201,7 +201,7 @@ int wh_net_ctrl_take(int wpeer, size_t plen, int internal, wh_net_op_t **out)
 void wh_net_ctrl_commit(wh_net_op_t *op, const wh_hdr_t *h)
 {
     wh_net_peer_t *p = &wh_net.peers[op->peer];
-    wh_net_pre_t pre = {.rank = (uint32_t)wh_net.rank, .seq = p->tx_seq++, .token = p->token};
+    wh_net_pre_t pre = {.rank = wh_net.gid, .seq = p->tx_seq++, .token = p->token};
     memcpy(op->buf, &pre, sizeof pre);
     memcpy(op->buf + WH_NET_HDR_OFF, h, sizeof *h);
     wh_net_submit(op);
@@ -299,11 +299,16 @@ static void rx_done(wh_net_op_t *op, size_t len)
     wh_net_pre_t pre;
     memcpy(&pre, op->buf, sizeof pre);
     /* the token first: nothing of an unauthenticated message is looked at */
-    if (__builtin_expect(len < WH_NET_PL_OFF || pre.token != wh_net.token || pre.rank >= (uint32_t)wh_net.size, 0)) {
+    if (__builtin_expect(len < WH_NET_PL_OFF || pre.token != wh_net.token, 0)) {
         rx_drop(op, len);
         return;
     }
-    int peer = (int)pre.rank;
+    int peer = (int)(pre.rank - (wh_net.gid - (uint32_t)wh_net.rank)); /* same group: the world rank */
+    if (__builtin_expect(pre.rank - (wh_net.gid - (uint32_t)wh_net.rank) >= (uint32_t)wh_net.size, 0) &&
+        (peer = wh_net_peer_of_gid(pre.rank)) < 0) { /* a process of another group */
+        rx_drop(op, len);
+        return;
+    }
     wh_net_peer_t *p = &wh_net.peers[peer];
     uint16_t seq = pre.seq;
     if (seq != p->rx_seq) {
@@ -484,7 +489,7 @@ void wh_net_io_finalize(void)
     }
     wh_net.tx_slabs = NULL;
     wh_net.tx_free = NULL;
-    for (int r = 0; wh_net.peers && r < wh_net.size; r++) {
+    for (int r = 0; wh_net.peers && r < wh_net.npeers_cap; r++) {
         for (wh_net_stash_t *s = wh_net.peers[r].stash, *nx; s; s = nx) {
             nx = s->next;
             free(s);

@@ -103,7 +103,7 @@ static ssize_t post(wh_net_op_t *op, int put, char *buf, uint64_t raddr, uint64_
 static int xfer(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *d, wh_comp_t *c, int put)
 {
     if (!rkey || !wh_net.open || !wh_net.rma || (put && wh_net.rma_no_dc) || !d->base || d->mem != WH_MEM_HOST ||
-        wpeer < 0 || wpeer >= wh_net.size || wh_net.peers[wpeer].addr == FI_ADDR_NOTAVAIL)
+        wpeer < 0 || wpeer >= wh_net_npeers() || wh_net.peers[wpeer].addr == FI_ADDR_NOTAVAIL)
         return WH_FALLBACK;
     size_t cs = wh_net.rma_max ? wh_net.rma_max : d->len, n = d->len ? (d->len + cs - 1) / cs : 1;
     net_rma_t *t = calloc(1, sizeof *t + n * sizeof(wh_net_op_t));
@@ -259,7 +259,7 @@ int wh_net_atomic(int wpeer, uint64_t raddr, uint64_t rkey, const wh_chan_atomic
 {
     enum fi_datatype dt;
     enum fi_op fop;
-    if (!rkey || !wh_net.open || !wh_net.atomic || wpeer < 0 || wpeer >= wh_net.size ||
+    if (!rkey || !wh_net.open || !wh_net.atomic || wpeer < 0 || wpeer >= wh_net_npeers() ||
         wh_net.peers[wpeer].addr == FI_ADDR_NOTAVAIL || fi_dt(a->ekind, a->ebytes, &dt) ||
         fi_opcode(a->opi, a->cas, &fop))
         return WH_FALLBACK;
