@@ -327,7 +327,15 @@ int wh_file_set_view(wh_file_t *f, MPI_Offset disp, MPI_Datatype eh, MPI_Datatyp
     if (rc == MPI_SUCCESS)
         rc = view_type_check(ft, "filetype", !(f->amode & MPI_MODE_RDONLY));
     const wh_datarep_t *drep = NULL;
-    if (rc == MPI_SUCCESS && strcmp(datarep, "native") && strcmp(datarep, "internal")) {
+    int ext32 = rc == MPI_SUCCESS && !strcmp(datarep, "external32");
+    if (ext32) { /* supported where each element's external32 size is its native size */
+        size_t eb = 0, fb = 0;
+        if (wh_dtype_ext32_bytes(et, 1, &eb) != MPI_SUCCESS || eb != et->size ||
+            wh_dtype_ext32_bytes(ft, 1, &fb) != MPI_SUCCESS || fb != ft->size)
+            rc = wh_error(MPI_ERR_UNSUPPORTED_DATAREP, "external32 views of types whose external32 size differs "
+                          "from the native one (etype %zu/%zu, filetype %zu/%zu bytes) are not supported",
+                          eb, et->size, fb, ft->size);
+    } else if (rc == MPI_SUCCESS && strcmp(datarep, "native") && strcmp(datarep, "internal")) {
         if (!(drep = wh_datarep_find(datarep)))
             rc = wh_error(MPI_ERR_UNSUPPORTED_DATAREP, "data representation '%.64s' is not supported (native, internal "
                           "and those registered with MPI_Register_datarep)", datarep);
@@ -352,6 +360,7 @@ int wh_file_set_view(wh_file_t *f, MPI_Offset disp, MPI_Datatype eh, MPI_Datatyp
     f->fp = 0;
     snprintf(f->datarep, sizeof f->datarep, "%s", datarep);
     f->drep = drep;
+    f->ext32 = ext32;
     return wh_file_shfp_set_all(f, 0);
 }
 
