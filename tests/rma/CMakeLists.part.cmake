@@ -94,3 +94,9 @@ add_test(NAME mpi.rma.path.bigwin_ldst
           ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_rma_bigwin>)
 set_tests_properties(mpi.rma.path.bigwin_ldst PROPERTIES ENVIRONMENT "WHARF_REPORT=channels"
                      TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 2)
+
+# Regressions found by MPICH's test suite (rma/): a rank spinning on its own
+# memory with lock/unlock or flush still serves the others.
+foreach(np 2 4)
+  wh_mpi_test(rma.selfpoll.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_selfpoll.c ${np})
+endforeach()
