@@ -352,6 +352,11 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
     /* accumulates: one predefined element type on both sides */
     MPI_Datatype eh = MPI_BYTE;
     const wh_dtype_t *et = wh_dtype_get(MPI_BYTE);
+    if (a->kind >= WH_RMA_ACC && !tbytes) { /* nothing moves: any types, as MPICH (its rma/badrma) */
+        if (a->op && (!a->op->builtin || a->op->builtin < 0))
+            return wh_error(MPI_ERR_OP, "one-sided accumulates take predefined operations only");
+        goto done_now;
+    }
     if (a->kind >= WH_RMA_ACC) {
         eh = elem_type(a->tdt);
         et = wh_dtype_get(eh);
