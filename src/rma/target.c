@@ -202,7 +202,9 @@ static void do_cas(wh_win_t *w, int wpeer, const wh_rma_pfx_t *pfx, const unsign
     if (a && abytes && !((uintptr_t)a & (uintptr_t)(abytes - 1))) {
         /* the mechanism co-resident origins use on this element (atomic.c) */
         char old[8];
+        wh_rma_acc_share(w->lockw);
         wh_rma_atomic_cas(a, abytes, d, d + esz, old);
+        wh_rma_acc_unshare(w->lockw);
         reply_add_packed(&r, old, esz);
         reply_flush(&r);
         return;
