@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "coll/coll.h"
@@ -264,6 +265,42 @@ int wh_file_sync(wh_file_t *f)
     return wh_file_agree(f->comm, rc);
 }
 
+/* MPI-4.1 14.3: the typemap displacements of an etype or filetype must be nonnegative and
+ * monotonically nondecreasing, and must not overlap when the file is opened for writing.
+ * Walks the blocks of one element (stream order, adjacent ones merged) at a fake base; the
+ * class is MPI_ERR_IO, as MPICH's ROMIO answers. */
+static int view_type_check(const wh_dtype_t *t, const char *what, int writable)
+{
+    if (t->true_lb < 0)
+        return wh_error(MPI_ERR_IO, "the %s has negative displacements", what);
+    char *const base = (char *)(uintptr_t)0x10000;
+    struct iovec iov[64];
+    size_t at = 0;
+    MPI_Aint prev_start = 0, prev_end = 0;
+    while (at < t->size) {
+        size_t covered = 0;
+        int n = wh_dtype_iov(base, 1, t, at, t->size - at, iov, 64, &covered);
+        if (n <= 0 || covered == 0)
+            return wh_error(MPI_ERR_INTERN, "%s: no data blocks at byte %zu", what, at);
+        for (int i = 0; i < n; i++) {
+            MPI_Aint s = (MPI_Aint)((char *)iov[i].iov_base - base), e = s + (MPI_Aint)iov[i].iov_len;
+            if (at > 0 || i > 0) {
+                if (s < prev_start)
+                    return wh_error(MPI_ERR_IO, "the %s's displacements are not monotonically nondecreasing "
+                                    "(block at byte %lld after one at %lld)", what, (long long)s, (long long)prev_start);
+                if (writable && s < prev_end)
+                    return wh_error(MPI_ERR_IO, "the %s has overlapping blocks (bytes %lld..%lld and %lld..), "
+                                    "not allowed on a file opened for writing", what, (long long)prev_start,
+                                    (long long)prev_end, (long long)s);
+            }
+            prev_start = s;
+            prev_end = e > prev_end ? e : prev_end;
+        }
+        at += covered;
+    }
+    return MPI_SUCCESS;
+}
+
 int wh_file_set_view(wh_file_t *f, MPI_Offset disp, MPI_Datatype eh, MPI_Datatype fth, const char *datarep)
 {
     wh_dtype_t *et = wh_dtype_get(eh), *ft = wh_dtype_get(fth);
@@ -279,16 +316,26 @@ int wh_file_set_view(wh_file_t *f, MPI_Offset disp, MPI_Datatype eh, MPI_Datatyp
     else if (ft->size == 0 || ft->size % et->size)
         rc = wh_error(MPI_ERR_ARG, "the filetype (%zu bytes) is not made of whole etypes (%zu bytes)", ft->size,
                       et->size);
-    else if (ft->true_lb < 0)
-        rc = wh_error(MPI_ERR_ARG, "the filetype has negative displacements");
     else if (disp == MPI_DISPLACEMENT_CURRENT && !(f->amode & MPI_MODE_SEQUENTIAL))
         rc = wh_error(MPI_ERR_ARG, "MPI_DISPLACEMENT_CURRENT needs a file opened with MPI_MODE_SEQUENTIAL");
     else if (disp < 0 && disp != MPI_DISPLACEMENT_CURRENT)
         rc = wh_error(MPI_ERR_ARG, "negative displacement %lld", (long long)disp);
     else if (!datarep)
         rc = wh_error(MPI_ERR_ARG, "datarep is NULL");
+    if (rc == MPI_SUCCESS)
+        rc = view_type_check(et, "etype", !(f->amode & MPI_MODE_RDONLY));
+    if (rc == MPI_SUCCESS)
+        rc = view_type_check(ft, "filetype", !(f->amode & MPI_MODE_RDONLY));
     const wh_datarep_t *drep = NULL;
-    if (rc == MPI_SUCCESS && strcmp(datarep, "native") && strcmp(datarep, "internal")) {
+    int ext32 = rc == MPI_SUCCESS && !strcmp(datarep, "external32");
+    if (ext32) { /* supported where each element's external32 size is its native size */
+        size_t eb = 0, fb = 0;
+        if (wh_dtype_ext32_bytes(et, 1, &eb) != MPI_SUCCESS || eb != et->size ||
+            wh_dtype_ext32_bytes(ft, 1, &fb) != MPI_SUCCESS || fb != ft->size)
+            rc = wh_error(MPI_ERR_UNSUPPORTED_DATAREP, "external32 views of types whose external32 size differs "
+                          "from the native one (etype %zu/%zu, filetype %zu/%zu bytes) are not supported",
+                          eb, et->size, fb, ft->size);
+    } else if (rc == MPI_SUCCESS && strcmp(datarep, "native") && strcmp(datarep, "internal")) {
         if (!(drep = wh_datarep_find(datarep)))
             rc = wh_error(MPI_ERR_UNSUPPORTED_DATAREP, "data representation '%.64s' is not supported (native, internal "
                           "and those registered with MPI_Register_datarep)", datarep);
@@ -313,6 +360,7 @@ int wh_file_set_view(wh_file_t *f, MPI_Offset disp, MPI_Datatype eh, MPI_Datatyp
     f->fp = 0;
     snprintf(f->datarep, sizeof f->datarep, "%s", datarep);
     f->drep = drep;
+    f->ext32 = ext32;
     return wh_file_shfp_set_all(f, 0);
 }
 

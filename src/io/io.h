@@ -43,6 +43,7 @@ typedef struct wh_file {
     wh_dtype_t *etype, *ftype;
     char datarep[MPI_MAX_DATAREP_STRING];
     const wh_datarep_t *drep; /* a registered representation, or NULL (native, internal) */
+    int ext32;                /* "external32": big-endian, with the same sizes as native (file.c) */
     MPI_Offset fp;            /* individual file pointer, in etypes of the view */
     /* split collective in progress (MPI_File_*_begin/_end) */
     int split_active;

@@ -70,27 +70,47 @@ static int lock_range(wh_file_t *f, int type)
     return MPI_SUCCESS;
 }
 
-/* Transfer through a user data representation's conversion functions, whole
- * elements of dt at a time: memory <-> bounce (file representation, same
- * extents: datarep.c) <-> file through the view. */
+/* Convert k elements of dt starting at element `at` of (buf, count) between memory and the file
+ * representation in bounce: a user representation's conversion function, or external32
+ * (memory <-> packed native in tmp <-> big-endian in bounce; same sizes, set_view checked). */
+static int convert(wh_file_t *f, int write, void *buf, MPI_Count count, const wh_dtype_t *dt, MPI_Count at,
+                   size_t k, char *bounce, char *tmp)
+{
+    if (!f->ext32)
+        return wh_datarep_convert(f->drep, write, buf, dt->obj.handle, (MPI_Count)k, bounce, at);
+    size_t off = (size_t)at * dt->size, len = k * dt->size;
+    if (write) {
+        WH_CHECK(wh_dtype_pack(buf, (size_t)count, dt, off, tmp, len));
+        wh_dtype_to_ext32(dt, k, tmp, bounce);
+        return MPI_SUCCESS;
+    }
+    wh_dtype_from_ext32(dt, k, bounce, tmp);
+    return wh_dtype_unpack(buf, (size_t)count, dt, off, tmp, len);
+}
+
+/* Transfer through a data representation's conversion, whole elements of dt at a time:
+ * memory <-> bounce (file representation, same extents: datarep.c) <-> file through the view. */
 static int rw_convert(wh_file_t *f, int write, size_t v, void *buf, MPI_Count count, const wh_dtype_t *dt, size_t n,
                       size_t *bytes)
 {
     size_t per = CHUNK / dt->size ? CHUNK / dt->size : 1;
-    char *bounce = malloc(per * dt->size);
-    if (!bounce)
+    char *bounce = malloc(per * dt->size), *tmp = f->ext32 ? malloc(per * dt->size) : NULL;
+    if (!bounce || (f->ext32 && !tmp)) {
+        free(bounce);
+        free(tmp);
         return wh_error(MPI_ERR_NO_MEM, "out of memory for a %zu-byte conversion buffer", per * dt->size);
+    }
     int rc = f->atomic ? lock_range(f, write ? F_WRLCK : F_RDLCK) : MPI_SUCCESS;
     size_t done = 0;
     for (MPI_Count at = 0; rc == MPI_SUCCESS && at < count;) {
         size_t k = (size_t)(count - at) < per ? (size_t)(count - at) : per, len = k * dt->size, moved = 0;
         if (write)
-            rc = wh_datarep_convert(f->drep, 1, buf, dt->obj.handle, (MPI_Count)k, bounce, at);
+            rc = convert(f, 1, buf, count, dt, at, k, bounce, tmp);
         if (rc == MPI_SUCCESS)
             rc = view_xfer(f, write, bounce, len, v + done, &moved);
         k = moved / dt->size; /* a read may stop inside an element at the end of the file */
         if (rc == MPI_SUCCESS && !write && k)
-            rc = wh_datarep_convert(f->drep, 0, buf, dt->obj.handle, (MPI_Count)k, bounce, at);
+            rc = convert(f, 0, buf, count, dt, at, k, bounce, tmp);
         done += moved;
         at += (MPI_Count)k;
         if (moved < len)
@@ -99,6 +119,7 @@ static int rw_convert(wh_file_t *f, int write, size_t v, void *buf, MPI_Count co
     if (f->atomic)
         lock_range(f, F_UNLCK);
     free(bounce);
+    free(tmp);
     *bytes = done < n ? done : n;
     return rc;
 }
@@ -118,6 +139,14 @@ int wh_file_rw(wh_file_t *f, int write, MPI_Offset pos, void *buf, MPI_Count cou
     const wh_datarep_t *r = f->drep;
     if (r && (write ? r->write_fn || r->write_fn_c : r->read_fn || r->read_fn_c))
         return rw_convert(f, write, v, buf, count, dt, n, bytes);
+    if (f->ext32) {
+        size_t xb = 0;
+        WH_CHECK(wh_dtype_ext32_bytes(dt, count, &xb));
+        if (xb != n)
+            return wh_error(MPI_ERR_UNSUPPORTED_DATAREP, "external32 access with a datatype whose external32 size "
+                            "(%zu bytes) differs from its native size (%zu)", xb, n);
+        return rw_convert(f, write, v, buf, count, dt, n, bytes);
+    }
     int contig = wh_dtype_is_contig(dt, (size_t)count, buf, &start);
     char *bounce = NULL;
     if (!contig && !(bounce = malloc(n < CHUNK ? n : CHUNK)))

@@ -178,6 +178,9 @@ static int body_File_get_type_extent(const char *fname, int large, MPI_File fh, 
     if (!t)
         return wh_raise_file(f, fname, wh_error(MPI_ERR_TYPE, "datatype 0x%x is not valid", (unsigned)datatype));
     MPI_Aint ext = t->extent; /* "native" and "internal": the memory extent */
+    size_t xb = 0;
+    if (f->ext32 && t->predefined && wh_dtype_ext32_bytes(t, 1, &xb) == MPI_SUCCESS)
+        ext = (MPI_Aint)xb; /* a predefined type's external32 size */
     if (f->drep && t->predefined) {
         int rc = f->drep->extent_fn(datatype, &ext, f->drep->extra);
         if (rc != MPI_SUCCESS)

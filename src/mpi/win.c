@@ -172,7 +172,7 @@ static int shared_query(const char *fname, MPI_Win win, int rank, MPI_Aint *size
                                                rank));
     *size = (MPI_Aint)p->size;
     *disp_unit = (MPI_Aint)p->disp_unit;
-    *(void **)baseptr = p->ptr;
+    *(void **)baseptr = p->size ? p->ptr : NULL; /* no memory: NULL, as MPICH */
     return MPI_SUCCESS;
 }
 

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "rma/rma.h"
+#include "util/tunables.h"
 
 #define AT_MO __ATOMIC_SEQ_CST
 
@@ -119,26 +120,45 @@ void wh_rma_atomic_cas(char *a, int bytes, const void *nv, const void *cmp, void
     }
 }
 
+int wh_rma_acc_bulk(const uint32_t *lk, size_t bytes)
+{
+    return lk && wh_tun.rma_acc_bulk && bytes >= wh_tun.rma_acc_bulk;
+}
+
+/* hold lock word lk in mode want (0 none, 1 shared, 2 exclusive), from mode *held */
+static void hold(uint32_t *lk, int *held, int want)
+{
+    if (!lk || *held == want)
+        return;
+    if (*held == 1)
+        wh_rma_acc_unshare(lk);
+    else if (*held == 2)
+        wh_rma_acc_unlock(lk);
+    if (want == 1)
+        wh_rma_acc_share(lk);
+    else if (want == 2)
+        wh_rma_acc_lock(lk);
+    *held = want;
+}
+
 void wh_rma_acc_runs(uint32_t *lk, int abytes, int sgn, char *base, const wh_rma_run_t *runs, size_t nruns,
                      const char *data, char *old, wh_op_t *op, MPI_Datatype eh, const wh_dtype_t *et)
 {
-    size_t esz = et->size;
+    size_t esz = et->size, total = 0;
     int noop = !data || op->builtin == WH_OPI_NO_OP;
-    int locked = 0;
+    for (size_t i = 0; i < nruns; i++)
+        total += runs[i].n * esz;
+    if (abytes && wh_rma_acc_bulk(lk, total))
+        abytes = 0; /* one plain pass under the exclusive lock beats an atomic per element */
+    int held = 0;
     for (size_t i = 0; i < nruns; i++) {
         char *a = base + runs[i].off;
         size_t n = runs[i].n;
         if (abytes && !((uintptr_t)a & (uintptr_t)(abytes - 1))) {
-            if (locked) {
-                wh_rma_acc_unlock(lk);
-                locked = 0;
-            }
+            hold(lk, &held, 1);
             wh_rma_atomic_apply(a, n, abytes, sgn, noop ? NULL : data, old, op->builtin);
         } else {
-            if (lk && !locked) {
-                wh_rma_acc_lock(lk);
-                locked = 1;
-            }
+            hold(lk, &held, 2);
             wh_rma_run_t r = {.off = 0, .n = n};
             wh_rma_apply_runs(a, &r, 1, noop ? NULL : data, old, op, eh, et);
         }
@@ -147,6 +167,5 @@ void wh_rma_acc_runs(uint32_t *lk, int abytes, int sgn, char *base, const wh_rma
         if (!noop)
             data += n * esz;
     }
-    if (locked)
-        wh_rma_acc_unlock(lk);
+    hold(lk, &held, 0);
 }

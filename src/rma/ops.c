@@ -285,11 +285,17 @@ static int acc_direct(wh_win_t *w, const wh_rma_args_t *a, char *tb, uint32_t *l
     int sgn = 0, abytes = wh_rma_atomic_class(w, et, &sgn);
     if (abytes && ((uintptr_t)tb & (uintptr_t)(abytes - 1)))
         abytes = 0; /* misaligned: this element always goes under the lock word */
-    wh_coord_note(a->target == w->rank ? WH_CHAN_SELF : WH_CHAN_SHM, abytes ? WH_PROTO_ATOMIC : WH_PROTO_ACCLOCK,
-                  a->kind == WH_RMA_CAS ? esz : a->tdt->size * (size_t)a->tcount);
+    size_t nbytes = a->kind == WH_RMA_CAS ? esz : a->tdt->size * (size_t)a->tcount;
+    int bulk = a->kind != WH_RMA_CAS && wh_rma_acc_bulk(lk, nbytes); /* plain, lock held exclusively */
+    wh_coord_note(a->target == w->rank ? WH_CHAN_SELF : WH_CHAN_SHM,
+                  abytes && !bulk ? WH_PROTO_ATOMIC : WH_PROTO_ACCLOCK, nbytes);
     if (a->kind == WH_RMA_CAS) {
         if (abytes) {
+            if (lk)
+                wh_rma_acc_share(lk);
             wh_rma_atomic_cas(tb, abytes, a->obuf, a->cbuf, a->rbuf);
+            if (lk)
+                wh_rma_acc_unshare(lk);
             return MPI_SUCCESS;
         }
         wh_rma_acc_lock(lk);
@@ -352,6 +358,11 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
     /* accumulates: one predefined element type on both sides */
     MPI_Datatype eh = MPI_BYTE;
     const wh_dtype_t *et = wh_dtype_get(MPI_BYTE);
+    if (a->kind >= WH_RMA_ACC && !tbytes) { /* nothing moves: any types, as MPICH (its rma/badrma) */
+        if (a->op && (!a->op->builtin || a->op->builtin < 0))
+            return wh_error(MPI_ERR_OP, "one-sided accumulates take predefined operations only");
+        goto done_now;
+    }
     if (a->kind >= WH_RMA_ACC) {
         eh = elem_type(a->tdt);
         et = wh_dtype_get(eh);

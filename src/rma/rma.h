@@ -25,6 +25,7 @@
 #ifndef WH_RMA_RMA_H
 #define WH_RMA_RMA_H
 #include <mpi.h>
+#include <sched.h>
 #include <stdint.h>
 
 #include "chan/chan.h"
@@ -54,17 +55,49 @@ typedef struct wh_win_peer {
 /* Node-region windows carry a lock word ahead of the memory: every
  * accumulate to that memory (a co-resident origin applying it directly, or
  * the target's handler applying a remote one) holds it, so accumulates stay
- * atomic per element whichever path they take. */
+ * atomic per element whichever path they take.  Bit 0: held exclusively
+ * (elements updated with plain loads and stores: non-atomic classes, and
+ * bulk accumulates of atomic classes, atomic.c); the bits above count the
+ * holders in shared mode (elements updated with CPU atomics, which are
+ * atomic among themselves but not against plain stores).  A waiting
+ * exclusive holder sets bit 0 first, so new shared holders back off. */
 #define WH_RMA_LOCKPAD 64
+/* one step of a wait on the lock word: spin briefly, then give the CPU away (a holder that
+ * lost its core to another process — oversubscribed nodes — needs it to finish) */
+static inline void wh_rma_relax(unsigned *spins)
+{
+    if (++*spins < 256) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    } else
+        sched_yield();
+}
 static inline void wh_rma_acc_lock(uint32_t *l)
 {
-    while (__atomic_exchange_n(l, 1u, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(l, __ATOMIC_RELAXED))
-            __builtin_ia32_pause();
+    unsigned spins = 0;
+    while (__atomic_fetch_or(l, 1u, __ATOMIC_ACQUIRE) & 1u)
+        while (__atomic_load_n(l, __ATOMIC_RELAXED) & 1u)
+            wh_rma_relax(&spins);
+    while (__atomic_load_n(l, __ATOMIC_ACQUIRE) != 1u) /* shared holders drain */
+        wh_rma_relax(&spins);
 }
 static inline void wh_rma_acc_unlock(uint32_t *l)
 {
-    __atomic_store_n(l, 0u, __ATOMIC_RELEASE);
+    __atomic_fetch_sub(l, 1u, __ATOMIC_RELEASE); /* shared holders backing off may still count */
+}
+static inline void wh_rma_acc_share(uint32_t *l)
+{
+    unsigned spins = 0;
+    while (__atomic_fetch_add(l, 2u, __ATOMIC_ACQUIRE) & 1u) {
+        __atomic_fetch_sub(l, 2u, __ATOMIC_RELAXED);
+        while (__atomic_load_n(l, __ATOMIC_RELAXED) & 1u)
+            wh_rma_relax(&spins);
+    }
+}
+static inline void wh_rma_acc_unshare(uint32_t *l)
+{
+    __atomic_fetch_sub(l, 2u, __ATOMIC_RELEASE);
 }
 
 /* an attached region of a dynamic window */
@@ -249,8 +282,12 @@ void wh_rma_atomic_apply(char *a, size_t n, int bytes, int sgn, const char *data
 /* compare-and-swap of one aligned element: old receives the value found */
 void wh_rma_atomic_cas(char *a, int bytes, const void *nv, const void *cmp, void *old);
 /* Apply runs to node-region memory: aligned elements of an atomic class
- * (abytes, from wh_rma_atomic_class) with atomics, the rest under lock word
- * lk (NULL: none).  data NULL: MPI_NO_OP.  old: previous values, packed. */
+ * (abytes, from wh_rma_atomic_class) with atomics holding lock word lk in
+ * shared mode, the rest holding it exclusively (lk NULL: none) — and all of
+ * them exclusively, with plain loads and stores, when the runs hold at least
+ * WHARF_RMA_ACC_BULK bytes (wh_rma_acc_bulk).  data NULL: MPI_NO_OP.  old:
+ * previous values, packed. */
+int wh_rma_acc_bulk(const uint32_t *lk, size_t bytes);
 void wh_rma_acc_runs(uint32_t *lk, int abytes, int sgn, char *base, const wh_rma_run_t *runs, size_t nruns,
                      const char *data, char *old, wh_op_t *op, MPI_Datatype eh, const wh_dtype_t *et);
 

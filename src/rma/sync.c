@@ -51,6 +51,7 @@ static void flush_wait(wh_win_t *w, int t)
 int wh_win_flush(wh_win_t *w, int rank, int local)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* direct stores into node-region memory */
+    wh_progress(); /* serve the others even when nothing here waits (see wh_win_lock) */
     int lo = rank < 0 ? 0 : rank, hi = rank < 0 ? w->size_c : rank + 1;
     if (!local)
         for (int t = lo; t < hi; t++)
@@ -99,6 +100,11 @@ int wh_win_lock(wh_win_t *w, int type, int rank, int assert)
         return sync_err("MPI_Win_lock of a rank this process has already locked in this window");
     if (w->in_start[rank])
         return sync_err("MPI_Win_lock of a rank in the access group of MPI_Win_start");
+    /* Poll once first: a process that locks, reads and unlocks its own memory in a loop is
+     * served by the self channel at once and never waits, so without this it would never
+     * queue (or grant) the lock requests other ranks sent it, nor apply their operations
+     * (MPICH's rma/linked_list_bench_lock_excl: rank 0 chasing a tail only others can move). */
+    wh_progress();
     uint64_t need = w->grants[rank] + 1;
     WH_CHECK(lock_one(w, type, rank, assert));
     w->nlocked++;
@@ -111,6 +117,7 @@ int wh_win_unlock(wh_win_t *w, int rank)
 {
     if (!w->lock_mode[rank] || w->lock_all)
         return sync_err("MPI_Win_unlock of a rank this process has not locked (MPI_Win_lock) in this window");
+    wh_progress();
     WH_CHECK(unlock_one(w, rank));
     w->nlocked--;
     flush_wait(w, rank);
@@ -121,6 +128,7 @@ int wh_win_lock_all(wh_win_t *w, int assert)
 {
     if (w->lock_all || w->nlocked)
         return sync_err("MPI_Win_lock_all while this process already holds locks on the window");
+    wh_progress();
     if (w->start_active)
         return sync_err("MPI_Win_lock_all inside an MPI_Win_start epoch");
     for (int t = 0; t < w->size_c; t++) {
@@ -137,6 +145,7 @@ int wh_win_unlock_all(wh_win_t *w)
 {
     if (!w->lock_all)
         return sync_err("MPI_Win_unlock_all without MPI_Win_lock_all");
+    wh_progress();
     for (int t = 0; t < w->size_c; t++)
         WH_CHECK(unlock_one(w, t));
     for (int t = 0; t < w->size_c; t++)

@@ -20,10 +20,23 @@ static wh_win_t *win_of(const wh_hdr_t *h)
 static char *target_addr(wh_win_t *w, uint64_t tbase, int64_t off, size_t span)
 {
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
-        char *a = (char *)(uintptr_t)(tbase + (uint64_t)off);
-        for (wh_win_region_t *r = w->regions; r; r = r->next)
-            if (a >= r->base && span <= r->size && a - r->base <= (ptrdiff_t)(r->size - span))
-                return a;
+        /* inside attached memory: one region, or regions attached back to back (MPICH accepts
+         * an access across adjacent regions; its rma/win_dynamic_rma_flush_get does that) */
+        char *a = (char *)(uintptr_t)(tbase + (uint64_t)off), *at = a;
+        size_t left = span;
+        for (int found = 1; found;) {
+            found = 0;
+            for (wh_win_region_t *r = w->regions; r; r = r->next)
+                if (at >= r->base && at - r->base < (ptrdiff_t)r->size + (left == 0)) {
+                    size_t in = r->size - (size_t)(at - r->base);
+                    if (left <= in)
+                        return a;
+                    left -= in;
+                    at += in;
+                    found = 1;
+                    break;
+                }
+        }
         return NULL;
     }
     int64_t lo = (int64_t)tbase + off;
@@ -189,7 +202,9 @@ static void do_cas(wh_win_t *w, int wpeer, const wh_rma_pfx_t *pfx, const unsign
     if (a && abytes && !((uintptr_t)a & (uintptr_t)(abytes - 1))) {
         /* the mechanism co-resident origins use on this element (atomic.c) */
         char old[8];
+        wh_rma_acc_share(w->lockw);
         wh_rma_atomic_cas(a, abytes, d, d + esz, old);
+        wh_rma_acc_unshare(w->lockw);
         reply_add_packed(&r, old, esz);
         reply_flush(&r);
         return;

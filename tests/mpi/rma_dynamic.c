@@ -59,6 +59,31 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Win_unlock(right, win));
     MPI_OK(MPI_Win_fence(0, win));
 
+    /* two regions attached back to back: one access may span both (as MPICH;
+       its rma/win_dynamic_rma_flush_get), one past their end is refused */
+    p2p_setstep("adjacent regions");
+    int *c = calloc(64, sizeof(int)), w[40];
+    MPI_OK(MPI_Win_attach(win, c, 32 * sizeof(int)));
+    MPI_OK(MPI_Win_attach(win, c + 32, 32 * sizeof(int)));
+    MPI_Aint cad, *call = malloc(sizeof(MPI_Aint) * (size_t)n);
+    MPI_OK(MPI_Get_address(c, &cad));
+    MPI_OK(MPI_Allgather(&cad, 1, MPI_AINT, call, 1, MPI_AINT, MPI_COMM_WORLD));
+    for (int i = 0; i < 40; i++)
+        w[i] = 1000 * me + i;
+    MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win));
+    MPI_OK(MPI_Put(w, 40, MPI_INT, right, MPI_Aint_add(call[right], 16 * sizeof(int)), 40, MPI_INT, win));
+    MPI_OK(MPI_Win_flush(right, win));
+    MPI_OK(MPI_Put(w, 40, MPI_INT, right, MPI_Aint_add(call[right], 32 * sizeof(int)), 40, MPI_INT, win));
+    MPI_FAILS(MPI_ERR_RMA_RANGE, MPI_Win_flush(right, win));
+    MPI_OK(MPI_Win_unlock(right, win));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    for (int i = 0; i < 64; i++)
+        CHECK(c[i] == (i >= 16 && i < 56 ? 1000 * left + i - 16 : 0), "c[%d] = %d", i, c[i]);
+    MPI_OK(MPI_Win_detach(win, c));
+    MPI_OK(MPI_Win_detach(win, c + 32));
+    free(c);
+    free(call);
+
     p2p_setstep("detach");
     MPI_OK(MPI_Win_detach(win, a));
     MPI_OK(MPI_Win_detach(win, b));

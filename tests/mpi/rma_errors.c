@@ -85,6 +85,18 @@ int main(int argc, char **argv)
     MPI_FAILS(MPI_ERR_OP, MPI_Accumulate(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, uop, win));
     MPI_FAILS(MPI_ERR_OP, MPI_Accumulate(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, win));
     MPI_OK(MPI_Op_free(&uop));
+    /* nothing to move: accepted whatever the types (MPICH's rma/badrma) */
+    {
+        MPI_Datatype empty;
+        MPI_OK(MPI_Type_contiguous(0, MPI_INT, &empty));
+        MPI_OK(MPI_Type_commit(&empty));
+        double d = 0;
+        MPI_OK(MPI_Accumulate(&d, 0, MPI_DOUBLE, 0, 0, 0, MPI_INT, MPI_SUM, win));
+        MPI_OK(MPI_Accumulate(NULL, 1, empty, 0, 0, 0, MPI_DOUBLE, MPI_SUM, win));
+        MPI_OK(MPI_Get_accumulate(&d, 0, MPI_DOUBLE, &y, 0, MPI_INT, 0, 0, 1, empty, MPI_SUM, win));
+        MPI_OK(MPI_Get_accumulate(NULL, 0, MPI_INT, NULL, 1, empty, 0, 0, 0, MPI_DOUBLE, MPI_SUM, win));
+        MPI_OK(MPI_Type_free(&empty));
+    }
     MPI_OK(MPI_Win_fence(0, win));
     MPI_FAILS(MPI_ERR_LOCKTYPE, MPI_Win_lock(12345, 0, 0, win));
     MPI_Aint qs;

@@ -94,3 +94,20 @@ add_test(NAME mpi.rma.path.bigwin_ldst
           ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_rma_bigwin>)
 set_tests_properties(mpi.rma.path.bigwin_ldst PROPERTIES ENVIRONMENT "WHARF_REPORT=channels"
                      TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 2)
+
+# Regressions found by MPICH's test suite (rma/): a rank spinning on its own
+# memory with lock/unlock or flush still serves the others.
+foreach(np 2 4)
+  wh_mpi_test(rma.selfpoll.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_selfpoll.c ${np})
+endforeach()
+# Large integer accumulates on node-region windows: one plain pass under the
+# exclusive lock word, small ones CPU atomics under the shared one, no update
+# lost in the mix (MPICH's rma/large_acc_flush_local).
+foreach(np 2 4)
+  wh_mpi_test(rma.accbulk.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_accbulk.c ${np})
+endforeach()
+add_test(NAME mpi.rma.path.accbulk
+  COMMAND ${WH_EXPECT} "+shm/acc-locked" "+shm/atomic" "+rma_accbulk: OK" --
+          ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_rma_accbulk>)
+set_tests_properties(mpi.rma.path.accbulk PROPERTIES ENVIRONMENT "WHARF_REPORT=channels"
+                     TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 2)
