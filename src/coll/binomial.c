@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "coll/algo.h"
+#include "util/scratch.h"
 
 #define WH_REAL(vr, root, n) (((vr) + (root)) % (n))
 
@@ -80,8 +81,8 @@ int wh_reduce_binomial(const void *sbuf, void *rbuf, MPI_Count count, MPI_Dataty
     if (vr != 0)
         rc = WH_COLL_SEND(acc, count, dt, WH_REAL(vr - low, root, n), WH_TAG_REDUCE, c);
 out:
-    free(raw_acc);
-    free(raw_tmp);
+    wh_scratch_put(raw_acc);
+    wh_scratch_put(raw_tmp);
     return rc;
 }
 
@@ -129,8 +130,8 @@ int wh_reduce_ordered(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatyp
         rc = WH_COLL_SEND(acc, count, dt, root, WH_TAG_REDUCE, c);
     }
 out:
-    free(raw_a);
-    free(raw_b);
+    wh_scratch_put(raw_a);
+    wh_scratch_put(raw_b);
     return rc;
 }
 
@@ -150,7 +151,7 @@ int wh_gather_binomial(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void
             return WH_COLL_SEND(sbuf, scount, sdt, WH_REAL(vr - low, root, n), WH_TAG_GATHER, c);
         return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : wh_coll_copy(sbuf, scount, sdt, rbuf, rcount, rdt);
     }
-    char *tmp = malloc(blk * (size_t)sub + 1);
+    char *tmp = wh_scratch_get(blk * (size_t)sub + 1);
     if (!tmp)
         return wh_coll_nomem("gather staging", blk * (size_t)sub);
     if (vr != 0)
@@ -175,7 +176,7 @@ int wh_gather_binomial(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void
             goto out;
     }
 out:
-    free(tmp);
+    wh_scratch_put(tmp);
     return rc;
 }
 
@@ -194,7 +195,7 @@ int wh_scatter_binomial(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, voi
             return WH_COLL_RECV(rbuf, rcount, rdt, WH_REAL(vr - low, root, n), WH_TAG_SCATTER, c);
         return rbuf == MPI_IN_PLACE ? MPI_SUCCESS : wh_coll_copy(sbuf, scount, sdt, rbuf, rcount, rdt);
     }
-    char *tmp = malloc(blk * (size_t)sub + 1);
+    char *tmp = wh_scratch_get(blk * (size_t)sub + 1);
     if (!tmp)
         return wh_coll_nomem("scatter staging", blk * (size_t)sub);
     if (vr == 0) {
@@ -221,6 +222,6 @@ int wh_scatter_binomial(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, voi
             goto out;
     }
 out:
-    free(tmp);
+    wh_scratch_put(tmp);
     return rc;
 }

@@ -20,6 +20,7 @@
 #include "coll/hier.h"
 #include "util/log.h"
 #include "util/tunables.h"
+#include "util/scratch.h"
 
 static int setup(wh_comm_t *c, wh_coll_hier_t *h)
 {
@@ -138,7 +139,7 @@ int wh_hier_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
         else if (c->rank == root)
             rc = WH_COLL_RECV(rbuf, count, dt, rl, WH_TAG_REDUCE, c);
     }
-    free(raw);
+    wh_scratch_put(raw);
     return rc;
 }
 
@@ -173,11 +174,11 @@ int wh_hier_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
     }
     MPI_Count *cnt = calloc((size_t)nn, sizeof *cnt);
     MPI_Aint *dsp = malloc(((size_t)nn + 1) * sizeof *dsp);
-    char *all = malloc(blk * (size_t)n);
+    char *all = wh_scratch_get(blk * (size_t)n);
     if (!cnt || !dsp || !all) {
         free(cnt);
         free(dsp);
-        free(all);
+        wh_scratch_put(all);
         return wh_coll_nomem("hierarchical allgather", blk * (size_t)n);
     }
     for (int r = 0; r < n; r++)
@@ -196,6 +197,6 @@ int wh_hier_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
                           wh_coll_elt(rbuf, (MPI_Aint)r * rcount, rdt), rcount, rdt);
     free(cnt);
     free(dsp);
-    free(all);
+    wh_scratch_put(all);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "coll/algo.h"
+#include "util/scratch.h"
 
 /* counts == NULL: every block is `count` elements at i * count */
 static inline MPI_Count blk_count(const MPI_Count *counts, MPI_Count count, int i)
@@ -116,7 +117,7 @@ int wh_reduce_scatter_ordered(const void *sbuf, void *rbuf, const MPI_Count *rco
     rc = wh_reduce(in, tmp, total, dth, dt, op, 0, c);
     if (rc == MPI_SUCCESS)
         rc = wh_scatterv(tmp, rcounts, displs, dt, rbuf, rcounts[c->rank], dt, 0, c);
-    free(raw);
+    wh_scratch_put(raw);
     free(displs);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "coll/algo.h"
+#include "util/scratch.h"
 
 /* One side of an all-to-all: per-peer count, displacement and type.
  * types == NULL: one type for all, displacements in its extents;
@@ -57,7 +58,7 @@ static char *snapshot(const wh_a2a_side_t *s, const void *buf, int n, void **raw
             hi = bhi;
         any = 1;
     }
-    *raw = malloc((size_t)(hi - lo) + 1);
+    *raw = wh_scratch_get((size_t)(hi - lo) + 1);
     if (!*raw) {
         *rc = wh_coll_nomem("in-place alltoall snapshot", (size_t)(hi - lo));
         return NULL;
@@ -99,7 +100,7 @@ static int a2a_core(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, const
             goto out;
     }
 out:
-    free(raw);
+    wh_scratch_put(raw);
     return rc;
 }
 
@@ -138,7 +139,10 @@ int wh_reduce_scatter_pairwise(const void *sbuf, void *rbuf, const MPI_Count *rc
     MPI_Aint *displs = malloc((size_t)n * sizeof *displs);
     void *raw_a = NULL, *raw_t = NULL;
     MPI_Count mine = rcounts[r];
-    char *acc = wh_coll_tmp(mine, dt, &raw_a), *tmp = wh_coll_tmp(mine, dt, &raw_t);
+    /* out of place, my block accumulates in rbuf itself; in place, rbuf
+     * still holds blocks to send, so it collects in a scratch buffer */
+    char *acc = sbuf == MPI_IN_PLACE ? wh_coll_tmp(mine, dt, &raw_a) : rbuf;
+    char *tmp = wh_coll_tmp(mine, dt, &raw_t);
     if (!displs || !acc || !tmp) {
         rc = wh_coll_nomem("reduce_scatter buffers", 2 * (size_t)mine * (size_t)dt->extent);
         goto out;
@@ -160,7 +164,7 @@ int wh_reduce_scatter_pairwise(const void *sbuf, void *rbuf, const MPI_Count *rc
     rc = wh_coll_copy(acc, mine, dt, rbuf, mine, dt);
 out:
     free(displs);
-    free(raw_a);
-    free(raw_t);
+    wh_scratch_put(raw_a);
+    wh_scratch_put(raw_t);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "coll/algo.h"
+#include "util/scratch.h"
 
 static inline int unfold(int nr, int rem)
 {
@@ -29,7 +30,7 @@ int wh_allreduce_rabenseifner(const void *sbuf, void *rbuf, MPI_Count count, MPI
     char *a = rbuf, *tmp = wh_coll_tmp(count, dt, &raw);
     MPI_Aint *disp = malloc((size_t)(pof2 + 1) * sizeof *disp);
     if (!tmp || !disp) {
-        free(raw);
+        wh_scratch_put(raw);
         free(disp);
         return wh_coll_nomem("allreduce buffers", (size_t)count * (size_t)dt->extent);
     }
@@ -79,7 +80,7 @@ int wh_allreduce_rabenseifner(const void *sbuf, void *rbuf, MPI_Count count, MPI
         else
             rc = WH_COLL_RECV(a, count, dt, r + 1, WH_TAG_ALLREDUCE, c);
     }
-    free(raw);
+    wh_scratch_put(raw);
     free(disp);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "coll/algo.h"
+#include "util/scratch.h"
 
 /* participant index (after the fold) -> rank */
 static inline int unfold(int nr, int rem)
@@ -67,7 +68,7 @@ int wh_allreduce_recdbl(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datat
     }
     if (rc == MPI_SUCCESS && a != (char *)rbuf)
         rc = wh_coll_copy(a, count, dt, rbuf, count, dt);
-    free(raw);
+    wh_scratch_put(raw);
     return rc;
 }
 
@@ -89,54 +90,113 @@ int wh_allgather_recdbl(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, voi
     return MPI_SUCCESS;
 }
 
-/* Scan and exscan: `part` is the reduction over my current group (ranks
- * r & ~(2m-1) .. its end), the result accumulates the lower part only. */
+/* Is rank r's group reduction (`part`) still sent after the step of
+ * distance m?  At a later step r sends it to a higher peer always, and to a
+ * lower peer only when that peer in turn still needs it.  Unrolled: the part
+ * travels down through any of r's set bits above m (each clears one) and must
+ * end in a send upwards, at a step mk where r's bit is clear; clearing every
+ * set bit between m and mk gives the lowest sender, so the test is
+ * (r without those bits) + mk < n.  Both ends of a step evaluate it for the
+ * lower rank, so they agree on whether the upper-to-lower message travels;
+ * the upper rank skips updating a part nobody reads.  At 2 ranks a scan is
+ * one message and one reduction. */
+static int part_needed(int r, int m, int n)
+{
+    for (long mk = (long)m << 1; mk < n; mk <<= 1) {
+        long between = (mk - 1) & ~(((long)m << 1) - 1);
+        if (!(r & mk) && ((long)r & ~between) + mk < n)
+            return 1;
+    }
+    return 0;
+}
+
+static int scan_buf(char **buf, MPI_Count count, wh_dtype_t *dt, char *stack, size_t room, void **raw)
+{
+    if (*buf)
+        return MPI_SUCCESS;
+    if (!(*buf = wh_coll_tmp_in(count, dt, stack, room, raw)))
+        return wh_coll_nomem("scan buffers", (size_t)count * (size_t)dt->extent);
+    return MPI_SUCCESS;
+}
+
+/* Scan and exscan by recursive doubling: `part` is the reduction over my
+ * current group (ranks r & ~(2m-1) .. its end), the result accumulates the
+ * lower part only.  `part` starts as the input itself and is copied into a
+ * scratch buffer (pbuf) only when a step has to change it or rbuf, which it
+ * may alias (MPI_IN_PLACE), is about to change under it. */
 static int scan_common(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
                        wh_comm_t *c, int exclusive)
 {
     int n = c->size, r = c->rank, rc = MPI_SUCCESS, have = !exclusive;
     int tag = exclusive ? WH_TAG_EXSCAN : WH_TAG_SCAN;
-    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     void *raw_p = NULL, *raw_t = NULL;
     _Alignas(16) char st_p[WH_COLL_STACK / 2], st_t[WH_COLL_STACK / 2];
-    char *part = wh_coll_tmp_in(count, dt, st_p, sizeof st_p, &raw_p);
-    char *tmp = wh_coll_tmp_in(count, dt, st_t, sizeof st_t, &raw_t);
-    if (!part || !tmp) {
-        rc = wh_coll_nomem("scan buffers", 2 * (size_t)count * (size_t)dt->extent);
+    char *pbuf = NULL, *tmp = NULL; /* my part once changed; a received part */
+    const char *part = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    if (sbuf == MPI_IN_PLACE && exclusive) {
+        /* rbuf is both my input and the first result written: keep a copy */
+        if ((rc = scan_buf(&pbuf, count, dt, st_p, sizeof st_p, &raw_p)) != MPI_SUCCESS ||
+            (rc = wh_coll_copy(part, count, dt, pbuf, count, dt)) != MPI_SUCCESS)
+            goto out;
+        part = pbuf;
+    } else if (!exclusive && sbuf != MPI_IN_PLACE && (rc = wh_coll_copy(sbuf, count, dt, rbuf, count, dt))) {
         goto out;
     }
-    if ((rc = wh_coll_copy(in, count, dt, part, count, dt)) != MPI_SUCCESS)
-        goto out;
-    if (!exclusive && sbuf != MPI_IN_PLACE && (rc = wh_coll_copy(sbuf, count, dt, rbuf, count, dt)) != MPI_SUCCESS)
-        goto out;
     for (int m = 1; m < n; m <<= 1) {
         int peer = r ^ m;
         if (peer >= n)
             continue;
-        if ((rc = WH_COLL_SENDRECV(part, count, dt, peer, tmp, count, dt, peer, tag, c)) != MPI_SUCCESS)
-            goto out;
-        if (peer < r) { /* tmp: the lower group's reduction */
-            if ((rc = wh_op_apply(op, tmp, part, (size_t)count, dth, dt)) != MPI_SUCCESS)
+        int upper = peer < r, keep = part_needed(r, m, n);
+        int down_msg = part_needed(upper ? peer : r, m, n); /* upper -> lower travels */
+        if (!upper && !down_msg) {
+            if ((rc = WH_COLL_SEND(part, count, dt, peer, tag, c)) != MPI_SUCCESS)
                 goto out;
+            continue;
+        }
+        if (keep && !pbuf) { /* part changes below (upper: rbuf too) */
+            if ((rc = scan_buf(&pbuf, count, dt, st_p, sizeof st_p, &raw_p)) != MPI_SUCCESS ||
+                (rc = wh_coll_copy(part, count, dt, pbuf, count, dt)) != MPI_SUCCESS)
+                goto out;
+            part = pbuf;
+        }
+        /* the first contribution to an exclusive scan lands in rbuf itself */
+        char *into = rbuf;
+        if (!upper || have) {
+            if ((rc = scan_buf(&tmp, count, dt, st_t, sizeof st_t, &raw_t)) != MPI_SUCCESS)
+                goto out;
+            into = tmp;
+        }
+        if (upper && !down_msg)
+            rc = WH_COLL_RECV(into, count, dt, peer, tag, c);
+        else
+            rc = WH_COLL_SENDRECV(part, count, dt, peer, into, count, dt, peer, tag, c);
+        if (rc != MPI_SUCCESS)
+            goto out;
+        if (upper) { /* into: the lower group's reduction */
+            if (keep && (rc = wh_op_apply(op, into, pbuf, (size_t)count, dth, dt)) != MPI_SUCCESS)
+                goto out; /* part = lower op part */
             if (have)
-                rc = wh_op_apply(op, tmp, rbuf, (size_t)count, dth, dt);
-            else
-                rc = wh_coll_copy(tmp, count, dt, rbuf, count, dt);
+                rc = wh_op_apply(op, into, rbuf, (size_t)count, dth, dt);
             have = 1;
-        } else if (op->commute) {
-            rc = wh_op_apply(op, tmp, part, (size_t)count, dth, dt);
-        } else { /* part = part op tmp */
-            rc = wh_op_apply(op, part, tmp, (size_t)count, dth, dt);
-            char *t = part;
-            part = tmp;
+        } else if (!keep) {
+            continue; /* not reached: a lower rank receives only a part it keeps */
+        } else if (op->commute) { /* part = part op upper */
+            rc = wh_op_apply(op, tmp, pbuf, (size_t)count, dth, dt);
+        } else { /* part op upper, computed into tmp; then swap the buffers */
+            rc = wh_op_apply(op, pbuf, tmp, (size_t)count, dth, dt);
+            char *t = pbuf;
+            void *tr = raw_p;
+            part = pbuf = tmp;
+            raw_p = raw_t;
             tmp = t;
+            raw_t = tr;
         }
         if (rc != MPI_SUCCESS)
             goto out;
     }
 out:
-    free(raw_p);
-    free(raw_t);
+    wh_scratch_put(raw_p);
+    wh_scratch_put(raw_t);
     return rc;
 }
 

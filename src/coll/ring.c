@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "coll/algo.h"
+#include "util/scratch.h"
 
 int wh_allgather_ring(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
                       wh_dtype_t *rdt, wh_comm_t *c)
@@ -61,7 +62,7 @@ int wh_bcast_scatter_ring(void *buf, MPI_Count count, wh_dtype_t *dt, int root, 
     if (wh_dtype_is_contig(dt, (size_t)count, buf, &start)) {
         work = (char *)start;
     } else {
-        if (!(tmp = malloc(nbytes)))
+        if (!(tmp = wh_scratch_get(nbytes)))
             return wh_coll_nomem("broadcast staging", nbytes);
         work = tmp;
         if (vr == 0 && (rc = wh_dtype_pack(buf, (size_t)count, dt, 0, tmp, nbytes)) != MPI_SUCCESS)
@@ -101,6 +102,6 @@ int wh_bcast_scatter_ring(void *buf, MPI_Count count, wh_dtype_t *dt, int root, 
     if (tmp && vr != 0)
         rc = wh_dtype_unpack(buf, (size_t)count, dt, 0, tmp, nbytes);
 out:
-    free(tmp);
+    wh_scratch_put(tmp);
     return rc;
 }

@@ -5,6 +5,7 @@
 
 #include "coll/algo.h"
 #include "coll/sched.h"
+#include "util/scratch.h"
 
 /* ---------- building ---------- */
 
@@ -165,7 +166,7 @@ static void *keep(wh_sched_t *s, void *raw)
         int cap = s->memcap ? 2 * s->memcap : 8;
         void **n = realloc(s->mem, (size_t)cap * sizeof *n);
         if (!n) {
-            free(raw);
+            wh_scratch_put(raw);
             build_fail(s, wh_coll_nomem("collective schedule", (size_t)cap * sizeof *n));
             return NULL;
         }
@@ -193,7 +194,7 @@ void *wh_sched_bytes(wh_sched_t *s, size_t bytes)
 {
     if (s->build_err)
         return NULL;
-    void *p = malloc(bytes ? bytes : 1);
+    void *p = wh_scratch_get(bytes);
     if (!p) {
         build_fail(s, wh_coll_nomem("collective temporary", bytes));
         return NULL;
@@ -224,7 +225,7 @@ void wh_sched_free(wh_sched_t *s)
             wh_dtype_release(st->ddt);
     }
     for (int i = 0; i < s->nmem; i++)
-        free(s->mem[i]);
+        wh_scratch_put(s->mem[i]);
     if (s->op)
         wh_op_release(s->op);
     if (s->dt)

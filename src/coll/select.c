@@ -12,6 +12,7 @@
 #include "coll/hier.h"
 #include "coll/shmcoll.h"
 #include "util/tunables.h"
+#include "util/scratch.h"
 
 /* the same on every rank: a type whose count elements are one block at the buffer (lb 0) */
 static int shm_contig(const wh_dtype_t *dt, MPI_Count count)
@@ -60,14 +61,14 @@ int wh_bcast(void *buf, MPI_Count count, wh_dtype_t *dt, int root, wh_comm_t *c)
         void *p;
         if (shm_contig(dt, count) && wh_dtype_is_contig(dt, (size_t)count, buf, &start))
             p = (void *)start;
-        else if (!(p = tmp = malloc(nbytes)))
+        else if (!(p = tmp = wh_scratch_get(nbytes)))
             return wh_error(MPI_ERR_NO_MEM, "out of memory packing a %zu-byte broadcast", nbytes);
         rc = tmp && c->rank == root ? wh_dtype_pack(buf, (size_t)count, dt, 0, tmp, nbytes) : MPI_SUCCESS;
         if (rc == MPI_SUCCESS)
             rc = small ? wh_shmc_bcast(p, nbytes, root, c) : wh_shmc_bcast_large(p, nbytes, root, c);
         if (rc == MPI_SUCCESS && tmp && c->rank != root)
             rc = wh_dtype_unpack(buf, (size_t)count, dt, 0, tmp, nbytes);
-        free(tmp);
+        wh_scratch_put(tmp);
         return rc;
     }
     wh_coll_count(c, WH_CK_BCAST, WH_CA_P2P);

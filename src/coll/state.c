@@ -8,6 +8,7 @@
 
 #include "coll/cstate.h"
 #include "util/tunables.h"
+#include "util/scratch.h"
 
 static const char *const kind_names[WH_CK_N] = {"barrier", "bcast", "reduce", "allreduce", "allgather",
                                                  "gather", "scatter", "alltoall"};
@@ -76,6 +77,7 @@ void wh_coll_comm_release(wh_comm_t *c)
 
 void wh_coll_finalize(void)
 {
+    wh_scratch_drain();
     wh_comm_t *w = wh_comm_get(MPI_COMM_WORLD);
     wh_coll_state_t *s = w ? w->coll_data : NULL;
     if (!s)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "coll/algo.h"
+#include "util/scratch.h"
 
 /* bytes spanned by count elements and the offset of element 0's lower bound */
 static size_t span(MPI_Count count, const wh_dtype_t *dt, MPI_Aint *lo_out)
@@ -28,7 +29,7 @@ void *wh_coll_tmp_in(MPI_Count count, const wh_dtype_t *dt, void *stack, size_t 
     void *mem = stack;
     *raw = NULL;
     if (!stack || bytes > room) {
-        if (!(mem = *raw = malloc(bytes ? bytes : 1)))
+        if (!(mem = *raw = wh_scratch_get(bytes)))
             return NULL;
     }
     /* typed pointer: element 0's lower bound lands on the memory */
