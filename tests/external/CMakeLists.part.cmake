@@ -16,3 +16,18 @@ foreach(dir attr coll comm datatype errhan errors group info init io mpi_t part 
   set_tests_properties(external.mpich.${dir} PROPERTIES
     FIXTURES_REQUIRED mpich_suite LABELS external TIMEOUT 2400 PROCESSORS 2 SKIP_RETURN_CODE 77)
 endforeach()
+
+# app.hpcc.*: the HPC Challenge benchmark (HPL, PTRANS, RandomAccess, FFT, STREAM, DGEMM,
+# b_eff), an application written by others, built with wharf's mpicc against OpenBLAS and
+# run with 4 ranks on a small problem in every container scenario; passes when every
+# check HPCC makes passes (tests/external/hpcc.py).  Source fetched once from Debian
+# (SHA-256 checked); skipped (77) without network.  Part of `make check`.
+set(WH_HPCC ${CMAKE_SOURCE_DIR}/tests/external/hpcc.py)
+add_test(NAME app.hpcc.build COMMAND python3 ${WH_HPCC} --build ${CMAKE_BINARY_DIR} --setup-only)
+set_tests_properties(app.hpcc.build PROPERTIES
+  FIXTURES_SETUP hpcc LABELS app TIMEOUT 900 PROCESSORS 2 SKIP_RETURN_CODE 77)
+foreach(sc native shared pidpriv volume isolated twohost)
+  add_test(NAME app.hpcc.${sc} COMMAND python3 ${WH_HPCC} --build ${CMAKE_BINARY_DIR} --scenario ${sc})
+  set_tests_properties(app.hpcc.${sc} PROPERTIES
+    FIXTURES_REQUIRED hpcc LABELS "app;scenario" TIMEOUT 900 PROCESSORS 2 SKIP_RETURN_CODE 77)
+endforeach()

@@ -27,29 +27,29 @@ def log(msg):
     print(msg, flush=True)
 
 
-def fetch(cache):
+def fetch(cache, url=URL, sha256=SHA256, who="mpich_suite"):
     """Path of the verified tarball, downloading it when missing; None if unavailable."""
     os.makedirs(cache, exist_ok=True)
-    path = os.path.join(cache, os.path.basename(URL))
+    path = os.path.join(cache, os.path.basename(url))
     for attempt in range(2):
         if os.path.exists(path):
             h = hashlib.sha256()
             with open(path, "rb") as f:
                 for block in iter(lambda: f.read(1 << 20), b""):
                     h.update(block)
-            if h.hexdigest() == SHA256:
+            if h.hexdigest() == sha256:
                 return path
-            log(f"mpich_suite: {path} has the wrong SHA-256, fetching again")
+            log(f"{who}: {path} has the wrong SHA-256, fetching again")
             os.unlink(path)
         if attempt:
             break
         try:
-            log(f"mpich_suite: downloading {URL}")
-            with urllib.request.urlopen(URL, timeout=120) as r, open(path + ".part", "wb") as f:
+            log(f"{who}: downloading {url}")
+            with urllib.request.urlopen(url, timeout=120) as r, open(path + ".part", "wb") as f:
                 shutil.copyfileobj(r, f)
             os.replace(path + ".part", path)
         except OSError as e:
-            log(f"mpich_suite: cannot download {URL}: {e}")
+            log(f"{who}: cannot download {url}: {e}")
             return None
     return None
 
