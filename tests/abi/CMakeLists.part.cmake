@@ -7,3 +7,6 @@ set_tests_properties(abi.constants PROPERTIES SKIP_RETURN_CODE 77 LABELS "unit;n
 add_test(NAME abi.exports COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/abi/check_exports.py
          --lib $<TARGET_FILE:mpi> --expect ${CMAKE_SOURCE_DIR}/tests/abi/exported_symbols.txt)
 set_tests_properties(abi.exports PROPERTIES LABELS "unit;nosan" TIMEOUT 60)
+# A Debian binary built against MPICH (NetPIPE, netpipe-mpich2) runs on wharf unchanged.
+add_test(NAME abi.netpipe_mpich COMMAND sh ${CMAKE_SOURCE_DIR}/tests/abi/netpipe_mpich.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(abi.netpipe_mpich PROPERTIES LABELS "nosan" TIMEOUT 180 PROCESSORS 2 SKIP_RETURN_CODE 77)

@@ -31,3 +31,14 @@ foreach(sc native shared pidpriv volume isolated twohost)
   set_tests_properties(app.hpcc.${sc} PROPERTIES
     FIXTURES_REQUIRED hpcc LABELS "app;scenario" TIMEOUT 900 PROCESSORS 2 SKIP_RETURN_CODE 77)
 endforeach()
+# The same application built with Debian's mpicc.mpich against MPICH's mpi.h, run unchanged on
+# wharf's libmpi.so.12 (the ABI promise; every rank must print wharf's channel report).
+add_test(NAME app.hpcc_mpich_abi.build COMMAND python3 ${WH_HPCC} --build ${CMAKE_BINARY_DIR} --abi mpich --setup-only)
+set_tests_properties(app.hpcc_mpich_abi.build PROPERTIES
+  FIXTURES_SETUP hpcc_mpich LABELS app TIMEOUT 900 PROCESSORS 2 SKIP_RETURN_CODE 77)
+foreach(sc native pidpriv twohost)
+  add_test(NAME app.hpcc_mpich_abi.${sc}
+           COMMAND python3 ${WH_HPCC} --build ${CMAKE_BINARY_DIR} --abi mpich --scenario ${sc})
+  set_tests_properties(app.hpcc_mpich_abi.${sc} PROPERTIES
+    FIXTURES_REQUIRED hpcc_mpich LABELS "app;scenario" TIMEOUT 900 PROCESSORS 2 SKIP_RETURN_CODE 77)
+endforeach()

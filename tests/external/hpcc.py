@@ -115,11 +115,10 @@ def blas_lib():
     return None
 
 
-def build_hpcc(tarball, build, work):
-    """Path of the hpcc binary built with wharf's mpicc (rebuilt when wharf's mpi.h changes)."""
+def build_hpcc(tarball, build, work, mpicc):
+    """Path of the hpcc binary built with `mpicc` (rebuilt when it or wharf's mpi.h changes)."""
     src = os.path.join(work, TOP)
     exe = os.path.join(src, "hpcc")
-    mpicc = os.path.join(build, "bin", "mpicc")
     stamp = os.path.join(src, ".built")
     want = f"{mpicc}\n{os.path.getmtime(os.path.join(build, 'include', 'mpi.h'))}\n"
     if os.path.exists(exe) and os.path.exists(stamp) and open(stamp).read() == want:
@@ -197,17 +196,26 @@ def main():
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--n", type=int, default=1000, help="HPL problem size")
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--abi", choices=["wharf", "mpich"], default="wharf",
+                    help="mpich: build with Debian's mpicc.mpich against MPICH's mpi.h and run the "
+                         "binary on wharf's libmpi.so.12 (LD_LIBRARY_PATH): the ABI promise")
     ap.add_argument("--setup-only", action="store_true", help="fetch and build; run nothing")
     ap.add_argument("--cache", default=os.environ.get("WHARF_CACHE_DIR", os.path.expanduser("~/.cache/wharf")))
     a = ap.parse_args()
     build = os.path.abspath(a.build)
-    work = os.path.abspath(a.work or os.path.join(build, "hpcc"))
+    work = os.path.abspath(a.work or os.path.join(build, "hpcc" if a.abi == "wharf" else "hpcc-mpich"))
     os.makedirs(work, exist_ok=True)
     tarball = mpich_suite.fetch(a.cache, URL, SHA256, "hpcc")
     if not tarball:
         log("SKIP: HPCC's source is not available")
         return SKIP
-    exe = build_hpcc(tarball, build, work)
+    mpicc = os.path.join(build, "bin", "mpicc")
+    if a.abi == "mpich":
+        mpicc = shutil.which("mpicc.mpich")
+        if not mpicc:
+            log("SKIP: no mpicc.mpich (apt-get install libmpich-dev)")
+            return SKIP
+    exe = build_hpcc(tarball, build, work, mpicc)
     if not exe:
         return 1
     if a.setup_only:
@@ -230,11 +238,15 @@ def main():
     lab = lab_cm.__enter__() if lab_cm else None
     try:
         wharfrun = os.path.join(build, "bin", "wharfrun")
+        opts = ["--timeout", str(a.timeout), "-x", "OPENBLAS_NUM_THREADS=1", "-x", "WHARF_REPORT=channels"]
+        if a.abi == "mpich":  # MPICH's binary finds wharf's libmpich.so.12 / libmpi.so.12 first
+            lib = os.path.join(build, "lib")
+            opts += ["-x", "LD_LIBRARY_PATH=" + lib + (":" + os.environ["LD_LIBRARY_PATH"]
+                                                         if os.environ.get("LD_LIBRARY_PATH") else "")]
         if lab:
-            cmd, env = lab.wharfrun_cmd(wharfrun, a.ranks, [exe], ["--timeout", str(a.timeout)])
+            cmd, env = lab.wharfrun_cmd(wharfrun, a.ranks, [exe], opts)
         else:
-            cmd, env = [wharfrun, "-n", str(a.ranks), "--timeout", str(a.timeout), exe], dict(os.environ)
-        env["OPENBLAS_NUM_THREADS"] = "1"
+            cmd, env = [wharfrun, "-n", str(a.ranks)] + opts + [exe], dict(os.environ)
         t0 = time.time()
         r = subprocess.run(cmd, cwd=rundir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            timeout=a.timeout + 60)
@@ -249,12 +261,16 @@ def main():
         log(f"hpcc {a.scenario}: wharfrun exited {r.returncode} after {took:.0f} s")
         return 1
     bad = check(out)
+    # every rank ran on wharf (the channel report is wharf's), not on a library found elsewhere
+    reports = len(re.findall(r"^wharf: rank \d+ channels:", r.stdout, re.M))
+    if reports != a.ranks:
+        bad.append(f"{reports} of {a.ranks} ranks printed wharf's channel report (not running on wharf?)")
     for b in bad:
         log(f"  FAIL {b}")
     summary = {k: v for k, v in re.findall(r"^(HPL_Tflops|PTRANS_GBs|MPIRandomAccess_GUPs|MPIFFT_Gflops|"
                                             r"RandomlyOrderedRingLatency_usec|MinPingPongBandwidth_GBytes)=(\S+)$",
                                             out, re.M)}
-    log(f"hpcc {a.scenario} ({a.ranks} ranks, {p}x{q} grid, N={a.n}): "
+    log(f"hpcc {a.scenario} (built with {os.path.basename(mpicc)}; {a.ranks} ranks, {p}x{q} grid, N={a.n}): "
         f"{'passed' if not bad else 'FAILED'} in {took:.0f} s; " + ", ".join(f"{k}={v}" for k, v in summary.items()))
     if bad:
         log(f"  output: {outf}")
