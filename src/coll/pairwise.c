@@ -143,7 +143,7 @@ int wh_reduce_scatter_pairwise(const void *sbuf, void *rbuf, const MPI_Count *rc
      * still holds blocks to send, so it collects in a scratch buffer */
     char *acc = sbuf == MPI_IN_PLACE ? wh_coll_tmp(mine, dt, &raw_a) : rbuf;
     char *tmp = wh_coll_tmp(mine, dt, &raw_t);
-    if (!displs || !acc || !tmp) {
+    if (!displs || (!acc && sbuf == MPI_IN_PLACE) || !tmp) { /* rbuf may be NULL when mine is 0 */
         rc = wh_coll_nomem("reduce_scatter buffers", 2 * (size_t)mine * (size_t)dt->extent);
         goto out;
     }

@@ -312,6 +312,19 @@ static void test_reduce_scatter(void)
             free(ms), free(mr);
         }
     }
+    /* a rank whose block is empty may pass NULL as rbuf (mpi4py does); all-empty with NULL buffers */
+    p2p_setstep("reduce_scatter NULL rbuf for an empty block");
+    int *sb = malloc(sizeof(int) * ((size_t)total + 1)), *rb = rcs[R] ? malloc(sizeof(int) * (size_t)rcs[R]) : NULL;
+    for (int e = 0; e < total; e++)
+        sb[e] = ival(21, R, e);
+    MPI_OK(MPI_Reduce_scatter(sb, rb, rcs, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    for (int e = 0; e < rcs[R]; e++)
+        CHECK(rb[e] == isum(21, off + e), "rb[%d] = %d, want %d", e, rb[e], isum(21, off + e));
+    free(sb), free(rb);
+    int *zeros = calloc((size_t)N, sizeof(int));
+    MPI_OK(MPI_Reduce_scatter(NULL, NULL, zeros, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    MPI_OK(MPI_Reduce_scatter_block(NULL, NULL, 0, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    free(zeros);
     free(rcs);
 }
 
