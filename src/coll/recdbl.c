@@ -133,12 +133,17 @@ static int scan_common(const void *sbuf, void *rbuf, MPI_Count count, MPI_Dataty
     _Alignas(16) char st_p[WH_COLL_STACK / 2], st_t[WH_COLL_STACK / 2];
     char *pbuf = NULL, *tmp = NULL; /* my part once changed; a received part */
     const char *part = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    /* own part (copy it into pbuf) before anything writes to it or to rbuf
+     * under it; in place, rbuf is an exclusive scan's first result written */
+#define OWN_PART()                                                                                                  \
+    do {                                                                                                           \
+        if ((rc = scan_buf(&pbuf, count, dt, st_p, sizeof st_p, &raw_p)) != MPI_SUCCESS ||                         \
+            (rc = wh_coll_copy(part, count, dt, pbuf, count, dt)) != MPI_SUCCESS)                                  \
+            goto out;                                                                                              \
+        part = pbuf;                                                                                               \
+    } while (0)
     if (sbuf == MPI_IN_PLACE && exclusive) {
-        /* rbuf is both my input and the first result written: keep a copy */
-        if ((rc = scan_buf(&pbuf, count, dt, st_p, sizeof st_p, &raw_p)) != MPI_SUCCESS ||
-            (rc = wh_coll_copy(part, count, dt, pbuf, count, dt)) != MPI_SUCCESS)
-            goto out;
-        part = pbuf;
+        OWN_PART();
     } else if (!exclusive && sbuf != MPI_IN_PLACE && (rc = wh_coll_copy(sbuf, count, dt, rbuf, count, dt))) {
         goto out;
     }
@@ -153,12 +158,8 @@ static int scan_common(const void *sbuf, void *rbuf, MPI_Count count, MPI_Dataty
                 goto out;
             continue;
         }
-        if (keep && !pbuf) { /* part changes below (upper: rbuf too) */
-            if ((rc = scan_buf(&pbuf, count, dt, st_p, sizeof st_p, &raw_p)) != MPI_SUCCESS ||
-                (rc = wh_coll_copy(part, count, dt, pbuf, count, dt)) != MPI_SUCCESS)
-                goto out;
-            part = pbuf;
-        }
+        if (keep && !pbuf) /* part changes below (upper: rbuf too) */
+            OWN_PART();
         /* the first contribution to an exclusive scan lands in rbuf itself */
         char *into = rbuf;
         if (!upper || have) {
@@ -178,9 +179,7 @@ static int scan_common(const void *sbuf, void *rbuf, MPI_Count count, MPI_Dataty
             if (have)
                 rc = wh_op_apply(op, into, rbuf, (size_t)count, dth, dt);
             have = 1;
-        } else if (!keep) {
-            continue; /* not reached: a lower rank receives only a part it keeps */
-        } else if (op->commute) { /* part = part op upper */
+        } else if (op->commute) { /* part = part op upper (a lower rank receives only a part it keeps) */
             rc = wh_op_apply(op, tmp, pbuf, (size_t)count, dth, dt);
         } else { /* part op upper, computed into tmp; then swap the buffers */
             rc = wh_op_apply(op, pbuf, tmp, (size_t)count, dth, dt);
@@ -195,6 +194,7 @@ static int scan_common(const void *sbuf, void *rbuf, MPI_Count count, MPI_Dataty
             goto out;
     }
 out:
+#undef OWN_PART
     wh_scratch_put(raw_p);
     wh_scratch_put(raw_t);
     return rc;

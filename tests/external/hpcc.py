@@ -220,15 +220,10 @@ def main():
         return 1
     if a.setup_only:
         return 0
-    lab_cm = None
-    if a.scenario != "native":
-        sys.path.insert(0, os.path.join(ROOT, "tests", "scenarios"))
-        import wharfns
-        ok, why = wharfns.can_run()
-        if not ok:
-            log(f"SKIP: {why}")
-            return SKIP
-        lab_cm = wharfns.scenario(a.scenario)
+    lab_cm, why = mpich_suite.scenario_lab(a.scenario)
+    if why:
+        log(f"SKIP: {why}")
+        return SKIP
     rundir = os.path.join(work, "run-" + a.scenario)
     shutil.rmtree(rundir, ignore_errors=True)
     os.makedirs(rundir)

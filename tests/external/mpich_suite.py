@@ -147,6 +147,16 @@ def lab_mpiexec(lab, build, work):
     return path
 
 
+def scenario_lab(name):
+    """(context manager building the scenario or None for native, reason it cannot run or None)."""
+    if name == "native":
+        return None, None
+    sys.path.insert(0, os.path.join(ROOT, "tests", "scenarios"))
+    import wharfns
+    ok, why = wharfns.can_run()
+    return (wharfns.scenario(name), None) if ok else (None, why)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -172,15 +182,10 @@ def main():
             ap.error(f"unknown directory {d} (one of {','.join(C_DIRS)})")
     if a.setup_only:
         return 0 if configure(src, build, os.path.join(build, "bin", "wharfrun")) else 1
-    lab_cm = None
-    if a.scenario != "native":
-        sys.path.insert(0, os.path.join(ROOT, "tests", "scenarios"))
-        import wharfns
-        ok, why = wharfns.can_run()
-        if not ok:
-            log(f"SKIP: {why}")
-            return SKIP
-        lab_cm = wharfns.scenario(a.scenario)
+    lab_cm, why = scenario_lab(a.scenario)
+    if why:
+        log(f"SKIP: {why}")
+        return SKIP
     lab = lab_cm.__enter__() if lab_cm else None
     try:
         mpiexec = lab_mpiexec(lab, build, work)
