@@ -49,7 +49,7 @@ void *wh_scratch_get(size_t bytes)
     if (bytes > SIZE_MAX - WH_SCRATCH_HDR)
         return NULL;
     struct hdr *h = NULL;
-    if (bytes >= WH_SCRATCH_MIN / 2 && cached) {
+    if (bytes >= WH_SCRATCH_MIN / 2 && __atomic_load_n(&cached, __ATOMIC_RELAXED)) {
         lock();
         int best = -1;
         for (int i = 0; i < WH_SCRATCH_SLOTS; i++)
@@ -58,7 +58,7 @@ void *wh_scratch_get(size_t bytes)
         if (best >= 0) {
             h = slot[best];
             slot[best] = NULL;
-            cached -= h->size;
+            __atomic_store_n(&cached, cached - h->size, __ATOMIC_RELAXED);
         }
         unlock();
     }
@@ -96,14 +96,14 @@ void wh_scratch_put(void *p)
         }
         if (empty >= 0 && cached + h->size <= cap) {
             slot[empty] = h;
-            cached += h->size;
+            __atomic_store_n(&cached, cached + h->size, __ATOMIC_RELAXED);
             h = NULL;
             break;
         }
         if (small < 0 || slot[small]->size > h->size)
             break; /* keep the bigger cached blocks; this one goes */
         drop[nd++] = slot[small];
-        cached -= slot[small]->size;
+        __atomic_store_n(&cached, cached - slot[small]->size, __ATOMIC_RELAXED);
         slot[small] = NULL;
     }
     unlock();
@@ -119,7 +119,7 @@ void wh_scratch_drain(void)
         free(slot[i]);
         slot[i] = NULL;
     }
-    cached = 0;
+    __atomic_store_n(&cached, 0, __ATOMIC_RELAXED);
     unlock();
 }
 
