@@ -85,8 +85,8 @@ int main(int argc, char **argv)
         MPI_Datatype four;
         MPI_OK(MPI_Type_contiguous(4, MPI_BYTE, &four));
         MPI_OK(MPI_Type_commit(&four));
-        int a = 0, b = 0, c = 0;
-        float fa = 0, fb = 0, fc = 0;
+        static int a, b, c; /* the valid one completes at the next fence, after this block */
+        static float fa, fb, fc;
         MPI_FAILS(MPI_ERR_TYPE, MPI_Compare_and_swap(&a, &b, &c, four, 0, 0, win));
         MPI_FAILS(MPI_ERR_TYPE, MPI_Compare_and_swap(&fa, &fb, &fc, MPI_FLOAT, 0, 0, win));
         MPI_FAILS(MPI_ERR_TYPE, MPI_Compare_and_swap(&a, &b, &c, MPI_2INT, 0, 0, win));
