@@ -292,13 +292,24 @@ static void run_step(wh_sched_t *s, const wh_sstep_t *st)
     wh_comm_t *c = st->local ? s->home->local : s->home;
     switch (st->kind) {
     case WH_SS_SEND:
-        rc = wh_isend(st->src, st->scount, st->sdt, st->peer, tag, c, WH_CTX_COLL, WH_MODE_STD, &q);
+        /* after an error, an empty message: the receiver (expecting bytes)
+         * sees the size mismatch and fails too instead of using bad data */
+        rc = wh_isend(st->src, s->err == MPI_SUCCESS ? st->scount : 0, st->sdt, st->peer, tag, c, WH_CTX_COLL,
+                      WH_MODE_STD, &q);
         break;
     case WH_SS_RECV:
         rc = wh_irecv(st->dst, st->dcount, st->ddt, st->peer, tag, c, WH_CTX_COLL, &q);
         break;
     case WH_SS_COPY:
-        rc = wh_coll_copy(st->src, st->scount, st->sdt, st->dst, st->dcount, st->ddt);
+        /* a rank's own block: a send count that disagrees with the receive
+         * count is an error here, and the rank's messages become empty */
+        if (__builtin_expect((size_t)st->scount * st->sdt->size != (size_t)st->dcount * st->ddt->size, 0))
+            rc = wh_error((size_t)st->scount * st->sdt->size > (size_t)st->dcount * st->ddt->size ? MPI_ERR_TRUNCATE
+                                                                                                   : MPI_ERR_OTHER,
+                          "collective: this rank's send data (%zu bytes) and receive block (%zu bytes) differ in size",
+                          (size_t)st->scount * st->sdt->size, (size_t)st->dcount * st->ddt->size);
+        else
+            rc = wh_coll_copy(st->src, st->scount, st->sdt, st->dst, st->dcount, st->ddt);
         break;
     case WH_SS_REDUCE:
         rc = wh_op_apply(s->op, st->src, st->dst, (size_t)st->scount, s->dth, s->dt);
@@ -313,6 +324,21 @@ static void run_step(wh_sched_t *s, const wh_sstep_t *st)
         s->err = rc;
 }
 
+/* A receive of a schedule took fewer bytes than posted: collectives need
+ * matching type signatures, so the ranks disagree on the count. */
+static int short_msg(const wh_req_t *q)
+{
+    if (q->msg_len == 0)
+        return wh_error(MPI_ERR_OTHER,
+                        "collective failed on rank %d (an empty message where %zu bytes were expected: the "
+                        "collective failed there, or the ranks passed different counts)",
+                        q->status.MPI_SOURCE, q->bytes);
+    return wh_error(MPI_ERR_OTHER,
+                    "message sizes do not match across processes in the collective: received %zu bytes from "
+                    "rank %d but expected %zu",
+                    q->msg_len, q->status.MPI_SOURCE, q->bytes);
+}
+
 /* Advance s as far as it goes now; nonzero if anything happened. */
 static int advance(wh_sched_t *s)
 {
@@ -323,24 +349,30 @@ static int advance(wh_sched_t *s)
                 if (!__atomic_load_n(&s->reqs[i]->complete, __ATOMIC_ACQUIRE))
                     return did;
             for (int i = 0; i < s->nreq; i++) {
-                if (s->reqs[i]->err != MPI_SUCCESS && s->err == MPI_SUCCESS)
-                    s->err = s->reqs[i]->err;
-                wh_req_release(s->reqs[i]);
+                wh_req_t *q = s->reqs[i];
+                if (__builtin_expect(q->err != MPI_SUCCESS || (q->kind == WH_REQ_RECV && q->msg_len != q->bytes), 0)
+                    && s->err == MPI_SUCCESS)
+                    s->err = q->err != MPI_SUCCESS ? q->err : short_msg(q);
+                wh_req_release(q);
                 s->reqs[i] = NULL;
             }
             s->nreq = 0;
             did = 1;
         }
-        if (s->pos >= s->nsteps || s->err != MPI_SUCCESS) {
+        if (s->pos >= s->nsteps) {
             finish(s);
             return 1;
         }
-        /* start the next group: local steps run now, messages are posted */
+        /* start the next group: local steps run now, messages are posted.
+         * After an error (a message longer or shorter than posted: the
+         * ranks called the collective with different counts) the remaining
+         * steps still run, so the peers waiting for this rank's messages
+         * complete too (with their own error if they see a mismatch)
+         * instead of hanging; the first error is reported. */
         int i = s->pos;
         for (;;) {
             const wh_sstep_t *st = &s->steps[i++];
-            if (s->err == MPI_SUCCESS)
-                run_step(s, st);
+            run_step(s, st);
             if (st->last || i >= s->nsteps)
                 break;
         }

@@ -26,6 +26,13 @@
  * registered when the first schedule starts), and from the wait/test on
  * their request.  A schedule completes its request (proto/request.h) itself.
  *
+ * Errors: a step that fails (a receive longer or shorter than posted, a
+ * local copy between sizes that differ: ranks that passed different counts)
+ * does not stop the schedule: the remaining steps run, so peers waiting for
+ * this rank's messages are not left hanging, but its sends carry no data
+ * from then on; a receiver expecting data sees the empty message and fails
+ * too.  The request reports the first error.
+ *
  * Memory: temporaries, type and op references live as long as the schedule. */
 #ifndef WH_COLL_SCHED_H
 #define WH_COLL_SCHED_H

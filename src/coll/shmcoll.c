@@ -91,6 +91,16 @@ static inline unsigned char *cell(const shmc_t *s, int r, uint64_t k)
     return s->base + (size_t)r * s->stride + 2 * LINE + (size_t)(k % NCELL) * s->cell;
 }
 
+/* bytes rank r wrote into its cell for collective k: NCELL 32-bit words
+ * in r's flag line after the flag and its sleeper count, written before the
+ * flag is raised, so a reader sees them in the line it already waited on.
+ * Ranks that pass different counts (erroneous: type signatures must match)
+ * get an error instead of garbage. */
+static inline volatile uint32_t *csize(const shmc_t *s, int r, uint64_t k)
+{
+    return (volatile uint32_t *)(s->base + (size_t)r * s->stride + 16) + k % NCELL;
+}
+
 /* the waiter count of a flag: the 32-bit word after it (flags start their line) */
 static inline volatile uint32_t *sleepers(volatile uint64_t *p)
 {
@@ -345,6 +355,21 @@ int wh_shmc_barrier(wh_comm_t *c)
     return MPI_SUCCESS;
 }
 
+/* rank `from` contributed `got` bytes where this rank has `want`: the
+ * classes MPICH gives (more than the buffer holds: truncation) */
+static int size_mismatch(size_t got, size_t want, int from)
+{
+    if (got > want)
+        return wh_error(MPI_ERR_TRUNCATE,
+                        "message truncated: rank %d contributed %zu bytes to the collective, this rank's buffer "
+                        "holds %zu (the ranks passed different counts)",
+                        from, got, want);
+    return wh_error(MPI_ERR_OTHER,
+                    "message sizes do not match across processes in the collective: rank %d contributed %zu bytes "
+                    "but this rank expected %zu",
+                    from, got, want);
+}
+
 int wh_shmc_bcast(void *buf, size_t bytes, int root, wh_comm_t *c)
 {
     shmc_t *s = get(c);
@@ -353,11 +378,17 @@ int wh_shmc_bcast(void *buf, size_t bytes, int root, wh_comm_t *c)
         if (k >= NCELL)
             wait_flags(s, c->size, k - NCELL + 1);
         memcpy(cell(s, root, k), buf, bytes);
+        *csize(s, root, k) = (uint32_t)bytes;
         post(flag(s, root), k);
     } else {
         post(flag(s, c->rank), k);
         wait_ge(s, flag(s, root), k);
-        memcpy(buf, cell(s, root, k), bytes);
+        size_t got = *csize(s, root, k);
+        memcpy(buf, cell(s, root, k), got < bytes ? got : bytes);
+        if (__builtin_expect(got != bytes, 0)) {
+            __atomic_store_n(done(s, c->rank), k, __ATOMIC_RELEASE);
+            return size_mismatch(got, bytes, root);
+        }
     }
     __atomic_store_n(done(s, c->rank), k, __ATOMIC_RELEASE);
     return MPI_SUCCESS;
@@ -376,15 +407,23 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
     if (k >= NCELL)
         wait_flags(s, n, k - NCELL + 1);
     memcpy(cell(s, me, k), mine, bytes);
+    *csize(s, me, k) = (uint32_t)bytes;
     post(flag(s, me), k);
     int rc = MPI_SUCCESS;
     if (root < 0 || me == root) {
         wait_ge(s, flag(s, n - 1), k);
         memcpy(rbuf, cell(s, n - 1, k), bytes);
-        /* out = c0 op (c1 op (... op c(n-1))): rank order for non-commutative ops */
-        for (int r = n - 2; r >= 0 && rc == MPI_SUCCESS; r--) {
+        if (__builtin_expect(*csize(s, n - 1, k) != (uint32_t)bytes, 0))
+            rc = size_mismatch(*csize(s, n - 1, k), bytes, n - 1);
+        /* out = c0 op (c1 op (... op c(n-1))): rank order for non-commutative ops.
+         * Every flag is waited for even after an error (a reduce leaf's cell
+         * stays in use until the combiners have read it). */
+        for (int r = n - 2; r >= 0; r--) {
             wait_ge(s, flag(s, r), k);
-            rc = wh_op_apply(op, cell(s, r, k), rbuf, (size_t)count, dth, dt);
+            if (__builtin_expect(*csize(s, r, k) != (uint32_t)bytes, 0) && rc == MPI_SUCCESS)
+                rc = size_mismatch(*csize(s, r, k), bytes, r);
+            if (rc == MPI_SUCCESS)
+                rc = wh_op_apply(op, cell(s, r, k), rbuf, (size_t)count, dth, dt);
         }
         if (root < 0)
             s->floor = k; /* every flag was seen at k */
@@ -415,6 +454,7 @@ int wh_shmc_gather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rb
         if (k >= NCELL)
             wait_flags(s, n, k - NCELL + 1);
         rc = wh_dtype_copy(sbuf, (size_t)scount, sdt, cell(s, me, k), blk, byte);
+        *csize(s, me, k) = (uint32_t)blk;
         post(flag(s, me), k);
     } else {
         post(flag(s, me), k); /* the root writes no cell */
@@ -423,6 +463,10 @@ int wh_shmc_gather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rb
         for (int i = 1; i < n; i++) {
             int q = (me + i) % n;
             wait_ge(s, flag(s, q), k);
+            if (__builtin_expect(*csize(s, q, k) != (uint32_t)blk, 0)) {
+                rc = first_err(rc, size_mismatch(*csize(s, q, k), blk, q));
+                continue;
+            }
             rc = first_err(rc, wh_dtype_copy(cell(s, q, k), blk, byte, wh_coll_elt(rbuf, (MPI_Aint)q * rcount, rdt),
                                              (size_t)rcount, rdt));
         }
@@ -443,6 +487,7 @@ int wh_shmc_scatter(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *r
         if (k >= NCELL)
             wait_flags(s, n, k - NCELL + 1);
         rc = wh_dtype_copy(sbuf, (size_t)scount * (size_t)n, sdt, cell(s, me, k), blk * (size_t)n, byte);
+        *csize(s, me, k) = (uint32_t)blk;
         post(flag(s, me), k);
         if (rbuf != MPI_IN_PLACE)
             rc = first_err(rc, wh_coll_copy(wh_coll_elt(sbuf, (MPI_Aint)me * scount, sdt), scount, sdt, rbuf, rcount,
@@ -450,7 +495,10 @@ int wh_shmc_scatter(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *r
     } else {
         post(flag(s, me), k); /* arrived: done with every earlier cell */
         wait_ge(s, flag(s, root), k);
-        rc = wh_dtype_copy(cell(s, root, k) + (size_t)me * blk, blk, byte, rbuf, (size_t)rcount, rdt);
+        if (__builtin_expect(*csize(s, root, k) != (uint32_t)blk, 0))
+            rc = size_mismatch(*csize(s, root, k), blk, root);
+        else
+            rc = wh_dtype_copy(cell(s, root, k) + (size_t)me * blk, blk, byte, rbuf, (size_t)rcount, rdt);
     }
     __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
     return rc;
@@ -469,10 +517,18 @@ int wh_shmc_alltoall(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *
         rc = wh_dtype_copy(rbuf, (size_t)rcount * (size_t)n, rdt, cell(s, me, k), blk * (size_t)n, byte);
     else
         rc = wh_dtype_copy(sbuf, (size_t)scount * (size_t)n, sdt, cell(s, me, k), blk * (size_t)n, byte);
+    /* my blocks' size as sent (a send count that disagrees with the receive
+     * count is the readers' error to report, and mine) */
+    size_t sblk = sbuf == MPI_IN_PLACE ? blk : (size_t)scount * sdt->size;
+    *csize(s, me, k) = (uint32_t)sblk;
     post(flag(s, me), k);
     for (int i = 0; i < n; i++) {
         int q = (me + i) % n;
         wait_ge(s, flag(s, q), k);
+        if (__builtin_expect(*csize(s, q, k) != (uint32_t)blk, 0)) {
+            rc = first_err(rc, size_mismatch(*csize(s, q, k), blk, q));
+            continue;
+        }
         rc = first_err(rc, wh_dtype_copy(cell(s, q, k) + (size_t)me * blk, blk, byte,
                                          wh_coll_elt(rbuf, (MPI_Aint)q * rcount, rdt), (size_t)rcount, rdt));
     }
@@ -622,15 +678,19 @@ int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
         scount = rcount;
         sdt = rdt;
     }
+    /* sbytes != blk: the counts disagree (erroneous).  This rank reports it
+     * and contributes a zero-padded block of blk bytes, so every rank still
+     * runs the same steps (the readers of the small path see the size) */
+    size_t sbytes = (size_t)scount * sdt->size;
     const char *src;
     char *dst, *stmp = NULL, *rtmp = NULL;
-    if (!wh_dtype_is_contig(sdt, (size_t)scount, sbuf, &src)) {
-        if (!(stmp = malloc(blk)))
-            return wh_coll_nomem("shared-memory allgather", blk);
-        if ((rc = wh_dtype_copy(sbuf, (size_t)scount, sdt, stmp, blk, byte)) != MPI_SUCCESS) {
-            free(stmp);
-            return rc;
-        }
+    if (__builtin_expect(sbytes != blk, 0) || !wh_dtype_is_contig(sdt, (size_t)scount, sbuf, &src)) {
+        size_t len = sbytes > blk ? sbytes : blk;
+        if (!(stmp = calloc(1, len)))
+            return wh_coll_nomem("shared-memory allgather", len);
+        rc = wh_dtype_copy(sbuf, (size_t)scount, sdt, stmp, sbytes, byte);
+        if (rc == MPI_SUCCESS && sbytes != blk)
+            rc = size_mismatch(sbytes, blk, me);
         src = stmp;
     }
     const char *rstart;
@@ -645,9 +705,12 @@ int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
         if (k >= NCELL)
             wait_flags(s, n, k - NCELL + 1);
         memcpy(cell(s, me, k), src, blk);
+        *csize(s, me, k) = (uint32_t)sbytes;
         post(flag(s, me), k);
         for (int q = 0; q < n; q++) {
             wait_ge(s, flag(s, q), k);
+            if (__builtin_expect(*csize(s, q, k) != (uint32_t)blk, 0) && rc == MPI_SUCCESS)
+                rc = size_mismatch(*csize(s, q, k), blk, q);
             if (!(q == me && dst + (size_t)q * blk == src))
                 memcpy(dst + (size_t)q * blk, cell(s, q, k), blk);
         }
@@ -668,7 +731,7 @@ int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
         }
     }
     if (rtmp)
-        rc = wh_dtype_copy(rtmp, blk * (size_t)n, byte, rbuf, (size_t)rcount * (size_t)n, rdt);
+        rc = first_err(rc, wh_dtype_copy(rtmp, blk * (size_t)n, byte, rbuf, (size_t)rcount * (size_t)n, rdt));
     free(stmp);
     free(rtmp);
     return rc;

@@ -16,10 +16,12 @@
  * every rank instead of leaving the others waiting. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "coll/coll.h"
@@ -32,6 +34,7 @@
 #include "mpi/reqapi.h"
 #include "pmi/pmi.h"
 #include "util/log.h"
+#include "util/tunables.h"
 
 /* internal tags on the world's collective context: request 2N, intercommunicator 2N+1 */
 #define WH_TAG_PORT(n) (-(15 << 27) - (int)((unsigned)(n) & ((1u << 26) - 1)))
@@ -148,6 +151,8 @@ static int body_Close_port(const char *port_name)
 }
 
 /* checks every rank of an accept/connect makes */
+static char *info_str(MPI_Info info, const char *key);
+
 static int chk_common(const char *fname, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm, wh_comm_t **cp)
 {
     int rc = wh_chk_comm(fname, comm, cp);
@@ -239,6 +244,11 @@ static int body_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_
                 rc = wh_error(MPI_ERR_PORT, "the process connecting to port '%.64s' (global id %u) cannot be reached",
                               port_name, (unsigned)cg);
             n = port_tag(foreign, wh_peer_gid(wh_job.rank), n);
+            /* within the job: tell the connecting root its request was taken
+             * (it waits for this with a timeout, see connect_request) */
+            int ack = 0;
+            if (rc == MPI_SUCCESS && !foreign)
+                rc = wh_send(&ack, 1, wh_dtype_get(MPI_INT), peer, WH_TAG_PORT(2 * n + 1), world(), WH_CTX_COLL);
         }
     }
     unsigned nn[1] = {n};
@@ -246,6 +256,71 @@ static int body_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_
     if (xrc != MPI_SUCCESS)
         return wh_raise_comm(c, fname, xrc);
     return finish(fname, c, root, rc, peer, foreign, 1, nn[0], newcomm);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The connecting root's request to the port's process in this job: the
+ * request message, then the accepting root's acknowledgement (tag 2N+1,
+ * before anything else of the intercommunicator's construction, so in order)
+ * within the timeout (info "timeout" in seconds, else WHARF_CONNECT_TIMEOUT;
+ * 0 waits forever).  When it runs out the request is cancelled; if no accept
+ * had matched it yet, MPI_ERR_PORT (MPI-4.1 11.8.2: the port may not be
+ * accepted), else the accept is under way and its acknowledgement comes. */
+static int connect_request(const char *port_name, MPI_Info info, int peer, unsigned n, const int hello[2])
+{
+    int timeout = wh_tun.connect_timeout;
+    char *v = info_str(info, "timeout");
+    if (v) {
+        char *end;
+        long t = strtol(v, &end, 10);
+        if (end != v && t >= 0 && t < INT_MAX)
+            timeout = (int)t;
+        free(v);
+    }
+    wh_req_t *sq = NULL, *aq = NULL;
+    int ack = -1;
+    int rc = wh_isend(hello, 2, wh_dtype_get(MPI_INT), peer, WH_TAG_PORT(2 * n), world(), WH_CTX_COLL, WH_MODE_STD,
+                      &sq);
+    if (rc == MPI_SUCCESS)
+        rc = wh_irecv(&ack, 1, wh_dtype_get(MPI_INT), peer, WH_TAG_PORT(2 * n + 1), world(), WH_CTX_COLL, &aq);
+    if (rc != MPI_SUCCESS) {
+        if (sq)
+            wh_wait(sq, NULL);
+        return rc;
+    }
+    double deadline = now_s() + timeout;
+    unsigned idle = 0;
+    while (!wh_test(aq)) {
+        if (timeout > 0 && now_s() >= deadline)
+            break;
+        if (wh_progress())
+            idle = 0;
+        else
+            wh_progress_idle(&idle);
+    }
+    if (!wh_test(aq)) {
+        MPI_Status st;
+        wh_cancel_send(sq);
+        wh_wait(sq, &st);
+        sq = NULL;
+        int cancelled = 0;
+        MPI_Test_cancelled(&st, &cancelled);
+        if (cancelled && wh_cancel_recv(aq)) {
+            wh_wait(aq, NULL);
+            return wh_error(MPI_ERR_PORT, "no MPI_Comm_accept on port '%.64s' within %d s (the timeout: info key "
+                            "\"timeout\" or WHARF_CONNECT_TIMEOUT)", port_name, timeout);
+        }
+    }
+    if (sq)
+        rc = wh_wait(sq, NULL);
+    int arc = wh_wait(aq, NULL);
+    return rc != MPI_SUCCESS ? rc : arc;
 }
 
 static int body_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
@@ -273,7 +348,7 @@ static int body_Comm_connect(const char *port_name, MPI_Info info, int root, MPI
                           (unsigned)(gid >> WH_GID_RANK_BITS), (unsigned)(gid & ((1u << WH_GID_RANK_BITS) - 1)));
         int hello[2] = {(int)wh_peer_gid(wh_job.rank), c->size};
         if (rc == MPI_SUCCESS && !foreign)
-            rc = wh_send(hello, 2, wh_dtype_get(MPI_INT), peer, WH_TAG_PORT(2 * n), world(), WH_CTX_COLL);
+            rc = connect_request(port_name, info, peer, n, hello);
         if (rc == MPI_SUCCESS && foreign) {
             /* the request travels on a bridge [port's process, me] with the world's context */
             int w[2] = {peer, wh_job.rank};

@@ -37,6 +37,22 @@ static int chk_op(wh_win_t *w, const char *fname, MPI_Op oph, wh_op_t **op)
 #define NO_DT ((MPI_Datatype)0x7fffffff)
 
 /* one operation: a (kind, target, disp) filled by the caller, the rest here */
+/* MPI_Compare_and_swap: a predefined C or Fortran integer, logical,
+ * multi-language (MPI_AINT, MPI_OFFSET, MPI_COUNT), byte or (as MPICH)
+ * character type; not floating point, complex, pairs or derived types */
+static int cas_type_ok(const wh_dtype_t *t)
+{
+    if (!t->predefined)
+        return 0;
+    switch (t->basic) {
+    case WH_BT_NONE: case WH_BT_FLOAT: case WH_BT_DOUBLE: case WH_BT_LDOUBLE: case WH_BT_CFLOAT:
+    case WH_BT_CDOUBLE: case WH_BT_CLDOUBLE: case WH_BT_PACKED: case WH_BT_FLOAT16:
+        return 0;
+    default:
+        return t->basic < WH_BT_FLOAT_INT;
+    }
+}
+
 static int issue(const char *fname, MPI_Win win, wh_rma_args_t *a, MPI_Datatype oh, MPI_Datatype rh, MPI_Datatype th,
                  MPI_Op oph, MPI_Request *request)
 {
@@ -54,6 +70,10 @@ static int issue(const char *fname, MPI_Win win, wh_rma_args_t *a, MPI_Datatype 
         return rc;
     if ((a->kind == WH_RMA_ACC || a->kind == WH_RMA_GACC) && (rc = chk_op(w, fname, oph, &a->op)))
         return rc;
+    if (a->kind == WH_RMA_CAS && !cas_type_ok(a->odt))
+        return wh_raise_win(w, fname, wh_error(MPI_ERR_TYPE, "datatype %s of MPI_Compare_and_swap is not a predefined "
+                                               "integer, logical, byte or multi-language type",
+                                               a->odt->name[0] ? a->odt->name : "(derived)"));
     wh_req_t *r = NULL;
     rc = __builtin_expect(wh_mem_nonhost, 0) ? wh_rma_op_dev(w, a, request ? &r : NULL) /* device buffers */
                                               : wh_rma_op(w, a, request ? &r : NULL);

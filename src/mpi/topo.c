@@ -249,6 +249,8 @@ static int body_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], cons
     (void)reorder;
     wh_comm_t *c, *n;
     long long p;
+    if (comm_cart) /* a failed call leaves MPI_COMM_NULL (as MPICH) */
+        *comm_cart = MPI_COMM_NULL;
     int rc = chk_intra(fname, comm_old, &c);
     if (rc || (rc = chk_dims(fname, c, ndims, dims, periods, &p)))
         return rc;
@@ -423,6 +425,8 @@ static int body_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], c
     static const char fname[] = "MPI_Graph_create";
     (void)reorder;
     wh_comm_t *c, *n;
+    if (comm_graph) /* a failed call leaves MPI_COMM_NULL (as MPICH) */
+        *comm_graph = MPI_COMM_NULL;
     int rc = chk_intra(fname, comm_old, &c);
     if (rc || (rc = chk_graph(fname, c, nnodes, index, edges)))
         return rc;

@@ -137,6 +137,13 @@ void wh_req_recv_done(wh_req_t *r)
     if (!err && r->msg_len > r->bytes)
         err = wh_error(MPI_ERR_TRUNCATE, "message of %zu bytes from rank %d (tag %d) truncated: receive buffer holds %zu bytes",
                        r->msg_len, r->status.MPI_SOURCE, r->status.MPI_TAG, r->bytes);
+    else if (__builtin_expect(r->msg_len < r->bytes, 0) && !err && r->dt && wh_dtype_elements(r->dt, got) < 0)
+        /* a shorter message must still end on a basic element of the
+         * receive type (type signatures match); MPICH: truncated */
+        err = wh_error(MPI_ERR_TRUNCATE,
+                       "message of %zu bytes from rank %d (tag %d) ends inside a basic element of the receive "
+                       "datatype: the type signatures do not match",
+                       r->msg_len, r->status.MPI_SOURCE, r->status.MPI_TAG);
     r->err = err;
     wh_status_set(&r->status, r->status.MPI_SOURCE, r->status.MPI_TAG, err, (MPI_Count)got, 0);
     finish(r);

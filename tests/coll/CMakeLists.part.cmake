@@ -132,3 +132,7 @@ foreach(np 3 4)
   wh_mpi_test(coll.layout_persist.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c ${np} persist)
 endforeach()
 wh_mpi_test(coll.layout.np2 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c 2)
+# Collectives called with different counts on different ranks: errors, no hang.
+foreach(np 2 3 4)
+  wh_mpi_test(coll.mismatch.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_mismatch.c ${np})
+endforeach()

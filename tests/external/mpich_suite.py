@@ -113,6 +113,9 @@ def run_dir(src, d, mpiexec, timeout, env):
     if os.path.exists(tap):
         os.unlink(tap)
     e = dict(env, MPIEXEC_TIMEOUT=str(timeout), MPITEST_TIMEOUT=str(timeout))
+    # errors/spawn/connect_timeout_* set MPICH's MPIR_CVAR_CH*_COMM_CONNECT_TIMEOUT=20
+    # (the default 180 s exceeds the per-test time); wharf's equivalent:
+    e.setdefault("WHARF_CONNECT_TIMEOUT", "20")
     with open(os.path.join(ddir, "run.log"), "w") as f:
         subprocess.run(["../runtests", "-srcdir=.", "-tests=testlist", f"-mpiexec={mpiexec}",
                         "-xmlfile=summary.xml", "-tapfile=summary.tap"], cwd=ddir, env=e,

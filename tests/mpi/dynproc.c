@@ -137,6 +137,46 @@ static void one_by_one(void)
         MPI_OK(MPI_Close_port(port));
 }
 
+/* MPI_Comm_connect to a port nobody accepts on fails with MPI_ERR_PORT once
+ * its timeout (info "timeout", seconds) runs out; then the same port still
+ * works for a real accept/connect (the timed-out request was withdrawn and
+ * does not pair with the later accept) */
+static void connect_timeout(void)
+{
+    p2p_setstep("connect timeout");
+    char port[MPI_MAX_PORT_NAME] = "";
+    if (rank == 0)
+        MPI_OK(MPI_Open_port(MPI_INFO_NULL, port));
+    MPI_Bcast(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
+    MPI_Comm ic = MPI_COMM_SELF;
+    if (rank == 1) {
+        MPI_Info info;
+        MPI_OK(MPI_Info_create(&info));
+        MPI_OK(MPI_Info_set(info, "timeout", "1"));
+        MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+        double t0 = MPI_Wtime();
+        MPI_FAILS(MPI_ERR_PORT, MPI_Comm_connect(port, info, 0, MPI_COMM_SELF, &ic));
+        double dt = MPI_Wtime() - t0;
+        CHECK(dt >= 0.9 && dt < 30, "the 1 s timeout took %.2f s", dt);
+        MPI_OK(MPI_Info_free(&info));
+        MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        MPI_OK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &ic));
+        int v = -1;
+        MPI_OK(MPI_Recv(&v, 1, MPI_INT, 0, 7, ic, MPI_STATUS_IGNORE));
+        CHECK(v == 77, "after the timeout, received %d", v);
+        MPI_OK(MPI_Comm_disconnect(&ic));
+        MPI_OK(MPI_Close_port(port));
+    } else if (rank == 1) {
+        MPI_OK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &ic));
+        MPI_OK(MPI_Send(&(int){77}, 1, MPI_INT, 0, 7, ic));
+        MPI_OK(MPI_Comm_disconnect(&ic));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* ranks 0 and 1 join over a TCP connection: rank 0 listens on every address
  * and tells rank 1 its IPv4 addresses (loopback first; in container
  * scenarios the ranks have their own network namespaces and reach each other
@@ -200,6 +240,7 @@ int main(int argc, char **argv)
     if (size >= 2) {
         halves();
         one_by_one();
+        connect_timeout();
         join();
     }
     MPI_Barrier(MPI_COMM_WORLD);

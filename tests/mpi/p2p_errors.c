@@ -173,6 +173,26 @@ static void truncation(void)
         }
         MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     }
+    /* a shorter message that ends inside a basic element of the receive
+     * type (3 chars into ints): the signatures differ, MPI_ERR_TRUNCATE as
+     * MPICH; one that ends on an element boundary is fine */
+    p2p_setstep("message ending inside an element");
+    if (p2p_rank == 0) {
+        MPI_OK(MPI_Send(big, 3, MPI_CHAR, 1, 11, MPI_COMM_WORLD));
+        MPI_OK(MPI_Send(big, 8, MPI_CHAR, 1, 12, MPI_COMM_WORLD));
+    } else if (p2p_rank == 1) {
+        MPI_Datatype idx;
+        MPI_OK(MPI_Type_indexed(3, (int[]){1, 2, 1}, (int[]){4, 8, 16}, MPI_INT, &idx));
+        MPI_OK(MPI_Type_commit(&idx));
+        int ibuf[32];
+        MPI_FAILS(MPI_ERR_TRUNCATE, MPI_Recv(ibuf, 1, idx, 0, 11, MPI_COMM_WORLD, &st));
+        MPI_OK(MPI_Recv(ibuf, 1, idx, 0, 12, MPI_COMM_WORLD, &st));
+        int elems = -1;
+        MPI_OK(MPI_Get_elements(&st, MPI_INT, &elems));
+        CHECK(elems == 2, "8 bytes into ints: %d elements", elems);
+        MPI_OK(MPI_Type_free(&idx));
+    }
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
 static void bsend_errors(void)

@@ -80,6 +80,19 @@ int main(int argc, char **argv)
     MPI_FAILS(MPI_ERR_RANK, MPI_Put(&x, 1, MPI_INT, n, 0, 1, MPI_INT, win));
     MPI_FAILS(MPI_ERR_COUNT, MPI_Put(&x, -1, MPI_INT, 0, 0, 1, MPI_INT, win));
     MPI_FAILS(MPI_ERR_TYPE, MPI_Put(&x, 1, MPI_DATATYPE_NULL, 0, 0, 1, MPI_INT, win));
+    /* compare-and-swap: integer, logical, byte, multi-language types only */
+    {
+        MPI_Datatype four;
+        MPI_OK(MPI_Type_contiguous(4, MPI_BYTE, &four));
+        MPI_OK(MPI_Type_commit(&four));
+        static int a, b, c; /* the valid one completes at the next fence, after this block */
+        static float fa, fb, fc;
+        MPI_FAILS(MPI_ERR_TYPE, MPI_Compare_and_swap(&a, &b, &c, four, 0, 0, win));
+        MPI_FAILS(MPI_ERR_TYPE, MPI_Compare_and_swap(&fa, &fb, &fc, MPI_FLOAT, 0, 0, win));
+        MPI_FAILS(MPI_ERR_TYPE, MPI_Compare_and_swap(&a, &b, &c, MPI_2INT, 0, 0, win));
+        MPI_OK(MPI_Compare_and_swap(&a, &b, &c, MPI_INT, 0, 0, win));
+        MPI_OK(MPI_Type_free(&four));
+    }
     MPI_Op uop;
     MPI_OK(MPI_Op_create(user_sum, 1, &uop));
     MPI_FAILS(MPI_ERR_OP, MPI_Accumulate(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, uop, win));

@@ -181,10 +181,15 @@ int main(int argc, char **argv)
     int x[2], y[2], z[2];
     MPI_FAILS(MPI_ERR_TOPOLOGY, MPI_Cart_get(MPI_COMM_WORLD, 2, x, y, z));
     MPI_FAILS(MPI_ERR_TOPOLOGY, MPI_Cartdim_get(MPI_COMM_WORLD, &st));
-    MPI_Comm bad;
+    MPI_Comm bad = MPI_COMM_SELF;
     int big = n + 1, zero = 0;
     int rcode = MPI_Cart_create(MPI_COMM_WORLD, 1, &big, &zero, 0, &bad);
     CHECK(rcode != MPI_SUCCESS, "a grid larger than the communicator was accepted");
+    CHECK(bad == MPI_COMM_NULL, "a failed MPI_Cart_create left comm_cart 0x%x, not MPI_COMM_NULL", (unsigned)bad);
+    bad = MPI_COMM_SELF;
+    rcode = MPI_Graph_create(MPI_COMM_WORLD, 1, (int[]){-1}, (int[]){0}, 0, &bad);
+    CHECK(rcode != MPI_SUCCESS && bad == MPI_COMM_NULL, "failed MPI_Graph_create: rc %d, comm_graph 0x%x", rcode,
+          (unsigned)bad);
     MPI_OK(MPI_Comm_set_errhandler(cart, MPI_ERRORS_RETURN));
     int far[2] = {0, d[1]};
     rcode = MPI_Cart_rank(cart, far, &st);
