@@ -291,27 +291,31 @@ static int acc_direct(wh_win_t *w, const wh_rma_args_t *a, char *tb, uint32_t *l
                   abytes && !bulk ? WH_PROTO_ATOMIC : WH_PROTO_ACCLOCK, nbytes);
     if (a->kind == WH_RMA_CAS) {
         if (abytes) {
-            if (lk)
-                wh_rma_acc_share(lk);
-            wh_rma_atomic_cas(tb, abytes, a->obuf, a->cbuf, a->rbuf);
-            if (lk)
-                wh_rma_acc_unshare(lk);
+            wh_rma_atomic_cas_lk(w, lk, tb, abytes, a->obuf, a->cbuf, a->rbuf);
             return MPI_SUCCESS;
         }
-        wh_rma_acc_lock(lk);
+        wh_rma_plain_lock(w, lk); /* an element no atomic touches (misaligned, not an integer) */
         memcpy(a->rbuf, tb, esz);
         if (!memcmp(tb, a->cbuf, esz))
             memcpy(tb, a->obuf, esz);
-        wh_rma_acc_unlock(lk);
+        wh_rma_plain_unlock(w, lk);
         return MPI_SUCCESS;
     }
     abytes = wh_rma_atomic_class(w, et, &sgn); /* per run from here */
     size_t tcount = (size_t)a->tcount, tbytes = a->tdt->size * tcount;
     int noop = a->op->builtin == WH_OPI_NO_OP;
-    wh_rma_run_t *runs = NULL;
+    /* small operations (fetch-and-op, 8-byte accumulates) allocate nothing: a
+     * contiguous target is one run on the stack, results go through the stack */
+    wh_rma_run_t one, *runs = NULL;
     size_t nruns = 0;
-    WH_CHECK(flatten(tcount, a->tdt, esz, (size_t)et->extent, split, &runs, &nruns));
-    char *data = NULL, *old = NULL;
+    const char *tc;
+    if (!split && wh_dtype_is_contig(a->tdt, tcount, tb, &tc)) {
+        one.off = (int64_t)(tc - tb);
+        one.n = tbytes / esz;
+        nruns = 1;
+    } else
+        WH_CHECK(flatten(tcount, a->tdt, esz, (size_t)et->extent, split, &runs, &nruns));
+    char *data = NULL, *old = NULL, small[256];
     const char *oc = NULL;
     int rc = MPI_SUCCESS;
     if (!noop && !wh_dtype_is_contig(a->odt, (size_t)a->ocount, a->obuf, &oc)) {
@@ -321,16 +325,20 @@ static int acc_direct(wh_win_t *w, const wh_rma_args_t *a, char *tb, uint32_t *l
             rc = wh_dtype_pack(a->obuf, (size_t)a->ocount, a->odt, 0, data, tbytes);
         oc = data;
     }
-    if (rc == MPI_SUCCESS && a->kind == WH_RMA_GACC && !(old = malloc(tbytes)))
+    if (rc == MPI_SUCCESS && a->kind == WH_RMA_GACC && !(old = tbytes <= sizeof small ? small : malloc(tbytes)))
         rc = wh_error(MPI_ERR_NO_MEM, "out of memory");
     if (rc == MPI_SUCCESS) {
-        wh_rma_acc_runs(lk, abytes, sgn, tb, runs, nruns, noop ? NULL : oc, old, a->op, eh, et);
-        if (old)
+        wh_rma_acc_runs(w, lk, abytes, sgn, tb, runs ? runs : &one, nruns, noop ? NULL : oc, old, a->op, eh, et);
+        const char *rcont;
+        if (old && wh_dtype_is_contig(a->rdt, (size_t)a->rcount, a->rbuf, &rcont))
+            memcpy((char *)rcont, old, tbytes);
+        else if (old)
             rc = wh_dtype_unpack(a->rbuf, (size_t)a->rcount, a->rdt, 0, old, tbytes);
     }
+    if (old != small)
+        free(old);
     free(runs);
     free(data);
-    free(old);
     return rc;
 }
 
