@@ -4,6 +4,9 @@
  * the operations that wait for replies. */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "chan/chan.h"
 #include "coord/coord.h"
@@ -276,6 +279,58 @@ static int zcopy(wh_win_t *w, const wh_rma_args_t *a, int wt, uint64_t raddr, ui
     return z.err;
 }
 
+/* ---------- large copies into or out of node-region memory ---------- */
+
+/* A put or get of megabytes into a window mostly lands outside the caches
+ * (benchmarks cycle through many slots; applications move data that the
+ * other rank reads).  memcpy (glibc: rep movsb up to its non-temporal
+ * threshold, about 20 MB here) reads every destination line into the cache
+ * before overwriting it: three memory transfers per line where streaming
+ * stores need two.  From WHARF_RMA_STREAM_MIN bytes the copy uses
+ * non-temporal stores, then an sfence so they are globally visible before
+ * anything this rank stores next (a flush, an unlock) is. */
+#if defined(__x86_64__)
+static void stream_copy(char *d, const char *s, size_t n)
+{
+    size_t head = (size_t)(-(uintptr_t)d & 63);
+    memcpy(d, s, head);
+    d += head;
+    s += head;
+    n -= head;
+    for (; n >= 64; n -= 64, d += 64, s += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
+        __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
+        _mm_stream_si128((__m128i *)(void *)d, a);
+        _mm_stream_si128((__m128i *)(void *)(d + 16), b);
+        _mm_stream_si128((__m128i *)(void *)(d + 32), c);
+        _mm_stream_si128((__m128i *)(void *)(d + 48), e);
+    }
+    _mm_sfence();
+    memcpy(d, s, n);
+}
+#else
+static void stream_copy(char *d, const char *s, size_t n)
+{
+    memcpy(d, s, n);
+}
+#endif
+
+/* copy (scount, st) at s to (dcount, dt) at d, streaming when both are contiguous and large */
+static int ldst_copy(const void *s, size_t scount, const wh_dtype_t *st, void *d, size_t dcount, const wh_dtype_t *dt,
+                     size_t bytes)
+{
+    const char *sc, *dc;
+    if (wh_tun.rma_stream_min && bytes >= wh_tun.rma_stream_min && st->size * scount == bytes &&
+        dt->size * dcount == bytes && wh_dtype_is_contig(st, scount, s, &sc) && wh_dtype_is_contig(dt, dcount, d, &dc) &&
+        (dc + bytes <= sc || sc + bytes <= dc)) {
+        stream_copy((char *)dc, sc, bytes);
+        return MPI_SUCCESS;
+    }
+    return wh_dtype_copy(s, scount, st, d, dcount, dt);
+}
+
 /* ---------- accumulates applied here, into node-region memory ---------- */
 
 static int acc_direct(wh_win_t *w, const wh_rma_args_t *a, char *tb, uint32_t *lk, MPI_Datatype eh,
@@ -397,8 +452,8 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
         int put = a->kind == WH_RMA_PUT;
         if (p->ptr) {
             char *tp = p->ptr + tbase;
-            rc = put ? wh_dtype_copy(a->obuf, (size_t)a->ocount, a->odt, tp, tcount, a->tdt)
-                     : wh_dtype_copy(tp, tcount, a->tdt, a->rbuf, (size_t)a->rcount, a->rdt);
+            rc = put ? ldst_copy(a->obuf, (size_t)a->ocount, a->odt, tp, tcount, a->tdt, tbytes)
+                     : ldst_copy(tp, tcount, a->tdt, a->rbuf, (size_t)a->rcount, a->rdt, tbytes);
             WH_CHECK(rc);
             /* node-region load/store counts as shm (self for my own memory) */
             wh_coord_note(t == w->rank ? WH_CHAN_SELF : WH_CHAN_SHM, WH_PROTO_LDST, tbytes);

@@ -132,3 +132,8 @@ set_tests_properties(mpi.rma.path.nogate PROPERTIES ENVIRONMENT "WHARF_LOG=debug
 add_test(NAME mpi.rma.accbulk_nogate.np4 COMMAND ${WHARFRUN} -n 4 --timeout 150 $<TARGET_FILE:mpit_rma_accbulk>)
 set_tests_properties(mpi.rma.accbulk_nogate.np4 PROPERTIES ENVIRONMENT "WHARF_RMA_ACC_GATE=0"
                      TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 4)
+# Large contiguous puts and gets copied with streaming stores (src/rma/ops.c,
+# WHARF_RMA_STREAM_MIN): misaligned heads and tails, untouched neighbours.
+foreach(np 1 2 3)
+  wh_mpi_test(rma.stream.np${np} ${CMAKE_SOURCE_DIR}/tests/rma/rma_stream.c ${np})
+endforeach()
