@@ -31,7 +31,7 @@ endforeach()
 # per container; twohost: 4 ranks on two emulated hosts, so shared windows
 # exist only per host and MPI_Win_allocate_shared over the world fails with
 # MPI_ERR_RMA_SHARED).  Skipped (77) without root.
-foreach(t rma_acc rma_sync rma_shared rma_atomic rma_async rma_fabric)
+foreach(t rma_acc rma_sync rma_shared rma_atomic rma_async rma_fabric rma_gate)
   foreach(sc shared pidpriv volume isolated twohost)
     set(np 2)
     if(sc STREQUAL "twohost")

@@ -44,6 +44,7 @@ int main(int argc, char **argv)
             nbulk++;
         }
         MPI_OK(MPI_Fetch_and_op(&one, &got, MPI_INT64_T, 0, 0, MPI_SUM, win));
+        MPI_OK(MPI_Win_flush(0, win)); /* the result is defined once the operation completed */
         seen[it] = got;
         MPI_OK(MPI_Accumulate(&one, 1, MPI_INT64_T, 0, 1 + it % (HOT - 1), 1, MPI_INT64_T, MPI_SUM, win));
         if (it % 4 == 0) { /* compare-and-swap increment of the last hot element */
