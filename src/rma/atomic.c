@@ -16,9 +16,14 @@
  *
  * Every predefined op valid on an integer has an atomic form, so the choice
  * never depends on the op and the accumulate_ops hint cannot make it wrong. */
+#include <linux/membarrier.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include "locality/nodeheap.h"
 #include "rma/rma.h"
+#include "util/log.h"
 #include "util/tunables.h"
 
 #define AT_MO __ATOMIC_SEQ_CST
@@ -125,40 +130,179 @@ int wh_rma_acc_bulk(const uint32_t *lk, size_t bytes)
     return lk && wh_tun.rma_acc_bulk && bytes >= wh_tun.rma_acc_bulk;
 }
 
-/* hold lock word lk in mode want (0 none, 1 shared, 2 exclusive), from mode *held */
-static void hold(uint32_t *lk, int *held, int want)
+/* ---------- the bulk gate (docs/RMA.md, "Atomicity") ----------
+ *
+ * CPU atomics and plain (bulk) passes over integer elements must not overlap
+ * in time.  The lock word does that (atomics hold it shared, plain passes
+ * exclusively), but then every 8-byte accumulate pays two more locked
+ * instructions on a cache line every co-resident origin writes.  On windows
+ * where acc_fast holds (agreed at creation, win.c), an atomic update instead
+ *
+ *     A1  stores an odd value into this process's slot (plain store, a line of
+ *         the node region only this process writes),
+ *     A2  reads the gate word (lk[1]); if it is 0, applies its CPU atomics
+ *         without touching the lock word,
+ *     A3  and stores the next even value into its slot (release);
+ *     if the gate was raised it makes its slot even again and takes the lock
+ *     word shared, as without acc_fast.
+ *
+ * A bulk pass
+ *
+ *     B1  raises the gate (atomic increment),
+ *     B2  calls membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED),
+ *     B3  waits, for every co-resident rank of the window, until its slot is
+ *         even or has changed,
+ *     B4  takes the lock word exclusively (shared holders drain), applies the
+ *         plain pass, releases it and lowers the gate.
+ *
+ * Why no atomic update overlaps the pass: membarrier returns only after every
+ * CPU running a registered process (every rank of an acc_fast window
+ * registered) executed a full memory barrier, and a process not running
+ * passes one when it is switched in.  Take an atomic update A in flight
+ * during the pass.  If A2's read of the gate came before that barrier on A's
+ * CPU, A1 (earlier in program order; the compiler fence keeps it there) is
+ * visible after the barrier, so B3 sees the odd slot and waits for A3, which
+ * follows A's atomics.  If A2's read came after the barrier, it also came
+ * after B1 (which precedes the system call), so A saw the gate raised and
+ * took the lock word shared, which B4's exclusive hold excludes.  Either way
+ * A does not overlap the pass.  The slot may be odd for an atomic on another
+ * window (one slot per process): B3 then waits a few instructions longer.
+ * A slot changes only inside the process's MPI critical section, so one
+ * process never has two atomic updates in flight.  The lock word is only
+ * written when a bulk pass or a non-integer element is involved, so
+ * the gate read of A2 hits a line that stays in every core's cache. */
+static uint64_t *my_slot;    /* this process's slot in the node region */
+static uint64_t my_slot_off = UINT64_MAX;
+static int gate_state;       /* 0 not tried, 1 available, -1 not available */
+
+static long membar(int cmd)
+{
+    return syscall(SYS_membarrier, cmd, 0, 0);
+}
+
+uint64_t wh_rma_gate_local(void)
+{
+    if (!gate_state) {
+        gate_state = -1;
+        long q = membar(MEMBARRIER_CMD_QUERY);
+        int want = MEMBARRIER_CMD_GLOBAL_EXPEDITED | MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED;
+        if (wh_tun.rma_acc_gate && q >= 0 && (q & want) == want &&
+            !membar(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) && (my_slot = wh_node_alloc(64, &my_slot_off))) {
+            __atomic_store_n(my_slot, 0, __ATOMIC_RELEASE);
+            gate_state = 1;
+        } else
+            WH_DEBUG("rma", "bulk gate not available (membarrier query %ld): atomics hold the lock word", q);
+    }
+    return gate_state > 0 ? my_slot_off : UINT64_MAX;
+}
+
+/* A1/A2: 1 when the gate is open (atomics may go), else the lock word is held shared (0 without one) */
+static int atom_enter(const wh_win_t *w, uint32_t *lk)
+{
+    if (!lk)
+        return 0;
+    if (w->acc_fast) {
+        uint64_t s = *my_slot; /* only this process writes it */
+        __atomic_store_n(my_slot, s + 1, __ATOMIC_RELAXED);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST); /* B2's membarrier is the other half of the fence */
+        if (!__atomic_load_n(&lk[1], __ATOMIC_ACQUIRE))
+            return 1;
+        __atomic_store_n(my_slot, s + 2, __ATOMIC_RELEASE);
+    }
+    wh_rma_acc_share(lk);
+    return 0;
+}
+
+/* A3 */
+static void atom_exit(uint32_t *lk, int fast)
+{
+    if (fast)
+        __atomic_store_n(my_slot, *my_slot + 1, __ATOMIC_RELEASE);
+    else if (lk)
+        wh_rma_acc_unshare(lk);
+}
+
+/* B1-B4 up to the plain pass (bulk: it updates integer elements atomics may touch) */
+static void plain_enter(const wh_win_t *w, uint32_t *lk, int bulk)
+{
+    if (bulk && w->acc_fast) {
+        __atomic_fetch_add(&lk[1], 1u, __ATOMIC_SEQ_CST);
+        if (membar(MEMBARRIER_CMD_GLOBAL_EXPEDITED))
+            wh_job_abort(1, "wharf: membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) failed after registration");
+        for (int i = 0; i < w->nslots; i++) {
+            uint64_t s = __atomic_load_n(w->slots[i], __ATOMIC_ACQUIRE);
+            unsigned spins = 0;
+            while ((s & 1) && __atomic_load_n(w->slots[i], __ATOMIC_ACQUIRE) == s)
+                wh_rma_relax(&spins);
+        }
+    }
+    wh_rma_acc_lock(lk);
+}
+
+static void plain_exit(const wh_win_t *w, uint32_t *lk, int bulk)
+{
+    wh_rma_acc_unlock(lk);
+    if (bulk && w->acc_fast)
+        __atomic_fetch_sub(&lk[1], 1u, __ATOMIC_RELEASE);
+}
+
+void wh_rma_atomic_cas_lk(const wh_win_t *w, uint32_t *lk, char *a, int bytes, const void *nv, const void *cmp,
+                          void *old)
+{
+    int fast = atom_enter(w, lk);
+    wh_rma_atomic_cas(a, bytes, nv, cmp, old);
+    atom_exit(lk, fast);
+}
+
+void wh_rma_plain_lock(const wh_win_t *w, uint32_t *lk)
+{
+    if (lk)
+        plain_enter(w, lk, 0);
+}
+
+void wh_rma_plain_unlock(const wh_win_t *w, uint32_t *lk)
+{
+    if (lk)
+        plain_exit(w, lk, 0);
+}
+
+/* hold lock word lk in mode want (0 none, 1 atomic, 2 plain, 3 plain bulk), from mode *held;
+ * *fast: the atomic mode went through the open gate */
+static void hold(const wh_win_t *w, uint32_t *lk, int *held, int *fast, int want)
 {
     if (!lk || *held == want)
         return;
     if (*held == 1)
-        wh_rma_acc_unshare(lk);
-    else if (*held == 2)
-        wh_rma_acc_unlock(lk);
+        atom_exit(lk, *fast);
+    else if (*held >= 2)
+        plain_exit(w, lk, *held == 3);
     if (want == 1)
-        wh_rma_acc_share(lk);
-    else if (want == 2)
-        wh_rma_acc_lock(lk);
+        *fast = atom_enter(w, lk);
+    else if (want >= 2)
+        plain_enter(w, lk, want == 3);
     *held = want;
 }
 
-void wh_rma_acc_runs(uint32_t *lk, int abytes, int sgn, char *base, const wh_rma_run_t *runs, size_t nruns,
-                     const char *data, char *old, wh_op_t *op, MPI_Datatype eh, const wh_dtype_t *et)
+void wh_rma_acc_runs(const wh_win_t *w, uint32_t *lk, int abytes, int sgn, char *base, const wh_rma_run_t *runs,
+                     size_t nruns, const char *data, char *old, wh_op_t *op, MPI_Datatype eh, const wh_dtype_t *et)
 {
     size_t esz = et->size, total = 0;
-    int noop = !data || op->builtin == WH_OPI_NO_OP;
+    int noop = !data || op->builtin == WH_OPI_NO_OP, bulk = 0;
     for (size_t i = 0; i < nruns; i++)
         total += runs[i].n * esz;
-    if (abytes && wh_rma_acc_bulk(lk, total))
+    if (abytes && wh_rma_acc_bulk(lk, total)) {
         abytes = 0; /* one plain pass under the exclusive lock beats an atomic per element */
-    int held = 0;
+        bulk = 1;
+    }
+    int held = 0, fast = 0;
     for (size_t i = 0; i < nruns; i++) {
         char *a = base + runs[i].off;
         size_t n = runs[i].n;
         if (abytes && !((uintptr_t)a & (uintptr_t)(abytes - 1))) {
-            hold(lk, &held, 1);
+            hold(w, lk, &held, &fast, 1);
             wh_rma_atomic_apply(a, n, abytes, sgn, noop ? NULL : data, old, op->builtin);
         } else {
-            hold(lk, &held, 2);
+            hold(w, lk, &held, &fast, bulk ? 3 : 2);
             wh_rma_run_t r = {.off = 0, .n = n};
             wh_rma_apply_runs(a, &r, 1, noop ? NULL : data, old, op, eh, et);
         }
@@ -167,5 +311,5 @@ void wh_rma_acc_runs(uint32_t *lk, int abytes, int sgn, char *base, const wh_rma
         if (!noop)
             data += n * esz;
     }
-    hold(lk, &held, 0);
+    hold(w, lk, &held, &fast, 0);
 }

@@ -4,6 +4,9 @@
  * the operations that wait for replies. */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "chan/chan.h"
 #include "coord/coord.h"
@@ -276,6 +279,58 @@ static int zcopy(wh_win_t *w, const wh_rma_args_t *a, int wt, uint64_t raddr, ui
     return z.err;
 }
 
+/* ---------- large copies into or out of node-region memory ---------- */
+
+/* A put or get of megabytes into a window mostly lands outside the caches
+ * (benchmarks cycle through many slots; applications move data that the
+ * other rank reads).  memcpy (glibc: rep movsb up to its non-temporal
+ * threshold, about 20 MB here) reads every destination line into the cache
+ * before overwriting it: three memory transfers per line where streaming
+ * stores need two.  From WHARF_RMA_STREAM_MIN bytes the copy uses
+ * non-temporal stores, then an sfence so they are globally visible before
+ * anything this rank stores next (a flush, an unlock) is. */
+#if defined(__x86_64__)
+static void stream_copy(char *d, const char *s, size_t n)
+{
+    size_t head = (size_t)(-(uintptr_t)d & 63);
+    memcpy(d, s, head);
+    d += head;
+    s += head;
+    n -= head;
+    for (; n >= 64; n -= 64, d += 64, s += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
+        __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
+        _mm_stream_si128((__m128i *)(void *)d, a);
+        _mm_stream_si128((__m128i *)(void *)(d + 16), b);
+        _mm_stream_si128((__m128i *)(void *)(d + 32), c);
+        _mm_stream_si128((__m128i *)(void *)(d + 48), e);
+    }
+    _mm_sfence();
+    memcpy(d, s, n);
+}
+#else
+static void stream_copy(char *d, const char *s, size_t n)
+{
+    memcpy(d, s, n);
+}
+#endif
+
+/* copy (scount, st) at s to (dcount, dt) at d, streaming when both are contiguous and large */
+static int ldst_copy(const void *s, size_t scount, const wh_dtype_t *st, void *d, size_t dcount, const wh_dtype_t *dt,
+                     size_t bytes)
+{
+    const char *sc, *dc;
+    if (wh_tun.rma_stream_min && bytes >= wh_tun.rma_stream_min && st->size * scount == bytes &&
+        dt->size * dcount == bytes && wh_dtype_is_contig(st, scount, s, &sc) && wh_dtype_is_contig(dt, dcount, d, &dc) &&
+        (dc + bytes <= sc || sc + bytes <= dc)) {
+        stream_copy((char *)dc, sc, bytes);
+        return MPI_SUCCESS;
+    }
+    return wh_dtype_copy(s, scount, st, d, dcount, dt);
+}
+
 /* ---------- accumulates applied here, into node-region memory ---------- */
 
 static int acc_direct(wh_win_t *w, const wh_rma_args_t *a, char *tb, uint32_t *lk, MPI_Datatype eh,
@@ -291,27 +346,31 @@ static int acc_direct(wh_win_t *w, const wh_rma_args_t *a, char *tb, uint32_t *l
                   abytes && !bulk ? WH_PROTO_ATOMIC : WH_PROTO_ACCLOCK, nbytes);
     if (a->kind == WH_RMA_CAS) {
         if (abytes) {
-            if (lk)
-                wh_rma_acc_share(lk);
-            wh_rma_atomic_cas(tb, abytes, a->obuf, a->cbuf, a->rbuf);
-            if (lk)
-                wh_rma_acc_unshare(lk);
+            wh_rma_atomic_cas_lk(w, lk, tb, abytes, a->obuf, a->cbuf, a->rbuf);
             return MPI_SUCCESS;
         }
-        wh_rma_acc_lock(lk);
+        wh_rma_plain_lock(w, lk); /* an element no atomic touches (misaligned, not an integer) */
         memcpy(a->rbuf, tb, esz);
         if (!memcmp(tb, a->cbuf, esz))
             memcpy(tb, a->obuf, esz);
-        wh_rma_acc_unlock(lk);
+        wh_rma_plain_unlock(w, lk);
         return MPI_SUCCESS;
     }
     abytes = wh_rma_atomic_class(w, et, &sgn); /* per run from here */
     size_t tcount = (size_t)a->tcount, tbytes = a->tdt->size * tcount;
     int noop = a->op->builtin == WH_OPI_NO_OP;
-    wh_rma_run_t *runs = NULL;
+    /* small operations (fetch-and-op, 8-byte accumulates) allocate nothing: a
+     * contiguous target is one run on the stack, results go through the stack */
+    wh_rma_run_t one, *runs = NULL;
     size_t nruns = 0;
-    WH_CHECK(flatten(tcount, a->tdt, esz, (size_t)et->extent, split, &runs, &nruns));
-    char *data = NULL, *old = NULL;
+    const char *tc;
+    if (!split && wh_dtype_is_contig(a->tdt, tcount, tb, &tc)) {
+        one.off = (int64_t)(tc - tb);
+        one.n = tbytes / esz;
+        nruns = 1;
+    } else
+        WH_CHECK(flatten(tcount, a->tdt, esz, (size_t)et->extent, split, &runs, &nruns));
+    char *data = NULL, *old = NULL, small[256];
     const char *oc = NULL;
     int rc = MPI_SUCCESS;
     if (!noop && !wh_dtype_is_contig(a->odt, (size_t)a->ocount, a->obuf, &oc)) {
@@ -321,16 +380,20 @@ static int acc_direct(wh_win_t *w, const wh_rma_args_t *a, char *tb, uint32_t *l
             rc = wh_dtype_pack(a->obuf, (size_t)a->ocount, a->odt, 0, data, tbytes);
         oc = data;
     }
-    if (rc == MPI_SUCCESS && a->kind == WH_RMA_GACC && !(old = malloc(tbytes)))
+    if (rc == MPI_SUCCESS && a->kind == WH_RMA_GACC && !(old = tbytes <= sizeof small ? small : malloc(tbytes)))
         rc = wh_error(MPI_ERR_NO_MEM, "out of memory");
     if (rc == MPI_SUCCESS) {
-        wh_rma_acc_runs(lk, abytes, sgn, tb, runs, nruns, noop ? NULL : oc, old, a->op, eh, et);
-        if (old)
+        wh_rma_acc_runs(w, lk, abytes, sgn, tb, runs ? runs : &one, nruns, noop ? NULL : oc, old, a->op, eh, et);
+        const char *rcont;
+        if (old && wh_dtype_is_contig(a->rdt, (size_t)a->rcount, a->rbuf, &rcont))
+            memcpy((char *)rcont, old, tbytes);
+        else if (old)
             rc = wh_dtype_unpack(a->rbuf, (size_t)a->rcount, a->rdt, 0, old, tbytes);
     }
+    if (old != small)
+        free(old);
     free(runs);
     free(data);
-    free(old);
     return rc;
 }
 
@@ -389,8 +452,8 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
         int put = a->kind == WH_RMA_PUT;
         if (p->ptr) {
             char *tp = p->ptr + tbase;
-            rc = put ? wh_dtype_copy(a->obuf, (size_t)a->ocount, a->odt, tp, tcount, a->tdt)
-                     : wh_dtype_copy(tp, tcount, a->tdt, a->rbuf, (size_t)a->rcount, a->rdt);
+            rc = put ? ldst_copy(a->obuf, (size_t)a->ocount, a->odt, tp, tcount, a->tdt, tbytes)
+                     : ldst_copy(tp, tcount, a->tdt, a->rbuf, (size_t)a->rcount, a->rdt, tbytes);
             WH_CHECK(rc);
             /* node-region load/store counts as shm (self for my own memory) */
             wh_coord_note(t == w->rank ? WH_CHAN_SELF : WH_CHAN_SHM, WH_PROTO_LDST, tbytes);

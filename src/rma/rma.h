@@ -60,7 +60,9 @@ typedef struct wh_win_peer {
  * bulk accumulates of atomic classes, atomic.c); the bits above count the
  * holders in shared mode (elements updated with CPU atomics, which are
  * atomic among themselves but not against plain stores).  A waiting
- * exclusive holder sets bit 0 first, so new shared holders back off. */
+ * exclusive holder sets bit 0 first, so new shared holders back off.
+ * The next word (lk[1]) is the bulk gate: raised while a bulk pass is in
+ * flight; on acc_fast windows atomics look only at it (atomic.c). */
 #define WH_RMA_LOCKPAD 64
 /* one step of a wait on the lock word: spin briefly, then give the CPU away (a holder that
  * lost its core to another process — oversubscribed nodes — needs it to finish) */
@@ -131,6 +133,9 @@ typedef struct wh_win {
     uint64_t heap_off;        /* own node-heap allocation (own_mem 2) or the shared segment (3) */
     uint32_t *lockw;          /* my memory's accumulate lock word (node-region windows), or NULL */
     int acc_atomic;           /* integer accumulates use CPU atomics (WHARF_RMA_ATOMICS, agreed by all ranks) */
+    int acc_fast;             /* CPU atomics pass the bulk gate instead of holding the lock word (atomic.c) */
+    int nslots;               /* acc_fast: the atomic-update slots of every co-resident rank (mapped) */
+    uint64_t **slots;
     void *reg;                /* my memory's registration with the net channel (mem_reg), or NULL */
     uint32_t fab_classes;     /* element classes whose accumulates use libfabric atomics (fabric.c; agreed by all) */
     wh_win_region_t *regions; /* dynamic windows */
@@ -282,14 +287,24 @@ void wh_rma_atomic_apply(char *a, size_t n, int bytes, int sgn, const char *data
 /* compare-and-swap of one aligned element: old receives the value found */
 void wh_rma_atomic_cas(char *a, int bytes, const void *nv, const void *cmp, void *old);
 /* Apply runs to node-region memory: aligned elements of an atomic class
- * (abytes, from wh_rma_atomic_class) with atomics holding lock word lk in
- * shared mode, the rest holding it exclusively (lk NULL: none) — and all of
- * them exclusively, with plain loads and stores, when the runs hold at least
- * WHARF_RMA_ACC_BULK bytes (wh_rma_acc_bulk).  data NULL: MPI_NO_OP.  old:
- * previous values, packed. */
+ * (abytes, from wh_rma_atomic_class) with atomics, the rest with plain loads
+ * and stores holding lock word lk exclusively (lk NULL: none) — and all of
+ * them with plain loads and stores when the runs hold at least
+ * WHARF_RMA_ACC_BULK bytes (wh_rma_acc_bulk).  Atomics hold lk shared, or on
+ * acc_fast windows pass the bulk gate (lk[1]) that bulk passes raise
+ * (atomic.c).  data NULL: MPI_NO_OP.  old: previous values, packed. */
 int wh_rma_acc_bulk(const uint32_t *lk, size_t bytes);
-void wh_rma_acc_runs(uint32_t *lk, int abytes, int sgn, char *base, const wh_rma_run_t *runs, size_t nruns,
-                     const char *data, char *old, wh_op_t *op, MPI_Datatype eh, const wh_dtype_t *et);
+void wh_rma_acc_runs(const wh_win_t *w, uint32_t *lk, int abytes, int sgn, char *base, const wh_rma_run_t *runs,
+                     size_t nruns, const char *data, char *old, wh_op_t *op, MPI_Datatype eh, const wh_dtype_t *et);
+/* compare-and-swap of one aligned element of an atomic class on lock word lk's memory */
+void wh_rma_atomic_cas_lk(const wh_win_t *w, uint32_t *lk, char *a, int bytes, const void *nv, const void *cmp,
+                          void *old);
+/* hold lk exclusively for a plain update of elements no atomic touches (not a bulk pass); lk NULL: nothing */
+void wh_rma_plain_lock(const wh_win_t *w, uint32_t *lk);
+void wh_rma_plain_unlock(const wh_win_t *w, uint32_t *lk);
+/* Node-heap offset of this process's atomic-update slot when the bulk gate is
+ * available here (membarrier registered, WHARF_RMA_ACC_GATE), else UINT64_MAX. */
+uint64_t wh_rma_gate_local(void);
 
 /* ---- libfabric paths beyond contiguous put/get (fabric.c) ---- */
 /* Class (0..11) of element type et for channel atomics, with its kind

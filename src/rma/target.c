@@ -202,21 +202,17 @@ static void do_cas(wh_win_t *w, int wpeer, const wh_rma_pfx_t *pfx, const unsign
     if (a && abytes && !((uintptr_t)a & (uintptr_t)(abytes - 1))) {
         /* the mechanism co-resident origins use on this element (atomic.c) */
         char old[8];
-        wh_rma_acc_share(w->lockw);
-        wh_rma_atomic_cas(a, abytes, d, d + esz, old);
-        wh_rma_acc_unshare(w->lockw);
+        wh_rma_atomic_cas_lk(w, w->lockw, a, abytes, d, d + esz, old);
         reply_add_packed(&r, old, esz);
         reply_flush(&r);
         return;
     }
-    if (w->lockw)
-        wh_rma_acc_lock(w->lockw);
+    wh_rma_plain_lock(w, w->lockw); /* an element no atomic touches (misaligned, not an integer) */
     if (et)
         reply_add(&r, a, 1, et);
     if (a && !memcmp(a, d + esz, esz))
         memcpy(a, d, esz);
-    if (w->lockw)
-        wh_rma_acc_unlock(w->lockw);
+    wh_rma_plain_unlock(w, w->lockw);
     reply_flush(&r);
 }
 
@@ -263,7 +259,7 @@ void wh_rma_target_op(int chan, int wpeer, const wh_hdr_t *h, const void *payloa
             if (!a)
                 w->tgt_err[origin] = MPI_ERR_RMA_RANGE;
             else
-                wh_rma_acc_runs(lk, abytes, sgn, a, &one, 1, hasdata ? (const char *)data : NULL, old, op, eh, et);
+                wh_rma_acc_runs(w, lk, abytes, sgn, a, &one, 1, hasdata ? (const char *)data : NULL, old, op, eh, et);
             if (answers && old)
                 reply_add_packed(&r, old, run.n * esz);
             else if (answers)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "locality/locality.h"
 #include "locality/nodeheap.h"
 #include "comm/comm.h"
 #include "coord/coord.h"
@@ -54,6 +55,7 @@ static void win_release(wh_win_t *w)
         free(q);
     }
     free(w->peers);
+    free(w->slots);
     free(w->lock_mode);
     free(w->npend);
     free(w->flush_sent); /* the block of flush_sent, flush_done, grants, posts, ... (win_arrays) */
@@ -234,7 +236,37 @@ typedef struct win_pub {
     uint64_t atomics; /* WHARF_RMA_ATOMICS here: all must agree for atomics to be used */
     uint64_t rkey, rbase, has_rkey; /* registration with the net channel */
     uint64_t fab;     /* element classes this rank would move by libfabric atomics (fabric.c), 0: none */
+    uint64_t gate;    /* node-heap offset of its atomic-update slot (atomic.c), UINT64_MAX: no bulk gate */
 } win_pub_t;
+
+/* The bulk gate (atomic.c) on this window: every co-resident rank has a slot
+ * and runs on my kernel (membarrier reaches CPUs of this kernel only, not
+ * other VMs on a fixed region), I mapped every slot, and all ranks agree.
+ * Collective over the window's communicator. */
+static int gate_setup(wh_win_t *w, const win_pub_t *pub)
+{
+    int bad = !w->acc_atomic || pub[w->rank].gate == UINT64_MAX, anybad = 0, n = 0;
+    const wh_reg_rec_t *me = wh_loc_me();
+    if (!bad && !(w->slots = calloc((size_t)w->size_c, sizeof *w->slots)))
+        bad = 1;
+    for (int i = 0; i < w->size_c && !bad; i++) {
+        int lp = wh_job.local_index ? wh_job.local_index[w->peers[i].wrank] : -1;
+        if (lp < 0)
+            continue; /* not co-resident: never applies accumulates to node-region memory itself */
+        const wh_reg_rec_t *o = wh_loc_rec(lp);
+        if (pub[i].gate == UINT64_MAX || !me || !o || strncmp(o->boot_id, me->boot_id, sizeof me->boot_id) ||
+            !(w->slots[n++] = wh_node_attach(pub[i].gate, 64)))
+            bad = 1;
+    }
+    WH_CHECK(wh_allreduce(&bad, &anybad, 1, MPI_INT, wh_dtype_get(MPI_INT), wh_op_get(MPI_MAX), w->comm));
+    w->acc_fast = !anybad;
+    w->nslots = w->acc_fast ? n : 0;
+    if (!w->acc_fast) {
+        free(w->slots);
+        w->slots = NULL;
+    }
+    return MPI_SUCCESS;
+}
 
 /* Element classes for which accumulates to my memory may use libfabric
  * atomics: only if every other rank reaches me and I reach every other rank
@@ -355,7 +387,8 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
                     .heap_off = w->own_mem == 2 ? w->heap_off : am ? am->heap_off : UINT64_MAX,
                     .heap_len = heap_len, .heap_skip = heap_skip, .id = WH_HINDEX(w->obj.handle),
                     .atomics = (uint64_t)(wh_tun.rma_atomics != 0), .rkey = rkey, .rbase = rbase,
-                    .has_rkey = w->reg != NULL, .fab = fab_classes_mine(w)};
+                    .has_rkey = w->reg != NULL, .fab = fab_classes_mine(w),
+                    .gate = wc->size > 1 ? wh_rma_gate_local() : UINT64_MAX};
     wh_dtype_t *bt = wh_dtype_get(MPI_BYTE);
     if ((rc = wh_allgather(&me, sizeof me, bt, pub, sizeof me, bt, wc)))
         goto fail;
@@ -386,14 +419,17 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
             }
         }
     }
+    if (wc->size > 1 && (rc = gate_setup(w, pub)))
+        goto fail;
     free(offs);
     free(pub);
     if (base_out)
         *base_out = w->base;
     WH_DEBUG("rma", "window 0x%x: flavor %d, %ld bytes, unit %ld, %d ranks, libfabric atomics for classes 0x%03x, "
-             "memory %s", (unsigned)w->obj.handle, flavor, (long)size, (long)disp_unit, wc->size,
+             "memory %s, CPU atomics %s", (unsigned)w->obj.handle, flavor, (long)size, (long)disp_unit, wc->size,
              (unsigned)w->fab_classes,
-             w->own_mem >= 2 || w->lockw ? "node region" : flavor == MPI_WIN_FLAVOR_DYNAMIC ? "attached" : "private");
+             w->own_mem >= 2 || w->lockw ? "node region" : flavor == MPI_WIN_FLAVOR_DYNAMIC ? "attached" : "private",
+             !w->acc_atomic ? "off" : w->acc_fast ? "through the bulk gate" : "holding the lock word shared");
     *out = w;
     return wh_rma_async_start();
 fail:

@@ -31,7 +31,7 @@ endforeach()
 # per container; twohost: 4 ranks on two emulated hosts, so shared windows
 # exist only per host and MPI_Win_allocate_shared over the world fails with
 # MPI_ERR_RMA_SHARED).  Skipped (77) without root.
-foreach(t rma_acc rma_sync rma_shared rma_atomic rma_async rma_fabric)
+foreach(t rma_acc rma_sync rma_shared rma_atomic rma_async rma_fabric rma_gate)
   foreach(sc shared pidpriv volume isolated twohost)
     set(np 2)
     if(sc STREQUAL "twohost")
@@ -111,3 +111,29 @@ add_test(NAME mpi.rma.path.accbulk
           ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_rma_accbulk>)
 set_tests_properties(mpi.rma.path.accbulk PROPERTIES ENVIRONMENT "WHARF_REPORT=channels"
                      TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 2)
+# The bulk gate (src/rma/atomic.c): CPU atomics skip the lock word unless a
+# bulk accumulate is in flight.  Atomics from every rank against bulk passes
+# on the same elements, exact totals; with the gate (default, the log must say
+# the window uses it) and without it (WHARF_RMA_ACC_GATE=0: the shared lock
+# word), and rma_accbulk without it.
+foreach(np 2 4)
+  wh_mpi_test(rma.gate.np${np} ${CMAKE_SOURCE_DIR}/tests/rma/rma_gate.c ${np})
+endforeach()
+add_test(NAME mpi.rma.path.gate
+  COMMAND ${WH_EXPECT} "+CPU atomics through the bulk gate" "-CPU atomics holding" "+rma_gate: OK" --
+          ${WHARFRUN} -n 3 --timeout 150 $<TARGET_FILE:mpit_rma_gate>)
+set_tests_properties(mpi.rma.path.gate PROPERTIES ENVIRONMENT "WHARF_LOG=debug"
+                     TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 3)
+add_test(NAME mpi.rma.path.nogate
+  COMMAND ${WH_EXPECT} "+CPU atomics holding the lock word shared" "-through the bulk gate" "+rma_gate: OK" --
+          ${WHARFRUN} -n 3 --timeout 150 $<TARGET_FILE:mpit_rma_gate>)
+set_tests_properties(mpi.rma.path.nogate PROPERTIES ENVIRONMENT "WHARF_LOG=debug;WHARF_RMA_ACC_GATE=0"
+                     TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 3)
+add_test(NAME mpi.rma.accbulk_nogate.np4 COMMAND ${WHARFRUN} -n 4 --timeout 150 $<TARGET_FILE:mpit_rma_accbulk>)
+set_tests_properties(mpi.rma.accbulk_nogate.np4 PROPERTIES ENVIRONMENT "WHARF_RMA_ACC_GATE=0"
+                     TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 4)
+# Large contiguous puts and gets copied with streaming stores (src/rma/ops.c,
+# WHARF_RMA_STREAM_MIN): misaligned heads and tails, untouched neighbours.
+foreach(np 1 2 3)
+  wh_mpi_test(rma.stream.np${np} ${CMAKE_SOURCE_DIR}/tests/rma/rma_stream.c ${np})
+endforeach()
