@@ -41,7 +41,7 @@ static char **whf_argv_f2c(const char *a, size_t len, size_t stride, size_t max)
     if (!argv)
         return NULL;
     for (size_t i = 0; i < n; i++) {
-        argv[i] = whf_str_f2c_trim(a + i * stride * len, len);
+        argv[i] = whf_str_f2c(a + i * stride * len, len); /* leading blanks stay (MPICH) */
         if (!argv[i]) {
             whf_argv_free(argv);
             return NULL;

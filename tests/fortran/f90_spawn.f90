@@ -1,6 +1,6 @@
 ! MPI_COMM_SPAWN and MPI_COMM_SPAWN_MULTIPLE from Fortran (`use mpi`): CHARACTER arrays of
 ! arguments ended by a blank element, ARRAY_OF_ARGV(COUNT, *) in column-major order, blanks
-! around arguments dropped, MPI_ARGV_NULL.  The program spawns copies of itself; each child
+! after arguments dropped (leading ones kept, as MPICH does), MPI_ARGV_NULL.  The program spawns copies of itself; each child
 ! checks the command-line arguments it got and sends a code to the parents' rank 0.
 program f90_spawn
   use mpi
@@ -20,10 +20,10 @@ program f90_spawn
     n = command_argument_count()
     call get_command_argument(1, arg)
     select case (trim(arg))
-    case ('single')   ! MPI_COMM_SPAWN: 'single', 'two words'
+    case ('single')   ! MPI_COMM_SPAWN: 'single', '  two words'
       if (n == 2) then
         call get_command_argument(2, arg)
-        if (arg == 'two words') code = 1
+        if (arg == '  two words') code = 1
       end if
     case ('multi-a')  ! MPI_COMM_SPAWN_MULTIPLE command 1: 'multi-a', 'x'
       if (n == 2) then
@@ -43,7 +43,7 @@ program f90_spawn
 
   errs = 0
   call get_command_argument(0, me)
-  ! MPI_COMM_SPAWN: 2 children with the arguments 'single' and 'two words' (leading blanks go)
+  ! MPI_COMM_SPAWN: 2 children with the arguments 'single' and '  two words'
   argv(1) = 'single'
   argv(2) = '  two words'
   argv(3) = ' '

@@ -74,8 +74,8 @@ def f08_decl(kind, p, names, for_iface, fname=""):
         t = "TYPE(MPI_%s)" % p.handle
     else:
         t = FKIND.get(p.kind, "INTEGER")
-    if p.kind == "ptr":  # baseptr
-        t = "INTEGER(KIND=MPI_ADDRESS_KIND)"
+    if p.kind == "ptr":  # baseptr: TYPE(C_PTR) in mpi_f08 (MPI-4.1 19.3), the C pointer's storage
+        t = "TYPE(C_PTR)"
     if p.is_array or kind in ("indices_out", "weights", "errcodes"):
         m = re.match(r"^\d+$", str(p.length or ""))
         dims = "%s" % _len(p, names)
