@@ -80,6 +80,11 @@ static inline int *whf_weights(MPI_Fint *w)
 /* A Fortran CHARACTER*(len) input as a NUL-terminated copy without the trailing blanks
  * (malloc'ed; NULL when out of memory). */
 char *whf_str_f2c(const char *s, size_t len) __attribute__((visibility("hidden")));
+/* The same with leading blanks removed too (MPI_INFO_* keys and values, MPI-4.1 10.1). */
+char *whf_str_f2c_trim(const char *s, size_t len) __attribute__((visibility("hidden")));
+/* MPI-1's INTEGER address arrays as MPI_Aint (malloc'ed, at least one element; NULL when out
+ * of memory). */
+MPI_Aint *whf_fint_to_aint(const MPI_Fint *a, MPI_Fint n) __attribute__((visibility("hidden")));
 /* A scratch buffer for a C string output: room for any MPI string (MPI_MAX_* + 1) and len. */
 char *whf_str_out_alloc(size_t len) __attribute__((visibility("hidden")));
 /* Copy C string c into the Fortran CHARACTER*(len) f, truncated or blank padded. */

@@ -23,6 +23,24 @@ char *whf_str_f2c(const char *s, size_t len)
     return c;
 }
 
+char *whf_str_f2c_trim(const char *s, size_t len)
+{
+    while (len > 0 && *s == ' ') {
+        s++;
+        len--;
+    }
+    return whf_str_f2c(s, len);
+}
+
+MPI_Aint *whf_fint_to_aint(const MPI_Fint *a, MPI_Fint n)
+{
+    MPI_Aint *c = malloc(sizeof(*c) * (size_t)(n > 0 ? n : 1));
+    if (c)
+        for (MPI_Fint i = 0; i < n; i++)
+            c[i] = a[i];
+    return c;
+}
+
 char *whf_str_out_alloc(size_t len)
 {
     char *c = malloc(len + MPI_MAX_LIBRARY_VERSION_STRING + 1);

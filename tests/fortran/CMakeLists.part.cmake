@@ -58,6 +58,8 @@ wh_fortran_test(f90_cg f90_cg.f90 4 600)
 set(WH_FTEST_C_f90_mixed mixed_c.c)
 wh_fortran_test(f90_mixed f90_mixed.f90 2)
 wh_fortran_test(f90_io f90_io.f90 3)
+wh_fortran_test(f77_compat f77_compat.f 2)
+wh_fortran_test(f90_spawn f90_spawn.f90 2)
 
 # The CG application in every container scenario (tests/scenarios, docs/SCENARIOS.md): one
 # rank per container (twohost: 4 ranks, two per host).  Needs root; 77 (skipped) otherwise.

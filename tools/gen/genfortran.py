@@ -58,8 +58,19 @@ HANDWRITTEN = {
     "MPI_Keyval_create", "MPI_Comm_get_attr", "MPI_Type_get_attr", "MPI_Win_get_attr",
     "MPI_Attr_get", "MPI_Comm_set_attr", "MPI_Type_set_attr", "MPI_Win_set_attr", "MPI_Attr_put",
     "MPI_Info_create_env", "MPI_Address", "MPI_Buffer_detach", "MPI_Comm_detach_buffer",
-    "MPI_Session_detach_buffer", "MPI_Grequest_start",
+    "MPI_Session_detach_buffer", "MPI_Grequest_start", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple",
 }
+
+# Whose C entry point is hand-written (src/fortran/) while the `mpi` and `mpi_f08` interfaces
+# are generated as usual: MPI_INFO_GET_STRING's BUFLEN counts no NUL in Fortran, and VALUE is
+# left alone when BUFLEN is 0 or the key is absent.
+HANDWRITTEN_C = {"MPI_Info_get_string"}
+
+# MPI-1's datatype procedures (deleted in MPI-3, still in MPICH's mpif.h library): their Fortran
+# bindings take default INTEGERs where C has MPI_Aint (MPI_ADDRESS is hand-written).  The
+# wrappers convert; the mpi_f08 module has none of them (genfortran_f08.NOT_F08).
+MPI1_FINT = {"MPI_Type_extent", "MPI_Type_lb", "MPI_Type_ub", "MPI_Type_hvector",
+             "MPI_Type_hindexed", "MPI_Type_struct"}
 
 
 class Skip(Exception):
@@ -95,6 +106,10 @@ def classify(fn, p):
                 raise Skip("array of MPI_File")
             return "file_in" if scalar_in else "file_" + ("inout" if p.dir == "inout" else "out")
         return "value" if scalar_in else "pass"
+    if k == "aint" and fn in MPI1_FINT:
+        if p.is_array:
+            return "fint_array"
+        return "fint_in" if scalar_in else "fint_out"
     if k in ("int", "aint", "count", "offset"):
         if p.name == "indx" and p.dir == "out" and not p.is_array:
             return "index_out"
@@ -187,6 +202,20 @@ def wrapper(f, ps, prefix):
         elif kind == "fnptr":
             args.append("void *%s" % p)
             call.append("(%s)%s" % (base, p))
+        elif kind == "fint_in":
+            args.append("MPI_Fint *%s" % p)
+            call.append("(MPI_Aint)*%s" % p)
+        elif kind == "fint_out":
+            args.append("MPI_Fint *%s" % p)
+            pre.append("    MPI_Aint c_%s = 0;\n" % p)
+            call.append("&c_%s" % p)
+            post.append("    if (rc == MPI_SUCCESS) *%s = (MPI_Fint)c_%s;\n" % (p, p))
+        elif kind == "fint_array":   # input array of length count
+            args.append("MPI_Fint *%s" % p)
+            pre.append("    MPI_Aint *c_%s = whf_fint_to_aint(%s, *count);\n" % (p, p))
+            pre.append("    if (!c_%s) { *ierr = MPI_ERR_NO_MEM; return; }\n" % p)
+            call.append("c_%s" % p)
+            post.append("    free(c_%s);\n" % p)
         elif kind == "logical_in":
             args.append("MPI_Fint *%s" % p)
             call.append("WHF_L2C(*%s)" % p)
@@ -219,7 +248,9 @@ def wrapper(f, ps, prefix):
         elif kind == "string_in":
             args.append("const char *%s" % p)
             hidden.append("size_t %s_len" % p)
-            pre.append("    char *c_%s = whf_str_f2c(%s, %s_len);\n" % (p, p, p))
+            # MPI_Info keys and values lose leading blanks too (MPI-4.1 10.1)
+            trim = "whf_str_f2c_trim" if f.name.startswith("MPI_Info_") else "whf_str_f2c"
+            pre.append("    char *c_%s = %s(%s, %s_len);\n" % (p, trim, p, p))
             pre.append("    if (!c_%s) { *ierr = MPI_ERR_NO_MEM; return; }\n" % p)
             call.append("c_%s" % p)
             post.append("    free(c_%s);\n" % p)
@@ -229,13 +260,15 @@ def wrapper(f, ps, prefix):
             pre.append("    char *c_%s = whf_str_out_alloc(%s_len);\n" % (p, p))
             pre.append("    if (!c_%s) { *ierr = MPI_ERR_NO_MEM; return; }\n" % p)
             call.append("c_%s" % p)
-            post.append("    if (rc == MPI_SUCCESS) whf_str_c2f(c_%s, %s, %s_len);\n"
-                        "    free(c_%s);\n" % (p, p, p, p))
+            # with a FLAG (MPI_INFO_GET), an absent key leaves VALUE as it was
+            cond = " && c_flag" if any(k == "logical_out" and n == "flag" for k, _, n in ps) else ""
+            post.append("    if (rc == MPI_SUCCESS%s) whf_str_c2f(c_%s, %s, %s_len);\n"
+                        "    free(c_%s);\n" % (cond, p, p, p, p))
         else:
             raise AssertionError(kind)
     args.append("MPI_Fint *ierr")
     # string temporaries are allocated in order; free them on the early-return paths too
-    allocs = [p for k, _, p in ps if k in ("string_in", "string_out")]
+    allocs = [p for k, _, p in ps if k in ("string_in", "string_out", "fint_array")]
     fixed_pre = []
     for line in pre:
         m = re.match(r"    if \(!c_(\w+)\) \{ \*ierr", line)
@@ -257,6 +290,8 @@ def gen_wrappers(funcs):
     fl, skipped = fortran_funcs(funcs)
     out = [WRAP_HEAD]
     for f, ps in fl:
+        if f.name in HANDWRITTEN_C:
+            continue
         for prefix in ("MPI_", "PMPI_"):
             out.append(wrapper(f, ps, prefix))
     out.append("/* Not generated (%d):\n" % len(skipped))
@@ -316,6 +351,12 @@ FORTRAN_STRLENS = {"MPI_MAX_DATAREP_STRING", "MPI_MAX_ERROR_STRING", "MPI_MAX_IN
                    "MPI_MAX_STRINGTAG_LEN"}
 
 
+# Constants MPICH's mpif.h declares INTEGER*8: MPI_DISPLACEMENT_CURRENT is passed as the
+# INTEGER(KIND=MPI_OFFSET_KIND) DISP of MPI_FILE_SET_VIEW, which mpif.h programs call without an
+# interface (a default INTEGER would leave the upper half of the 8-byte argument undefined).
+FORTRAN_INT8 = {"MPI_DISPLACEMENT_CURRENT"}
+
+
 def fortran_value(name, v):
     if name in FORTRAN_KEYVALS:
         return v + 1
@@ -373,6 +414,10 @@ def f08_constants(cc, inc):
     dm = subprocess.run([cc, "-E", "-dM", "-x", "c", "-I" + inc, "-"], input="#include <mpi.h>\n",
                         check=True, capture_output=True, text=True).stdout
     handle = {m.group(1): m.group(2) for m in HANDLE_CAST_RE.finditer(dm)}
+    # aliases of handle constants (MPI_LONG_LONG is MPI_LONG_LONG_INT) are handles too
+    for a, b in re.findall(r"#define (MPI_[A-Z0-9_]+)\s+(MPI_[A-Z0-9_]+)\s*$", dm, re.M):
+        if b in handle and a not in handle:
+            handle[a] = handle[b]
     names = header_constants(cc, inc)
     vals = probe(cc, inc, names)
     out = []
@@ -388,7 +433,7 @@ def f08_constants(cc, inc):
         v = fortran_value(n, v)
         if n in handle:
             out.append((n, v, handle[n]))
-        elif size > 4 or not (-2**31 <= v < 2**31):
+        elif size > 4 or n in FORTRAN_INT8 or not (-2**31 <= v < 2**31):
             out.append((n, v, "INTEGER(KIND=8)"))
         else:
             out.append((n, v, "INTEGER"))
@@ -449,7 +494,7 @@ def gen_mpif(cc, inc, module=False):
             continue
         v, size = vals[n]
         v = fortran_value(n, v)
-        if size > 4 or not (-2**31 <= v < 2**31):
+        if size > 4 or n in FORTRAN_INT8 or not (-2**31 <= v < 2**31):
             o.append(fline("INTEGER*8 %s" % n))
         else:
             o.append(fline("INTEGER %s" % n))
@@ -470,9 +515,9 @@ def gen_mpif(cc, inc, module=False):
         o.append(fline("EXTERNAL " + ", ".join(EXTERNALS[i:i + 2])))
     if not module:
         o.append(fline("EXTERNAL MPI_WTIME, MPI_WTICK, PMPI_WTIME, PMPI_WTICK"))
-        o.append(fline("EXTERNAL MPI_AINT_ADD, MPI_AINT_DIFF"))
+        # not MPI_AINT_ADD / MPI_AINT_DIFF: as with MPICH's mpif.h, programs declare them
+        # (INTEGER(KIND=MPI_ADDRESS_KIND), EXTERNAL), and a second declaration is an error
         o.append(fline("DOUBLE PRECISION MPI_WTIME, MPI_WTICK, PMPI_WTIME, PMPI_WTICK"))
-        o.append(fline("INTEGER(KIND=MPI_ADDRESS_KIND) MPI_AINT_ADD, MPI_AINT_DIFF"))
     o.append("! The sentinels: wharf's libmpifort recognizes their addresses (MPICH's blocks).\n")
     o.append(fline("COMMON /MPIFCMB5/ MPI_UNWEIGHTED"))
     o.append(fline("COMMON /MPIFCMB9/ MPI_WEIGHTS_EMPTY"))

@@ -74,8 +74,8 @@ def f08_decl(kind, p, names, for_iface, fname=""):
         t = "TYPE(MPI_%s)" % p.handle
     else:
         t = FKIND.get(p.kind, "INTEGER")
-    if p.kind == "ptr":  # baseptr
-        t = "INTEGER(KIND=MPI_ADDRESS_KIND)"
+    if p.kind == "ptr":  # baseptr: TYPE(C_PTR) in mpi_f08 (MPI-4.1 19.3), the C pointer's storage
+        t = "TYPE(C_PTR)"
     if p.is_array or kind in ("indices_out", "weights", "errcodes"):
         m = re.match(r"^\d+$", str(p.length or ""))
         dims = "%s" % _len(p, names)
@@ -277,6 +277,12 @@ HAND = """
   DOUBLE PRECISION FUNCTION MPI_Wtick()
     MPI_Wtick = whf77_wtick()
   END FUNCTION
+  DOUBLE PRECISION FUNCTION PMPI_Wtime()
+    PMPI_Wtime = whf77_wtime()
+  END FUNCTION
+  DOUBLE PRECISION FUNCTION PMPI_Wtick()
+    PMPI_Wtick = whf77_wtick()
+  END FUNCTION
   INTEGER(KIND=MPI_ADDRESS_KIND) FUNCTION MPI_Aint_add(base, disp)
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: base, disp
     MPI_Aint_add = base + disp
@@ -318,6 +324,35 @@ HAND = """
     INTEGER :: ierr_
     CALL whf77_grequest_start(C_FUNLOC(query_fn), C_FUNLOC(free_fn), C_FUNLOC(cancel_fn), &
                               extra_state, request, ierr_)
+    IF (PRESENT(ierror)) ierror = ierr_
+  END SUBROUTINE
+  SUBROUTINE MPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, &
+      array_of_errcodes, ierror)
+    CHARACTER(LEN=*), INTENT(IN) :: command, argv(*)
+    INTEGER, INTENT(IN) :: maxprocs, root
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+    INTEGER :: array_of_errcodes(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    INTEGER :: ierr_
+    CALL whf77_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, &
+                          array_of_errcodes, ierr_, LEN(command, KIND=C_SIZE_T), LEN(argv, KIND=C_SIZE_T))
+    IF (PRESENT(ierror)) ierror = ierr_
+  END SUBROUTINE
+  SUBROUTINE MPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, &
+      array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
+    INTEGER, INTENT(IN) :: count, array_of_maxprocs(*), root
+    CHARACTER(LEN=*), INTENT(IN) :: array_of_commands(*), array_of_argv(count, *)
+    TYPE(MPI_Info), INTENT(IN) :: array_of_info(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+    INTEGER :: array_of_errcodes(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    INTEGER :: ierr_
+    CALL whf77_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, &
+                                   array_of_info, root, comm, intercomm, array_of_errcodes, ierr_, &
+                                   LEN(array_of_commands, KIND=C_SIZE_T), LEN(array_of_argv, KIND=C_SIZE_T))
     IF (PRESENT(ierror)) ierror = ierr_
   END SUBROUTINE
 %(attr)s
@@ -408,6 +443,24 @@ HAND_IFACE = """    SUBROUTINE whf77_init(ierror) BIND(C, name="mpi_init_")
       TYPE(MPI_Request) :: request
       INTEGER :: ierror
     END SUBROUTINE
+    SUBROUTINE whf77_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, errcodes, &
+        ierror, command_len, argv_len) BIND(C, name="mpi_comm_spawn_")
+      IMPORT
+      CHARACTER(KIND=C_CHAR) :: command(*), argv(*)
+      INTEGER :: maxprocs, root, errcodes(*), ierror
+      TYPE(MPI_Info) :: info
+      TYPE(MPI_Comm) :: comm, intercomm
+      INTEGER(C_SIZE_T), VALUE :: command_len, argv_len
+    END SUBROUTINE
+    SUBROUTINE whf77_comm_spawn_multiple(count, commands, argvs, maxprocs, infos, root, comm, &
+        intercomm, errcodes, ierror, commands_len, argv_len) BIND(C, name="mpi_comm_spawn_multiple_")
+      IMPORT
+      CHARACTER(KIND=C_CHAR) :: commands(*), argvs(*)
+      INTEGER :: count, maxprocs(*), root, errcodes(*), ierror
+      TYPE(MPI_Info) :: infos(*)
+      TYPE(MPI_Comm) :: comm, intercomm
+      INTEGER(C_SIZE_T), VALUE :: commands_len, argv_len
+    END SUBROUTINE
     TYPE(C_PTR) FUNCTION whf08_addr(buf, ierror) BIND(C, name="wharf_f08_addr")
       IMPORT
       TYPE(*), DIMENSION(..) :: buf
@@ -428,8 +481,14 @@ HAND_IFACE = """    SUBROUTINE whf77_init(ierror) BIND(C, name="mpi_init_")
 OBJS = [("Comm", "Comm", "comm"), ("Type", "Datatype", "type"), ("Win", "Win", "win")]
 HAND_NAMES = {"MPI_Init", "MPI_Init_thread", "MPI_Wtime", "MPI_Wtick", "MPI_Aint_add",
               "MPI_Aint_diff", "MPI_Pcontrol", "MPI_Info_create_env", "MPI_Buffer_detach",
-              "MPI_Grequest_start"} | {"MPI_%s_%s" % (o, w) for o, _, _ in OBJS
+              "MPI_Grequest_start", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple"} | {"MPI_%s_%s" % (o, w) for o, _, _ in OBJS
                                   for w in ("set_attr", "get_attr", "create_keyval")}
+
+
+# Not in mpi_f08: MPI-1's datatype procedures with INTEGER addresses (deleted in MPI-3; neither
+# MPICH's nor Open MPI's mpi_f08 has them).
+NOT_F08 = {"MPI_Type_extent", "MPI_Type_lb", "MPI_Type_ub", "MPI_Type_hvector",
+           "MPI_Type_hindexed", "MPI_Type_struct"}
 
 
 def gen_f08(fl, consts):
@@ -475,7 +534,7 @@ def gen_f08(fl, consts):
     pairs_c = {n for n in byname if n + "_c" in byname
                and signature(byname[n]) != signature(byname[n + "_c"])}
     for f, ps in fl:
-        if f.name in HAND_NAMES:
+        if f.name in HAND_NAMES or f.name in NOT_F08:
             continue
         if f.name.endswith("_c") and f.name[:-2] not in byname:
             continue   # a large-count form without its int form here
@@ -546,6 +605,31 @@ SUBROUTINE MPI_Grequest_start_f08(query_fn, free_fn, cancel_fn, extra_state, req
   TYPE(MPI_Request), INTENT(OUT) :: request
   INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   CALL whf_impl(query_fn, free_fn, cancel_fn, extra_state, request, ierror)
+END SUBROUTINE
+SUBROUTINE MPI_Comm_spawn_f08(command, argv, maxprocs, info, root, comm, intercomm, &
+    array_of_errcodes, ierror)
+  USE mpi_f08, whf_impl => MPI_Comm_spawn
+  CHARACTER(LEN=*), INTENT(IN) :: command, argv(*)
+  INTEGER, INTENT(IN) :: maxprocs, root
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+  INTEGER :: array_of_errcodes(*)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL whf_impl(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierror)
+END SUBROUTINE
+SUBROUTINE MPI_Comm_spawn_multiple_f08(count, array_of_commands, array_of_argv, array_of_maxprocs, &
+    array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
+  USE mpi_f08, whf_impl => MPI_Comm_spawn_multiple
+  INTEGER, INTENT(IN) :: count, array_of_maxprocs(*), root
+  CHARACTER(LEN=*), INTENT(IN) :: array_of_commands(*), array_of_argv(count, *)
+  TYPE(MPI_Info), INTENT(IN) :: array_of_info(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+  INTEGER :: array_of_errcodes(*)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL whf_impl(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, &
+                comm, intercomm, array_of_errcodes, ierror)
 END SUBROUTINE
 SUBROUTINE MPI_F_sync_reg_f08ts(buf)
   USE mpi_f08, whf_impl => MPI_F_sync_reg
@@ -624,7 +708,7 @@ def gen_mpich_f08(fl):
     o = ["! MPICH's mpi_f08 entry points over wharf's mpi_f08 module.\n",
          "! Generated by tools/gen/genfortran.py -- do not edit.\n", MPICH_HAND]
     for f, ps in fl:
-        if f.name in HAND_NAMES:
+        if f.name in HAND_NAMES or f.name in NOT_F08:
             continue
         if f.name.endswith("_c") and f.name[:-2] not in byname:
             continue

@@ -50,6 +50,17 @@ HAND_INTERFACES = """
       INTEGER :: keyval, ierror
       INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state
     END SUBROUTINE
+    SUBROUTINE MPI_COMM_SPAWN(command, argv, maxprocs, info, root, comm, intercomm, &
+        array_of_errcodes, ierror)
+      CHARACTER(LEN=*) :: command, argv(*)
+      INTEGER :: maxprocs, info, root, comm, intercomm, array_of_errcodes(*), ierror
+    END SUBROUTINE
+    SUBROUTINE MPI_COMM_SPAWN_MULTIPLE(count, array_of_commands, array_of_argv, &
+        array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
+      INTEGER :: count, array_of_maxprocs(*), array_of_info(*), root, comm, intercomm
+      INTEGER :: array_of_errcodes(*), ierror
+      CHARACTER(LEN=*) :: array_of_commands(*), array_of_argv(count, *)
+    END SUBROUTINE
   END INTERFACE
 """
 HAND_EXTERNALS = ["MPI_DUP_FN", "MPI_NULL_DELETE_FN", "MPI_NULL_COPY_FN",
@@ -83,6 +94,10 @@ def decl(kind, ctext, name, fname=""):
         return ["CHARACTER(LEN=*) :: %s" % name]
     if kind == "fnptr":
         return ["EXTERNAL :: %s" % name]
+    if kind in ("fint_in", "fint_out"):   # MPI-1 addresses: default INTEGER
+        return ["INTEGER :: %s" % name]
+    if kind == "fint_array":
+        return ["INTEGER :: %s(*)" % name]
     if kind == "status":
         return ["INTEGER :: %s(MPI_STATUS_SIZE)" % name]
     if kind == "statuses":
@@ -134,6 +149,7 @@ SIZEOF_TYPES = [("INTEGER", k) for k in (1, 2, 4, 8, 16)] + \
 def sizeof_part():
     names = ["mpi_sizeof_%s%d" % (t[0].lower(), k) for t, k in SIZEOF_TYPES]
     out = ["  INTERFACE MPI_SIZEOF\n"]
+    names.append("mpi_sizeof_ch")   # CHARACTER (as MPICH's): the bytes of one character
     out += ["    MODULE PROCEDURE %s\n" % n for n in names]
     out.append("  END INTERFACE\n  PRIVATE :: %s\n" % ", ".join(names))
     out.append("CONTAINS\n")
@@ -144,6 +160,12 @@ def sizeof_part():
                    "    size = STORAGE_SIZE(x) / 8\n"
                    "    ierror = MPI_SUCCESS\n"
                    "  END SUBROUTINE\n" % (n, t, k))
+    out.append("  SUBROUTINE mpi_sizeof_ch(x, size, ierror)\n"
+               "    CHARACTER(LEN=*), DIMENSION(..) :: x\n"
+               "    INTEGER :: size, ierror\n"
+               "    size = STORAGE_SIZE(x) / 8 / MAX(LEN(x), 1)\n"
+               "    ierror = MPI_SUCCESS\n"
+               "  END SUBROUTINE\n")
     return "".join(out)
 
 
@@ -158,8 +180,15 @@ def gen_module(fl, constants):
     out.append(HAND_INTERFACES)
     out.append("  INTERFACE\n")
     for f, ps in fl:
-        if not f.name.endswith("_c"):   # large-count forms: mpi_f08 only
-            out.append(interface(f, ps, "MPI_"))
+        if f.name.endswith("_c"):   # large-count forms: mpi_f08 only
+            continue
+        if any(k == "choice" for k, _, _ in ps):
+            # as in MPICH's module: procedures with choice buffers have no explicit interface,
+            # so programs that compile with MPICH's `use mpi` compile with ours (counts given
+            # as a scalar 0 next to MPI_IN_PLACE, Fortran profiling wrappers named MPI_SEND
+            # that `use mpi` themselves)
+            continue
+        out.append(interface(f, ps, "MPI_"))
     out.append("  END INTERFACE\n")
     out.append(sizeof_part())
     out.append("END MODULE mpi\n")
