@@ -5,8 +5,13 @@
  * 0 (ANY_SOURCE receives, the senders' rings fill up).  Every value is
  * checked; with argv[1] = seconds, rank 0 also fails when the run takes
  * longer: waiting ranks that only yield their cores (WHARF_WAIT_SLEEP=off)
- * take several times longer than ranks that sleep on their doorbells. */
+ * burn the cpus that sleeping ranks give back.  With argv[2] = "sleeps", the
+ * ranks together must have blocked (voluntary context switches during the
+ * loop: futex sleeps on the doorbell; yields count as involuntary), which
+ * fails where waiting ranks only yield (WHARF_WAIT_SLEEP=off, or before the
+ * doorbell existed). */
 #include "p2p_check.h"
+#include <sys/resource.h>
 #include <time.h>
 
 #define ITERS 300
@@ -24,7 +29,10 @@ int main(int argc, char **argv)
     p2p_init(&argc, &argv);
     int me = p2p_rank, n = p2p_size;
     double bound = argc > 1 ? atof(argv[1]) : 0;
+    int want_sleeps = argc > 2 && !strcmp(argv[2], "sleeps");
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
     double t0 = now();
     for (int it = 0; it < ITERS; it++) {
         p2p_setstep("iteration %d: ring", it);
@@ -97,10 +105,16 @@ int main(int argc, char **argv)
         }
     }
     double t = now() - t0, tmax = 0;
+    getrusage(RUSAGE_SELF, &ru1);
+    long vcsw = ru1.ru_nvcsw - ru0.ru_nvcsw, ivcsw = ru1.ru_nivcsw - ru0.ru_nivcsw, sw[2] = {0, 0}, mine[2] = {vcsw, ivcsw};
     MPI_OK(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+    MPI_OK(MPI_Reduce(mine, sw, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
     if (me == 0) {
-        printf("%d ranks, %d iterations: %.2f s\n", n, ITERS, tmax);
+        printf("%d ranks, %d iterations: %.2f s, %ld voluntary and %ld involuntary context switches\n", n, ITERS,
+               tmax, sw[0], sw[1]);
         CHECK(bound <= 0 || tmax <= bound, "took %.2f s, bound %.1f s", tmax, bound);
+        CHECK(!want_sleeps || sw[0] >= ITERS / 10, "only %ld voluntary context switches: waiting ranks did not sleep",
+              sw[0]);
     }
     MPI_Finalize();
     return 0;
