@@ -171,6 +171,13 @@ typedef struct wh_chan_ops {
     /* Slow path of waits (may be NULL): end the job, naming the peer, if a
      * peer this channel serves died (shm: co-resident ranks). */
     void (*check_peers)(void);
+    /* Sleep (may be NULL: cannot): wait at most timeout_us for a peer's
+     * message — the peer rings this rank's doorbell after every message it
+     * puts in its queues, and after freeing room in them if want_space.
+     * recheck() runs once the doorbell is armed (a message that arrived just
+     * before is not missed): no sleep if it finds work.  Returns 1 rung, 0
+     * timed out or work found, -1 not possible here (never call again). */
+    int (*nap)(long timeout_us, int want_space, int (*recheck)(void));
 } wh_chan_ops_t;
 
 /* Correctly typed refusals for operations a channel does not offer. */

@@ -1,9 +1,29 @@
 /* The progress engine: one loop polls every channel that serves a peer,
  * pushes queued messages and rendezvous fragments, runs the upper layers'
- * hooks; the waiting policy decides between spinning and yielding. */
+ * hooks; the waiting policy decides between spinning, yielding and sleeping.
+ *
+ * Sleeping (WHARF_WAIT_SLEEP, mirrors the shared-memory collectives'
+ * WHARF_COLL_SLEEP): a wait that has yielded for WHARF_WAIT_SLEEP_AFTER
+ * microseconds, where sleeping is allowed (auto: the node runs more ranks
+ * than the cpuset has cpus), sleeps on the rank's doorbell in the node
+ * region (the shm channel's nap: futex, rung by every co-resident rank that
+ * puts a message in its queues — eager cells, rendezvous control messages,
+ * CMA FINs, fragments — and, when it sleeps with sends queued, by whoever
+ * frees room; chan/shm/doorbell.h).  Each sleep is bounded
+ * (WHARF_WAIT_SLEEP_MAX; WHARF_WAIT_SLEEP_NET while the network channel is
+ * polled too, whose traffic rings no doorbell), so a wake-up nobody rings
+ * costs latency, never a hang, and the peer-death and launcher checks run
+ * between sleeps (by time: the poll counts below barely move then).  Short
+ * waits never reach the futex; a sender pays one load of the receiver's
+ * doorbell per message while nobody sleeps.  Not while MPI_THREAD_MULTIPLE
+ * (or the one-sided progress thread) holds the process lock: a sleeper would
+ * keep the other threads out; not while the device pipeline polls CUDA
+ * events. */
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/cs.h"
@@ -13,6 +33,7 @@
 #include "util/tunables.h"
 
 wh_p2p_am_t wh_p2p_am;
+static uint64_t naps, naps_rung; /* doorbell sleeps (WHARF_LOG=debug prints them at finalize) */
 
 int wh_proto_init(void)
 {
@@ -29,6 +50,9 @@ int wh_proto_init(void)
 
 void wh_proto_finalize(void)
 {
+    if (naps)
+        WH_DEBUG("progress", "slept %llu times on the doorbell, %llu of them woken by a peer",
+                 (unsigned long long)naps, (unsigned long long)naps_rung);
     wh_match_finalize();
     wh_am_reset();
 }
@@ -40,6 +64,13 @@ void wh_proto_finalize(void)
  * when nobody else is runnable. */
 static int spin_mode;
 static unsigned poll_tick;
+
+/* WHARF_WAIT_SLEEP resolved at init (and dropped for good if the channel
+ * says it cannot); the current idle spell (the caller's idle count and when
+ * its yielding began); when the slow checks last ran while sleeping */
+static int sleep_mode;
+static unsigned spell_idle;
+static uint64_t spell_t0, checked_t, lost_t;
 
 /* Progress hooks of upper layers (nonblocking collectives, one-sided, ...):
  * called from every wh_progress(), so any MPI call on the rank advances them. */
@@ -63,12 +94,17 @@ int wh_progress_hook_add(wh_progress_hook_t fn, const int *work)
 void wh_progress_init(void)
 {
     spin_mode = !strcmp(wh_tun.wait, "spin"); /* yield and auto: the hybrid (tunable choices checked at load) */
+    sleep_mode = !spin_mode && wh_chan_polled[WH_CHAN_SHM] && wh_chans[WH_CHAN_SHM]->nap &&
+                 (!strcmp(wh_tun.wait_sleep, "on") || (!strcmp(wh_tun.wait_sleep, "auto") && wh_job.oversubscribed));
+    spell_idle = 0;
+    naps = naps_rung = 0;
     char polled[64] = "";
     for (int c = 0; c < WH_CHAN_MAX; c++)
         if (wh_chan_polled[c] && c != WH_CHAN_SELF)
             snprintf(polled + strlen(polled), sizeof polled - strlen(polled), " %s", wh_chans[c]->name);
-    WH_DEBUG("progress", "wait policy %s (local ranks %d, oversubscribed %d); channels polled:%s",
-             spin_mode ? "spin" : "yield", wh_job.local_size, wh_job.oversubscribed, polled);
+    WH_DEBUG("progress", "wait policy %s%s (local ranks %d, oversubscribed %d); channels polled:%s",
+             spin_mode ? "spin" : "yield", sleep_mode ? ", then sleep on the doorbell" : "", wh_job.local_size,
+             wh_job.oversubscribed, polled);
 }
 
 int wh_progress(void)
@@ -94,6 +130,54 @@ static inline void cpu_relax(void)
 #endif
 }
 
+static inline uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* In the yielding phase of idle poll i: once the spell has lasted
+ * WHARF_WAIT_SLEEP_AFTER microseconds, sleep on the doorbell instead of
+ * yielding (1), running the slow checks by time. */
+static int idle_sleep(unsigned i)
+{
+    if (wh_cs_on || wh_pipe_active)
+        return 0;
+    long max = wh_tun.wait_sleep_max;
+    if (wh_chan_polled[WH_CHAN_NET] && wh_tun.wait_sleep_net < max)
+        max = wh_tun.wait_sleep_net;
+    if (max <= 0)
+        return 0;
+    uint64_t t = now_us();
+    if (i != spell_idle + 1) /* a new idle spell (the caller counts from 0 again) */
+        spell_t0 = t;
+    spell_idle = i;
+    if (t - spell_t0 < (uint64_t)wh_tun.wait_sleep_after)
+        return 0;
+    int r = wh_chans[WH_CHAN_SHM]->nap(max, wh_pend_head != NULL || wh_rndv_nstreams > 0, wh_progress);
+    if (r < 0) {
+        sleep_mode = 0;
+        WH_DEBUG("progress", "no doorbell sleep here (a co-resident rank on another kernel); yielding only");
+        return 0;
+    }
+    naps++;
+    naps_rung += (uint64_t)r;
+    /* the slow checks wh_progress_idle runs by poll count, by time here */
+    if (t - checked_t >= 100000) {
+        checked_t = t;
+        wh_chans_check_peers();
+        if (t - lost_t >= 1000000) {
+            lost_t = t;
+            if (wh_pmi_lost()) {
+                WH_ERRLOG("progress", "lost the connection to the launcher; exiting");
+                _exit(1);
+            }
+        }
+    }
+    return 1;
+}
+
 void wh_progress_idle(unsigned *idle)
 {
     unsigned i = ++*idle;
@@ -103,6 +187,8 @@ void wh_progress_idle(unsigned *idle)
         if ((i & 0xffff) == 0)
             sched_yield();
     } else if (i >= (unsigned)wh_tun.spin_count || wh_job.oversubscribed) {
+        if (sleep_mode && idle_sleep(i))
+            return;
         sched_yield();
     } else {
         cpu_relax();

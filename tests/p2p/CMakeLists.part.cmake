@@ -14,3 +14,26 @@ wh_mpi_test(p2p.cancel    ${P2P_T}/p2p_cancel.c 2)
 wh_mpi_test(p2p.cancel3   ${P2P_T}/p2p_cancel.c 3)
 wh_mpi_test(p2p.alltoall4 ${P2P_T}/p2p_alltoall.c 4)
 wh_mpi_test(p2p.alltoall8 ${P2P_T}/p2p_alltoall.c 8)
+
+# Waiting when ranks outnumber cores (WHARF_WAIT_SLEEP, src/proto/progress.c):
+# the doorbell protocol between processes (sleeper vs two wakers, 20000
+# rounds, no lost wake-up), and 8 ranks pinned to one cpu doing a token ring,
+# ping-pongs, nonblocking collectives and a flood into rank 0, values checked,
+# the run bounded in time (a guard against lost wake-ups, not a speed test:
+# on one cpu yielding is as fast) and the ranks must have slept on their
+# doorbells (voluntary context switches; 0 with yielding only).
+wh_unit_test(doorbell ${CMAKE_SOURCE_DIR}/tests/unit/test_doorbell.c)
+wh_mpi_test(p2p.oversub8 ${P2P_T}/p2p_oversub.c 8)
+foreach(v shm shmcopy)
+  add_test(NAME mpi.p2p.oversub8_1cpu.${v}
+           COMMAND taskset -c 0 ${WHARFRUN} -n 8 --timeout 150 $<TARGET_FILE:mpit_p2p_oversub> 30 sleeps)
+  # sleep after 20 us of yielding: waits on a quiet machine are short too
+  set_tests_properties(mpi.p2p.oversub8_1cpu.${v} PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;${v}"
+                       PROCESSORS 2 ENVIRONMENT "WHARF_WAIT_SLEEP_AFTER=20")
+endforeach()
+set_property(TEST mpi.p2p.oversub8_1cpu.shmcopy APPEND PROPERTY ENVIRONMENT "WHARF_CMA=0")
+# the same without sleeping must fail its sleep check (the check can fail)
+add_test(NAME mpi.p2p.oversub8_1cpu_nosleep.shm
+         COMMAND taskset -c 0 ${WHARFRUN} -n 8 --timeout 150 $<TARGET_FILE:mpit_p2p_oversub> 60 sleeps)
+set_tests_properties(mpi.p2p.oversub8_1cpu_nosleep.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm"
+                     PROCESSORS 2 WILL_FAIL TRUE ENVIRONMENT "WHARF_WAIT_SLEEP=off")

@@ -1,10 +1,11 @@
 /* The shm channel's part of the node region (locality/region.h), carved right
  * after the registry: nlocal x nlocal small rings (one per directed pair,
  * interleaved: row i holds cell i of every pair), then one pool of large
- * slots per rank.  Every co-resident rank carves the same
+ * slots per rank, then one doorbell line per rank.  Every co-resident rank carves the same
  * size in the same order, so everything sits at the same offset for everyone
  * without any exchange.  Memory: n^2 x ring cells x 128 B (the ring depth
- * shrinks as n grows, keeping the rings within 16 MiB) + n x slots x slot size. */
+ * shrinks as n grows, keeping the rings within 16 MiB) + n x slots x slot size
+ * + n x 64 B. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,8 @@ uint64_t wh_shm_ring_row(int n)
 uint64_t wh_shm_region_bytes(int n, uint32_t ring_cells, uint32_t nslots, uint64_t slot_payload)
 {
     uint64_t rings = ring_cells * wh_shm_ring_row(n);
-    return ((rings + 4095) & ~(uint64_t)4095) + (uint64_t)n * nslots * slot_stride(slot_payload);
+    return ((rings + 4095) & ~(uint64_t)4095) + (uint64_t)n * nslots * slot_stride(slot_payload) +
+           (uint64_t)n * sizeof(wh_db_t);
 }
 
 static int layout(int n)
@@ -106,6 +108,10 @@ int wh_shm_region_setup(int phase)
         wh_shm.pools = base + rings;
         for (int p = 0; p < n; p++)
             wh_shm.pool[p] = wh_shm.pools + (size_t)p * wh_shm.nslots * wh_shm.slot_stride;
+        wh_shm.db = (wh_db_t *)(wh_shm.pools + (size_t)n * wh_shm.nslots * wh_shm.slot_stride);
+        /* mine may hold an earlier job's state (a fixed region) */
+        __atomic_store_n(&wh_shm.db[wh_shm.me].word, 0, __ATOMIC_RELAXED);
+        wh_db_setup();
         /* a fixed region may hold an earlier job's cells: empty the rings I
          * consume and my pool (a new file is zero-filled: touching every
          * page from every rank would cost 128 ranks seconds of page faults) */
@@ -124,6 +130,8 @@ int wh_shm_region_setup(int phase)
     if (phase != 1)
         return MPI_SUCCESS;
     wh_shm.npeers = 0;
+    const wh_reg_rec_t *mine = wh_loc_me();
+    wh_shm.db_ok = mine != NULL;
     for (int p = 0; p < n; p++) {
         wh_shm.txq[p] = wh_shm.rings + ((size_t)wh_shm.me * n + p) * WH_SHM_CELL_BYTES;
         wh_shm.rxq[p] = wh_shm.rings + ((size_t)p * n + wh_shm.me) * WH_SHM_CELL_BYTES;
@@ -133,12 +141,17 @@ int wh_shm_region_setup(int phase)
         if (__atomic_load_n(&r->shm_state, __ATOMIC_ACQUIRE) == 1) {
             wh_shm.peer_ok[p] = 1;
             wh_shm.peers[wh_shm.npeers++] = p;
+            /* a futex wakes nobody in another kernel (VMs sharing a fixed region) */
+            if (!mine || strncmp(r->boot_id, mine->boot_id, sizeof r->boot_id))
+                wh_shm.db_ok = 0;
         } else {
             WH_INFO("shm", "rank %d has no shared-memory queues; using the network with it", r->rank);
         }
     }
-    WH_DEBUG("shm", "%d local ranks, %d reachable, rings of %u cells per pair, %u slots x %u bytes per rank", n,
-             wh_shm.npeers, wh_shm.ring_cells, wh_shm.nslots, wh_shm.slot_payload);
+    WH_DEBUG("shm", "%d local ranks, %d reachable, rings of %u cells per pair, %u slots x %u bytes per rank; doorbell sleep %s (%s)",
+             n, wh_shm.npeers, wh_shm.ring_cells, wh_shm.nslots, wh_shm.slot_payload,
+             wh_shm.db_ok ? "possible" : "impossible: a peer on another kernel",
+             wh_db_fence ? "membarrier unavailable: wakers fence" : "membarrier");
     return MPI_SUCCESS;
 }
 

@@ -1,6 +1,8 @@
 /* Shared-memory channel: active messages through per-pair rings of small cells
  * in the node region, larger payloads in slots of the sender's pool (shm.h);
- * CMA single copy as its zero-copy get/put (cma.c). */
+ * CMA single copy as its zero-copy get/put (cma.c); every cell published
+ * rings the receiver's doorbell, every batch consumed the sender's (for
+ * ranks that sleep while idle, doorbell.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -126,6 +128,7 @@ static int shm_am_send(int wpeer, const wh_hdr_t *h, const wh_data_t *d)
     c->slot = slot;
     __atomic_store_n(&c->state, 1, __ATOMIC_RELEASE);
     wh_shm.tx_idx[lp]++;
+    wh_db_ring(&wh_shm.db[lp], WH_DB_ASLEEP); /* one load while nobody sleeps */
     return MPI_SUCCESS;
 }
 
@@ -145,7 +148,8 @@ static int shm_progress(void)
     for (int i = 0; i < wh_shm.npeers; i++) {
         int lp = wh_shm.peers[i];
         unsigned char *q = wh_shm.rxq[lp];
-        for (int batch = 0; batch < 8; batch++) {
+        int batch;
+        for (batch = 0; batch < 8; batch++) {
             wh_shm_cell_t *c = wh_shm_cell(q, wh_shm.rx_idx[lp]);
             if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) == 0)
                 break;
@@ -165,9 +169,26 @@ static int shm_progress(void)
             wh_shm.rx_idx[lp]++;
             n++;
         }
+        if (batch) /* room freed: the sender may sleep with sends queued for it */
+            wh_db_ring(&wh_shm.db[lp], WH_DB_SPACE);
     }
     return n;
 }
+
+/* WHARF_WAIT_SLEEP (doorbell.h): arm my doorbell, look once more, sleep. */
+int wh_shm_nap(long timeout_us, int want_space, int (*recheck)(void))
+{
+    if (!wh_shm.db || !wh_shm.db_ok)
+        return -1;
+    wh_db_t *d = &wh_shm.db[wh_shm.me];
+    uint32_t armed = wh_db_arm(d, want_space);
+    if (recheck()) {
+        wh_db_disarm(d);
+        return 0;
+    }
+    return wh_db_wait(d, armed, timeout_us);
+}
+
 
 const wh_chan_ops_t wh_chan_shm_ops = {
     .name = "shm",
@@ -185,4 +206,5 @@ const wh_chan_ops_t wh_chan_shm_ops = {
     .wait_fd = wh_chan_no_fd,
     .wait_arm = NULL,
     .check_peers = wh_shm_check_peers,
+    .nap = wh_shm_nap,
 };

@@ -9,6 +9,9 @@
  *  - every rank owns one pool of large slots in the node region; a larger
  *    payload is copied into a free slot of the SENDER's pool and the ring cell
  *    names the slot; the receiver hands the slot back by clearing its flag.
+ *  - every rank owns one doorbell line (doorbell.h): a rank idle for long sleeps
+ *    on it, and whoever puts a cell in its rings (or frees room it waits for)
+ *    wakes it.
  * Large transfers: CMA single copy (cma.c) as the zero-copy get/put; otherwise
  * the protocol layer pipelines fragments through the slots as active messages. */
 #ifndef WH_CHAN_SHM_SHM_H
@@ -16,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "chan/chan.h"
+#include "chan/shm/doorbell.h"
 
 
 /* Ring cell: the first cache line holds state, length, header, the slot
@@ -62,6 +66,9 @@ typedef struct wh_shm_state {
     int *cma_ok;              /* per local index: I can CMA-read it */
     int *cma_why;             /* per local index: WH_WHY_* when not */
     int *pid;                 /* per local index */
+    /* doorbells (doorbell.h): one line per local rank after the pools */
+    wh_db_t *db;
+    int db_ok;                /* every peer on this kernel: this rank may sleep on its doorbell */
 } wh_shm_state_t;
 
 extern wh_shm_state_t wh_shm;
@@ -82,6 +89,8 @@ uint64_t wh_shm_region_bytes(int n, uint32_t ring_cells, uint32_t nslots, uint64
 uint64_t wh_shm_ring_row(int n);
 
 int wh_shm_region_setup(int phase);  /* region.c */
+/* The ops' nap (doorbell.h, shm.c). */
+int wh_shm_nap(long timeout_us, int want_space, int (*recheck)(void));
 void wh_shm_region_teardown(void);
 int wh_shm_cma_setup(int phase);     /* cma.c */
 /* Liveness of co-resident peers (alive.c): set up after the queues
