@@ -182,7 +182,8 @@ static void wait_ge(const shmc_t *s, volatile uint64_t *p, uint64_t v)
                 continue;
             }
         }
-        wh_progress_idle(&idle);
+        /* never the doorbell: the flag's writer does not ring it */
+        wh_progress_idle_nosleep(&idle);
     }
 }
 

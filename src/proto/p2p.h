@@ -82,6 +82,10 @@ int wh_progress(void);
  * idle for long).  *idle counts consecutive idle polls; reset it to 0 after
  * progress was made. */
 void wh_progress_idle(unsigned *idle);
+/* The same without the doorbell sleep: for waits on memory a peer writes
+ * outside the channel's messages (no doorbell rings for it), e.g. a
+ * shared-memory collective's flag where the flag's own futex is off. */
+void wh_progress_idle_nosleep(unsigned *idle);
 
 /* Status helpers (MPICH layout: count_lo / count_hi_and_cancelled). */
 void wh_status_set(MPI_Status *st, int source, int tag, int error, MPI_Count bytes, int cancelled);

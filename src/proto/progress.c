@@ -178,7 +178,7 @@ static int idle_sleep(unsigned i)
     return 1;
 }
 
-void wh_progress_idle(unsigned *idle)
+static void idle_poll(unsigned *idle, int may_sleep)
 {
     unsigned i = ++*idle;
     if (spin_mode) {
@@ -187,7 +187,7 @@ void wh_progress_idle(unsigned *idle)
         if ((i & 0xffff) == 0)
             sched_yield();
     } else if (i >= (unsigned)wh_tun.spin_count || wh_job.oversubscribed) {
-        if (sleep_mode && idle_sleep(i))
+        if (may_sleep && sleep_mode && idle_sleep(i))
             return;
         sched_yield();
     } else {
@@ -204,4 +204,14 @@ void wh_progress_idle(unsigned *idle)
             _exit(1);
         }
     }
+}
+
+void wh_progress_idle(unsigned *idle)
+{
+    idle_poll(idle, 1);
+}
+
+void wh_progress_idle_nosleep(unsigned *idle)
+{
+    idle_poll(idle, 0);
 }
