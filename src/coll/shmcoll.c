@@ -3,13 +3,15 @@
  * broadcasts, reductions and allreduces go through one block of node memory
  * (the node-shared allocator) instead of messages.
  *
- * Block layout (per rank r, each on its own cache lines): flag[r] (the last
- * collective r has arrived at: it finished every earlier one), done[r] (the
- * last one r has finished, read only when the block is freed), and NCELL
- * cells of WHARF_COLL_SHM_MAX bytes (collective k uses cell k % NCELL).  Flags are
+ * Block layout (per rank r, each on its own cache lines): NCELL slot lines
+ * (collective k uses slot k % NCELL: r's flag for k — r arrived at k, so it
+ * finished every earlier one —, the size r wrote and, up to INLINE bytes,
+ * the payload itself), done[r] (the last one r has finished, read only when
+ * the block is freed), and NCELL cells of WHARF_COLL_SHM_MAX bytes for
+ * larger payloads (collective k uses cell k % NCELL).  Flags are
  * single-writer sequence numbers that only grow, never reset: collective k
  * (every rank counts the same k: collectives are called in the same order)
- * waits for flag >= k.  A rank writes cell k % NCELL, which readers of
+ * waits for the slot of k >= k.  A rank writes slot and cell k % NCELL, which readers of
  * k - NCELL used, once every flag >= k - NCELL + 1 (all of them left
  * k - NCELL): after an allreduce or a barrier that holds already, and a
  * broadcast root (or a reduce leaf) may run NCELL - 1 collectives ahead of
@@ -77,28 +79,38 @@ typedef struct shmc {
     uint64_t bchunk;    /* chunks run (bout values; chunk t uses cell t % 2) */
 } shmc_t;
 
-static inline volatile uint64_t *flag(const shmc_t *s, int r)
+/* Per rank: NCELL slot lines, the done line, NCELL cells.  The slot line of
+ * collective k (k % NCELL) holds r's flag for k (the sequence number, at
+ * offset 0), the waiter count of that flag (8), the bytes r wrote for k (12)
+ * and, when they fit (INLINE bytes), the payload itself (16): a reader of a
+ * small collective takes flag, size and data with one cache line.  A slot
+ * only grows (k, k + NCELL, ...), so "r arrived at v" is the slot of v
+ * holding at least v, for any v. */
+#define INLINE (LINE - 16)
+static inline volatile uint64_t *flag(const shmc_t *s, int r, uint64_t k)
 {
-    return (volatile uint64_t *)(s->base + (size_t)r * s->stride);
+    return (volatile uint64_t *)(s->base + (size_t)r * s->stride + (size_t)(k % NCELL) * LINE);
 }
 static inline volatile uint64_t *done(const shmc_t *s, int r)
 {
-    return (volatile uint64_t *)(s->base + (size_t)r * s->stride + LINE);
+    return (volatile uint64_t *)(s->base + (size_t)r * s->stride + NCELL * LINE);
 }
-/* cell of rank r for collective k */
-static inline unsigned char *cell(const shmc_t *s, int r, uint64_t k)
+/* where rank r's `total` bytes of collective k are: inline in its slot line,
+ * or its cell k % NCELL (the writer's total decides; readers use the size
+ * the writer published, or their own once they checked it matches) */
+static inline unsigned char *cell(const shmc_t *s, int r, uint64_t k, size_t total)
 {
-    return s->base + (size_t)r * s->stride + 2 * LINE + (size_t)(k % NCELL) * s->cell;
+    if (total <= INLINE)
+        return (unsigned char *)flag(s, r, k) + 16;
+    return s->base + (size_t)r * s->stride + (NCELL + 1) * LINE + (size_t)(k % NCELL) * s->cell;
 }
 
-/* bytes rank r wrote into its cell for collective k: NCELL 32-bit words
- * in r's flag line after the flag and its sleeper count, written before the
- * flag is raised, so a reader sees them in the line it already waited on.
- * Ranks that pass different counts (erroneous: type signatures must match)
- * get an error instead of garbage. */
+/* bytes rank r wrote for collective k, published in the slot line before
+ * the flag is raised.  Ranks that pass different counts (erroneous: type
+ * signatures must match) get an error instead of garbage. */
 static inline volatile uint32_t *csize(const shmc_t *s, int r, uint64_t k)
 {
-    return (volatile uint32_t *)(s->base + (size_t)r * s->stride + 16) + k % NCELL;
+    return (volatile uint32_t *)((volatile unsigned char *)flag(s, r, k) + 12);
 }
 
 /* the waiter count of a flag: the 32-bit word after it (flags start their line) */
@@ -202,7 +214,7 @@ static void wait_flags(shmc_t *s, int n, uint64_t v)
         return;
     uint64_t lo = UINT64_MAX;
     for (int r = 0; r < n; r++) {
-        volatile uint64_t *p = (volatile uint64_t *)(s->base + (size_t)r * s->stride);
+        volatile uint64_t *p = flag(s, r, v);
         wait_ge(s, p, v);
         uint64_t cur = __atomic_load_n(p, __ATOMIC_ACQUIRE);
         lo = cur < lo ? cur : lo;
@@ -276,7 +288,7 @@ static shmc_t *setup(wh_comm_t *c, wh_coll_state_t *st)
     s->state = -1;
     st->shm = s;
     s->cell = (wh_tun.coll_shm_max + LINE - 1) & ~(size_t)(LINE - 1);
-    s->stride = 2 * LINE + NCELL * s->cell;
+    s->stride = (NCELL + 1) * LINE + NCELL * s->cell;
     if (block_alloc(c, (size_t)c->size * s->stride, &s->off, &s->base))
         s->state = 1;
     s->can_sleep = may_sleep(c);
@@ -341,7 +353,7 @@ int wh_shmc_barrier(wh_comm_t *c)
 {
     shmc_t *s = get(c);
     uint64_t k = ++s->seq;
-    post(flag(s, c->rank), k);
+    post(flag(s, c->rank, k), k);
     if (!s->release || c->rank == 0) {
         wait_flags(s, c->size, k);
         if (s->release) {
@@ -378,14 +390,14 @@ int wh_shmc_bcast(void *buf, size_t bytes, int root, wh_comm_t *c)
     if (c->rank == root) {
         if (k >= NCELL)
             wait_flags(s, c->size, k - NCELL + 1);
-        memcpy(cell(s, root, k), buf, bytes);
+        memcpy(cell(s, root, k, bytes), buf, bytes);
         *csize(s, root, k) = (uint32_t)bytes;
-        post(flag(s, root), k);
+        post(flag(s, root, k), k);
     } else {
-        post(flag(s, c->rank), k);
-        wait_ge(s, flag(s, root), k);
+        post(flag(s, c->rank, k), k);
+        wait_ge(s, flag(s, root, k), k);
         size_t got = *csize(s, root, k);
-        memcpy(buf, cell(s, root, k), got < bytes ? got : bytes);
+        memcpy(buf, cell(s, root, k, got), got < bytes ? got : bytes);
         if (__builtin_expect(got != bytes, 0)) {
             __atomic_store_n(done(s, c->rank), k, __ATOMIC_RELEASE);
             return size_mismatch(got, bytes, root);
@@ -407,24 +419,24 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
     const void *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf; /* one block at the buffer (selectors check) */
     if (k >= NCELL)
         wait_flags(s, n, k - NCELL + 1);
-    memcpy(cell(s, me, k), mine, bytes);
+    memcpy(cell(s, me, k, bytes), mine, bytes);
     *csize(s, me, k) = (uint32_t)bytes;
-    post(flag(s, me), k);
+    post(flag(s, me, k), k);
     int rc = MPI_SUCCESS;
     if (root < 0 || me == root) {
-        wait_ge(s, flag(s, n - 1), k);
-        memcpy(rbuf, cell(s, n - 1, k), bytes);
+        wait_ge(s, flag(s, n - 1, k), k);
+        memcpy(rbuf, cell(s, n - 1, k, *csize(s, n - 1, k)), bytes);
         if (__builtin_expect(*csize(s, n - 1, k) != (uint32_t)bytes, 0))
             rc = size_mismatch(*csize(s, n - 1, k), bytes, n - 1);
         /* out = c0 op (c1 op (... op c(n-1))): rank order for non-commutative ops.
          * Every flag is waited for even after an error (a reduce leaf's cell
          * stays in use until the combiners have read it). */
         for (int r = n - 2; r >= 0; r--) {
-            wait_ge(s, flag(s, r), k);
+            wait_ge(s, flag(s, r, k), k);
             if (__builtin_expect(*csize(s, r, k) != (uint32_t)bytes, 0) && rc == MPI_SUCCESS)
                 rc = size_mismatch(*csize(s, r, k), bytes, r);
             if (rc == MPI_SUCCESS)
-                rc = wh_op_apply(op, cell(s, r, k), rbuf, (size_t)count, dth, dt);
+                rc = wh_op_apply(op, cell(s, r, k, bytes), rbuf, (size_t)count, dth, dt);
         }
         if (root < 0)
             s->floor = k; /* every flag was seen at k */
@@ -454,21 +466,21 @@ int wh_shmc_gather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rb
     if (me != root) {
         if (k >= NCELL)
             wait_flags(s, n, k - NCELL + 1);
-        rc = wh_dtype_copy(sbuf, (size_t)scount, sdt, cell(s, me, k), blk, byte);
+        rc = wh_dtype_copy(sbuf, (size_t)scount, sdt, cell(s, me, k, blk), blk, byte);
         *csize(s, me, k) = (uint32_t)blk;
-        post(flag(s, me), k);
+        post(flag(s, me, k), k);
     } else {
-        post(flag(s, me), k); /* the root writes no cell */
+        post(flag(s, me, k), k); /* the root writes no cell */
         if (sbuf != MPI_IN_PLACE)
             rc = wh_coll_copy(sbuf, scount, sdt, wh_coll_elt(rbuf, (MPI_Aint)me * rcount, rdt), rcount, rdt);
         for (int i = 1; i < n; i++) {
             int q = (me + i) % n;
-            wait_ge(s, flag(s, q), k);
+            wait_ge(s, flag(s, q, k), k);
             if (__builtin_expect(*csize(s, q, k) != (uint32_t)blk, 0)) {
                 rc = first_err(rc, size_mismatch(*csize(s, q, k), blk, q));
                 continue;
             }
-            rc = first_err(rc, wh_dtype_copy(cell(s, q, k), blk, byte, wh_coll_elt(rbuf, (MPI_Aint)q * rcount, rdt),
+            rc = first_err(rc, wh_dtype_copy(cell(s, q, k, blk), blk, byte, wh_coll_elt(rbuf, (MPI_Aint)q * rcount, rdt),
                                              (size_t)rcount, rdt));
         }
         s->floor = k;
@@ -487,19 +499,19 @@ int wh_shmc_scatter(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *r
     if (me == root) {
         if (k >= NCELL)
             wait_flags(s, n, k - NCELL + 1);
-        rc = wh_dtype_copy(sbuf, (size_t)scount * (size_t)n, sdt, cell(s, me, k), blk * (size_t)n, byte);
+        rc = wh_dtype_copy(sbuf, (size_t)scount * (size_t)n, sdt, cell(s, me, k, blk * (size_t)n), blk * (size_t)n, byte);
         *csize(s, me, k) = (uint32_t)blk;
-        post(flag(s, me), k);
+        post(flag(s, me, k), k);
         if (rbuf != MPI_IN_PLACE)
             rc = first_err(rc, wh_coll_copy(wh_coll_elt(sbuf, (MPI_Aint)me * scount, sdt), scount, sdt, rbuf, rcount,
                                             rdt));
     } else {
-        post(flag(s, me), k); /* arrived: done with every earlier cell */
-        wait_ge(s, flag(s, root), k);
+        post(flag(s, me, k), k); /* arrived: done with every earlier cell */
+        wait_ge(s, flag(s, root, k), k);
         if (__builtin_expect(*csize(s, root, k) != (uint32_t)blk, 0))
             rc = size_mismatch(*csize(s, root, k), blk, root);
         else
-            rc = wh_dtype_copy(cell(s, root, k) + (size_t)me * blk, blk, byte, rbuf, (size_t)rcount, rdt);
+            rc = wh_dtype_copy(cell(s, root, k, blk * (size_t)n) + (size_t)me * blk, blk, byte, rbuf, (size_t)rcount, rdt);
     }
     __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
     return rc;
@@ -514,23 +526,24 @@ int wh_shmc_alltoall(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *
     uint64_t k = ++s->seq;
     if (k >= NCELL)
         wait_flags(s, n, k - NCELL + 1);
-    if (sbuf == MPI_IN_PLACE) /* my outgoing blocks are in rbuf: packed before anything lands there */
-        rc = wh_dtype_copy(rbuf, (size_t)rcount * (size_t)n, rdt, cell(s, me, k), blk * (size_t)n, byte);
-    else
-        rc = wh_dtype_copy(sbuf, (size_t)scount * (size_t)n, sdt, cell(s, me, k), blk * (size_t)n, byte);
     /* my blocks' size as sent (a send count that disagrees with the receive
-     * count is the readers' error to report, and mine) */
+     * count is the readers' error to report, and mine); it places them */
     size_t sblk = sbuf == MPI_IN_PLACE ? blk : (size_t)scount * sdt->size;
+    unsigned char *out = cell(s, me, k, sblk * (size_t)n);
+    if (sbuf == MPI_IN_PLACE) /* my outgoing blocks are in rbuf: packed before anything lands there */
+        rc = wh_dtype_copy(rbuf, (size_t)rcount * (size_t)n, rdt, out, blk * (size_t)n, byte);
+    else
+        rc = wh_dtype_copy(sbuf, (size_t)scount * (size_t)n, sdt, out, blk * (size_t)n, byte);
     *csize(s, me, k) = (uint32_t)sblk;
-    post(flag(s, me), k);
+    post(flag(s, me, k), k);
     for (int i = 0; i < n; i++) {
         int q = (me + i) % n;
-        wait_ge(s, flag(s, q), k);
+        wait_ge(s, flag(s, q, k), k);
         if (__builtin_expect(*csize(s, q, k) != (uint32_t)blk, 0)) {
             rc = first_err(rc, size_mismatch(*csize(s, q, k), blk, q));
             continue;
         }
-        rc = first_err(rc, wh_dtype_copy(cell(s, q, k) + (size_t)me * blk, blk, byte,
+        rc = first_err(rc, wh_dtype_copy(cell(s, q, k, blk * (size_t)n) + (size_t)me * blk, blk, byte,
                                          wh_coll_elt(rbuf, (MPI_Aint)q * rcount, rdt), (size_t)rcount, rdt));
     }
     s->floor = k;
@@ -705,15 +718,15 @@ int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
         uint64_t k = ++s->seq;
         if (k >= NCELL)
             wait_flags(s, n, k - NCELL + 1);
-        memcpy(cell(s, me, k), src, blk);
+        memcpy(cell(s, me, k, blk), src, blk);
         *csize(s, me, k) = (uint32_t)sbytes;
-        post(flag(s, me), k);
+        post(flag(s, me, k), k);
         for (int q = 0; q < n; q++) {
-            wait_ge(s, flag(s, q), k);
+            wait_ge(s, flag(s, q, k), k);
             if (__builtin_expect(*csize(s, q, k) != (uint32_t)blk, 0) && rc == MPI_SUCCESS)
                 rc = size_mismatch(*csize(s, q, k), blk, q);
             if (!(q == me && dst + (size_t)q * blk == src))
-                memcpy(dst + (size_t)q * blk, cell(s, q, k), blk);
+                memcpy(dst + (size_t)q * blk, cell(s, q, k, blk), blk);
         }
         s->floor = k;
         __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
