@@ -42,3 +42,20 @@ foreach(sc native pidpriv twohost)
   set_tests_properties(app.hpcc_mpich_abi.${sc} PROPERTIES
     FIXTURES_REQUIRED hpcc_mpich LABELS "app;scenario" TIMEOUT 900 PROCESSORS 2 SKIP_RETURN_CODE 77)
 endforeach()
+
+# app.scalapack.*: Debian's ScaLAPACK test programs (scalapack-mpi-test: the BLACS tester with
+# its C and Fortran interfaces, PBLAS testers, ScaLAPACK drivers), compiled by Debian against
+# MPICH and run unchanged on wharf's libmpi.so.12 in every container scenario; passes when no
+# program reports a failed check (tests/external/scalapack.py).  Skipped (77) without the package.
+set(WH_SCALAPACK ${CMAKE_SOURCE_DIR}/tests/external/scalapack.py)
+# Where ranks talk over TCP (isolated, twohost) a shorter list: the testers send ~10^5 small
+# messages, minutes over TCP on 2 loaded cores.
+foreach(sc native shared pidpriv volume isolated twohost)
+  set(only)
+  if(sc STREQUAL "isolated" OR sc STREQUAL "twohost")
+    set(only --only xCbtest,dpb1tst,xzinv,xddblu)
+  endif()
+  add_test(NAME app.scalapack.${sc} COMMAND python3 ${WH_SCALAPACK} --build ${CMAKE_BINARY_DIR} --scenario ${sc} ${only})
+  set_tests_properties(app.scalapack.${sc} PROPERTIES
+    LABELS "app;scenario" TIMEOUT 1200 PROCESSORS 2 SKIP_RETURN_CODE 77)
+endforeach()
