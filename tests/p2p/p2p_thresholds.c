@@ -3,10 +3,11 @@
  * MPI_Sendrecv and an unexpected message (sent before the receive is posted)
  * deliver the right bytes, and the per-channel protocol counters (MPI_T
  * performance variables) say each message took the protocol the tunables
- * select: eager up to min(WHARF_SHM_EAGER_MAX, WHARF_SHM_SLOT_SIZE), above it
- * rendezvous: single copy (CMA) from WHARF_CMA_MIN where WHARF_CMA allows
- * (the locality probe may still refuse: then the pipelined copy), else the
- * pipelined copy through the slots.  The tunables are read back through
+ * select: eager up to min(WHARF_SHM_EAGER_MAX, WHARF_SHM_SLOT_SIZE); above it
+ * single copy (CMA) from WHARF_CMA_MIN where WHARF_CMA allows (the locality
+ * probe may still refuse it for the pair); else the push (no handshake) up to
+ * WHARF_SHM_PUSH_MAX; else rendezvous with the pipelined copy through the
+ * slots.  A fourth pattern takes the message with MPI_Mprobe/MPI_Mrecv.  The tunables are read back through
  * MPI_T control variables, so the same program checks every variant and
  * forced setting.  Over the network channel only the data is checked.
  * Two ranks. */
@@ -38,8 +39,9 @@ static unsigned long cvar(const char *name)
     return v;
 }
 
-enum { PV_EAGER, PV_CMA, PV_COPY, PV_N };
-static const char *const pv_names[PV_N] = {"wharf_shm_eager_msgs", "wharf_shm_single_copy_msgs", "wharf_shm_rndv_msgs"};
+enum { PV_EAGER, PV_CMA, PV_COPY, PV_PUSH, PV_N };
+static const char *const pv_names[PV_N] = {"wharf_shm_eager_msgs", "wharf_shm_single_copy_msgs", "wharf_shm_rndv_msgs",
+                                           "wharf_shm_push_msgs"};
 static MPI_T_pvar_session ses;
 static MPI_T_pvar_handle pvh[PV_N];
 
@@ -68,13 +70,11 @@ static void verify(const unsigned char *b, size_t n, unsigned seed, const MPI_St
 int main(int argc, char **argv)
 {
     int prov;
-    MPI_Init(&argc, &argv);
+    p2p_init(&argc, &argv);
     MPI_T_init_thread(MPI_THREAD_SINGLE, &prov);
-    MPI_Comm_rank(MPI_COMM_WORLD, &p2p_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &p2p_size);
     CHECK(p2p_size >= 2, "needs 2 ranks");
     unsigned long eager = cvar("WHARF_SHM_EAGER_MAX"), slot = cvar("WHARF_SHM_SLOT_SIZE");
-    unsigned long cma = cvar("WHARF_CMA"), cma_min = cvar("WHARF_CMA_MIN");
+    unsigned long cma = cvar("WHARF_CMA"), cma_min = cvar("WHARF_CMA_MIN"), push = cvar("WHARF_SHM_PUSH_MAX");
     if (slot < eager)
         eager = slot;
     CHECK(MPI_T_pvar_session_create(&ses) == MPI_SUCCESS, "pvar session");
@@ -98,9 +98,10 @@ int main(int argc, char **argv)
 
     for (size_t k = 0; k < NS && active; k++) {
         size_t n = sizes[k];
-        for (int pat = 0; pat < 3; pat++) {
-            p2p_setstep("%s, %zu bytes (eager max %lu, CMA %lu from %lu)",
-                        pat == 0 ? "ping-pong" : pat == 1 ? "sendrecv" : "unexpected", n, eager, cma, cma_min);
+        for (int pat = 0; pat < 4; pat++) {
+            static const char *const pname[] = {"ping-pong", "sendrecv", "unexpected", "mprobe"};
+            p2p_setstep("%s, %zu bytes (eager max %lu, CMA %lu from %lu, push max %lu)", pname[pat], n, eager, cma,
+                        cma_min, push);
             unsigned seed = (unsigned)(k * 3 + (unsigned)pat);
             MPI_Status st;
             fill(sbuf, n, seed);
@@ -118,13 +119,24 @@ int main(int argc, char **argv)
             } else if (pat == 1) {
                 MPI_OK(MPI_Sendrecv(sbuf, (int)n, MPI_BYTE, peer, 3, rbuf, (int)n, MPI_BYTE, peer, 3, MPI_COMM_WORLD,
                                     &st));
-            } else { /* both send first, then meet, then receive: the messages wait unexpected */
+            } else if (pat == 2) { /* both send first, then receive: the messages wait unexpected */
                 MPI_Request r;
                 MPI_OK(MPI_Isend(sbuf, (int)n, MPI_BYTE, peer, 4, MPI_COMM_WORLD, &r));
                 int flag = 0;
                 for (int i = 0; i < 1000 && !flag; i++) /* let it arrive before the receive is posted */
                     MPI_OK(MPI_Iprobe(peer, 4, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
                 MPI_OK(MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, 4, MPI_COMM_WORLD, &st));
+                MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            } else { /* matched by MPI_Mprobe as soon as its header is in, received later */
+                MPI_Request r;
+                MPI_Message m;
+                MPI_Status pst;
+                MPI_OK(MPI_Isend(sbuf, (int)n, MPI_BYTE, peer, 5, MPI_COMM_WORLD, &r));
+                MPI_OK(MPI_Mprobe(peer, 5, MPI_COMM_WORLD, &m, &pst));
+                int cnt = -1;
+                MPI_Get_count(&pst, MPI_BYTE, &cnt);
+                CHECK(cnt == (int)n, "probed %d bytes, expected %zu", cnt, n);
+                MPI_OK(MPI_Mrecv(rbuf, (int)n, MPI_BYTE, &m, &st));
                 MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
             }
             counters(b);
@@ -134,17 +146,19 @@ int main(int argc, char **argv)
             /* this rank sent one message of n bytes (counted here if eager) and
              * received one (a rendezvous is counted by its receiver) */
             unsigned long long de = b[PV_EAGER] - a[PV_EAGER], dc = b[PV_CMA] - a[PV_CMA],
-                               dp = b[PV_COPY] - a[PV_COPY];
-            if (n <= eager) {
-                CHECK(de == 1 && dc == 0 && dp == 0, "eager %llu, single copy %llu, pipelined %llu: expected eager",
-                      de, dc, dp);
-            } else if (cma && n >= cma_min) {
-                CHECK(de == 0 && dc + dp == 1, "eager %llu, single copy %llu, pipelined %llu: expected rendezvous", de,
-                      dc, dp);
-            } else {
-                CHECK(de == 0 && dc == 0 && dp == 1,
-                      "eager %llu, single copy %llu, pipelined %llu: expected the pipelined copy", de, dc, dp);
-            }
+                               dp = b[PV_COPY] - a[PV_COPY], du = b[PV_PUSH] - a[PV_PUSH];
+            const char *want = n <= eager ? "eager" : cma && n >= cma_min ? "single copy" : n <= push ? "push"
+                                                                                                  : "pipelined copy";
+            int ok;
+            if (n <= eager)
+                ok = de == 1 && dc + dp + du == 0;
+            else if (cma && n >= cma_min) /* the probe may have refused CMA for the pair: then as without */
+                ok = de == 0 && (dc == 1 ? dp + du == 0 : n <= push ? du == 1 && dp == 0 : dp == 1 && du == 0);
+            else if (n <= push)
+                ok = de + dc + dp == 0 && du == 1;
+            else
+                ok = de + dc + du == 0 && dp == 1;
+            CHECK(ok, "eager %llu, single copy %llu, push %llu, pipelined %llu: expected %s", de, dc, du, dp, want);
         }
     }
     MPI_T_pvar_session_free(&ses);
