@@ -20,7 +20,7 @@ const char *const wh_proto_names[WH_PROTO_MAX] = {
     [WH_PROTO_LDST] = "load-store", [WH_PROTO_ATOMIC] = "atomic", [WH_PROTO_ACCLOCK] = "acc-locked",
     [WH_PROTO_CMA] = "cma",     [WH_PROTO_FABRIC] = "fabric-rma", [WH_PROTO_CUDA_VMM] = "cuda-vmm",
     [WH_PROTO_FATOMIC] = "fabric-atomic",
-    [WH_PROTO_PIPE] = "pipeline",
+    [WH_PROTO_PIPE] = "pipeline", [WH_PROTO_PUSH] = "push",
 };
 
 wh_coord_peer_t *wh_coord_peers;
@@ -162,6 +162,7 @@ int wh_coord_init(void)
         wh_coord_lim.mem_kinds[c] = k->mem_kinds;
     }
     wh_coord_lim.zcopy_min = wh_tun.cma_min;
+    wh_coord_lim.push_max[WH_CHAN_SHM] = wh_tun.shm_push_max; /* the other channels never push */
     wh_coord_lim.dev_eager_max = wh_tun.cuda_eager_max;
     for (int p = 0; p < wh_job.size; p++) {
         wh_coord_cand_t cand[WH_CHAN_MAX];

@@ -40,6 +40,7 @@ enum wh_proto_id {
     WH_PROTO_CUDA_VMM,  /* receiver maps the sender's device buffer from a VMM file descriptor (CUDA IPC, vmm.c) */
     WH_PROTO_FATOMIC,   /* accumulate, fetch-and-op, compare-and-swap by libfabric atomics */
     WH_PROTO_PIPE,      /* device buffers: chunks through a node-region ring, async copies on both sides */
+    WH_PROTO_PUSH,      /* sender pushes header + fragments at once, no handshake (eager through several slots) */
     WH_PROTO_MAX
 };
 extern const char *const wh_proto_names[WH_PROTO_MAX];
@@ -61,6 +62,7 @@ typedef struct wh_coord_limits {
     uint32_t mem_kinds[WH_CHAN_MAX];
     size_t zcopy_min;              /* smallest rendezvous moved by a zero-copy get (WHARF_CMA_MIN) */
     size_t dev_eager_max;          /* largest device-buffer message sent eagerly, staged (WHARF_CUDA_EAGER_MAX) */
+    size_t push_max[WH_CHAN_MAX];  /* largest host message pushed without a handshake (WHARF_SHM_PUSH_MAX; 0: never) */
 } wh_coord_limits_t;
 
 /* What the sender of a rendezvous exposed (bits of `remote` below). */
@@ -127,8 +129,13 @@ static inline wh_coord_choice_t wh_coord_send(int wpeer, size_t bytes, int mem, 
     c.chan = wh_coord_peers[wpeer].chan;
     if (__builtin_expect(bytes <= wh_coord_lim.eager_max[c.chan] && mem == WH_MEM_HOST, 1))
         c.proto = WH_PROTO_EAGER;
-    else
-        c.proto = (uint8_t)(mem == WH_MEM_HOST ? WH_PROTO_RNDV : wh_coord_dev_send(wpeer, bytes, how));
+    else if (mem != WH_MEM_HOST)
+        c.proto = (uint8_t)wh_coord_dev_send(wpeer, bytes, how);
+    else /* push where no single copy would serve it (the receiver decides that at the match) */
+        c.proto = bytes <= wh_coord_lim.push_max[c.chan] &&
+                          (!(wh_coord_peers[wpeer].caps & WH_CAP_GET_ZCOPY) || bytes < wh_coord_lim.zcopy_min)
+                      ? WH_PROTO_PUSH
+                      : WH_PROTO_RNDV;
     return c;
 }
 

@@ -78,12 +78,15 @@ static void start_recv(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, cons
     r->msg_len = h->len;
     r->status.MPI_SOURCE = h->src;
     r->status.MPI_TAG = h->tag;
-    if (h->type == wh_p2p_am.eager) {
+    if (h->type == wh_p2p_am.eager || h->type == wh_p2p_am.push) {
         if (h->flags & WH_HF_SYNC) {
             wh_hdr_t a = {.type = wh_p2p_am.sack, .ctx = h->ctx, .src = h->src, .tag = h->tag, .sreq = h->sreq};
             wh_send_ctrl(chan, wpeer, &a, NULL, 0);
         }
-        deliver_eager(r, payload, plen);
+        if (h->type == wh_p2p_am.eager)
+            deliver_eager(r, payload, plen);
+        else
+            wh_push_matched(r, wpeer, h, payload, plen);
     } else {
         wh_rndv_matched(r, chan, wpeer, h, payload, plen);
     }
@@ -115,12 +118,15 @@ static void incoming(int chan, int wpeer, const wh_hdr_t *h, const void *payload
     u->chan = chan;
     u->plen = plen;
     u->next = NULL;
-    if (plen <= sizeof u->small)
+    size_t cap = h->type == wh_p2p_am.push ? (size_t)h->len : plen; /* PUSH: the fragments follow */
+    if (cap <= sizeof u->small)
         u->data = u->small;
-    else if (!(u->data = malloc(plen)))
-        out_of_memory(wpeer, plen);
+    else if (!(u->data = malloc(cap)))
+        out_of_memory(wpeer, cap);
     if (plen)
         memcpy(u->data, payload, plen);
+    if (plen < cap && !wh_push_track(u))
+        out_of_memory(wpeer, cap);
     u->prev = uq_tail;
     if (uq_tail)
         uq_tail->next = u;
@@ -248,6 +254,8 @@ int wh_cancel_send(wh_req_t *r)
         return MPI_SUCCESS;
     if (!r->linked && (!r->comm || r->mode == WH_MODE_BUFFERED))
         return MPI_SUCCESS;
+    if (r->data_pending && r->rproto == WH_PROTO_PUSH)
+        return MPI_SUCCESS; /* fragments still going out: it completes as sent */
     uint64_t msg = r->linked ? r->linked : wh_req_id(r);
     wh_hdr_t h = {.type = wh_p2p_am.cancel, .ctx = r->ctx, .tag = r->tag, .len = wh_req_id(r), .sreq = msg};
     int was_done = r->complete;
@@ -270,7 +278,9 @@ void wh_am_cancel(int chan, int wpeer, const wh_hdr_t *h, const void *payload, s
     int found = 0;
     for (wh_uq_t *u = uq_head; u; u = u->next) {
         if (u->wpeer == wpeer && u->hdr.sreq == h->sreq && u->hdr.ctx == h->ctx && u->hdr.tag == h->tag) {
-            uq_remove(u); /* an EAGER payload or an RTS: nothing else refers to it */
+            if (wh_push_partial(u)) /* fragments on their way (the sender cancels only after the last) */
+                break;
+            uq_remove(u); /* an EAGER payload, an RTS or a whole PUSH: nothing else refers to it */
             uq_free(u);
             found = 1;
             break;
@@ -321,6 +331,7 @@ void wh_match_finalize(void)
         uq_free(u);
         n++;
     }
+    wh_push_finalize();
     if (n)
         WH_DEBUG("proto", "%d unexpected messages were never received", n);
     posted_head = posted_tail = NULL;

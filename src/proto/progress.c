@@ -45,6 +45,8 @@ int wh_proto_init(void)
     WH_CHECK(wh_am_register("p2p.fin", wh_am_fin, &wh_p2p_am.fin));
     WH_CHECK(wh_am_register("p2p.cancel", wh_am_cancel, &wh_p2p_am.cancel));
     WH_CHECK(wh_am_register("p2p.cancel_ack", wh_am_cancel_ack, &wh_p2p_am.cancel_ack));
+    WH_CHECK(wh_am_register("p2p.push", wh_am_push, &wh_p2p_am.push));
+    WH_CHECK(wh_am_register("p2p.pdata", wh_am_pdata, &wh_p2p_am.pdata));
     return MPI_SUCCESS;
 }
 

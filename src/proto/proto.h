@@ -10,6 +10,9 @@
  *               CUDA_IPC  the receiver maps the sender's device buffer, copies, FIN
  *               PIPE  CTS names a node-region ring; chunks move through it (pipe.c)
  *             (an empty transfer is just a FIN).
+ *   push      (co-resident, no single copy, up to WHARF_SHM_PUSH_MAX) PUSH: header +
+ *             the first fragment, then PDATA fragments at once, no handshake; the
+ *             receiver buffers them while the message is unexpected (push.c).
  * Messages between two ranks on one channel keep their order (the channels'
  * contract), which together with FIFO matching gives MPI's non-overtaking rule. */
 #ifndef WH_PROTO_PROTO_H
@@ -23,7 +26,7 @@
 
 /* active-message ids of point-to-point (registered by wh_proto_init) */
 typedef struct wh_p2p_am {
-    uint8_t eager, rts, sack, cts, data, fin, cancel, cancel_ack;
+    uint8_t eager, rts, sack, cts, data, fin, cancel, cancel_ack, push, pdata;
 } wh_p2p_am_t;
 extern wh_p2p_am_t wh_p2p_am;
 
@@ -59,8 +62,8 @@ typedef struct wh_uq {
     wh_hdr_t hdr;
     int wpeer;
     int chan;
-    size_t plen;
-    void *data;            /* EAGER: the payload copy; RTS: its payload copy */
+    size_t plen;           /* PUSH: bytes arrived so far (hdr.len in all) */
+    void *data;            /* EAGER: the payload copy; RTS: its payload copy; PUSH: the message */
     unsigned char small[64];
 } wh_uq_t;
 
@@ -88,6 +91,20 @@ int wh_pending_count(void);
 /* Send a protocol message of rawlen (<= 64) bytes, queued behind earlier
  * traffic to the peer if the channel is busy. */
 int wh_send_ctrl(int chan, int wpeer, const wh_hdr_t *h, const void *raw, size_t len);
+
+/* push (push.c): receiver side; the sender's fragments go out through the
+   FRAG streams of rndv.c */
+void wh_am_push(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
+void wh_am_pdata(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
+/* a PUSH header matched request r (payload: the plen bytes arrived so far) */
+void wh_push_matched(wh_req_t *r, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
+/* an unexpected PUSH message u is still missing fragments */
+int wh_push_partial(const wh_uq_t *u);
+/* an unexpected PUSH message (first plen bytes in u->data) waits for its fragments */
+int wh_push_track(wh_uq_t *u);
+void wh_push_finalize(void);
+/* sender: start the stream of request r after its PUSH header took `first` bytes */
+void wh_rndv_stream(wh_req_t *r, size_t first);
 
 /* rendezvous (rndv.c) */
 int wh_rndv_start(wh_req_t *r, int chan, const wh_hdr_t *h); /* sender: the RTS */

@@ -246,7 +246,25 @@ void wh_am_cts(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size
     wh_rndv_push();
 }
 
-/* Push DATA fragments of the FRAG senders while their channels take them. */
+/* A PUSH sender whose header took the first `first` bytes: stream the rest
+ * (complete now if nothing is left). */
+void wh_rndv_stream(wh_req_t *s, size_t first)
+{
+    s->rproto = WH_PROTO_PUSH;
+    s->xfer_len = s->bytes;
+    s->xfer_off = first;
+    if (first >= s->bytes) {
+        wh_req_send_done(s); /* a synchronous send still waits for its SACK */
+        return;
+    }
+    s->next = streams;
+    streams = s;
+    wh_rndv_nstreams++;
+}
+
+/* Push the fragments of the FRAG (DATA, named by the receiver's request id)
+ * and PUSH (PDATA, named by the sender's) senders while their channels take
+ * them. */
 int wh_rndv_push(void)
 {
     int n = 0;
@@ -260,7 +278,9 @@ int wh_rndv_push(void)
             frag = wh_coord_lim.max_am[s->chan];
         while (s->xfer_off < s->xfer_len) {
             size_t len = s->xfer_len - s->xfer_off < frag ? s->xfer_len - s->xfer_off : frag;
-            wh_hdr_t h = {.type = wh_p2p_am.data, .len = s->xfer_off, .sreq = s->remote};
+            int push = s->rproto == WH_PROTO_PUSH;
+            wh_hdr_t h = {.type = push ? wh_p2p_am.pdata : wh_p2p_am.data, .len = s->xfer_off,
+                          .sreq = push ? wh_req_id(s) : s->remote};
             wh_data_t d;
             wh_req_data(s, s->xfer_off, len, &d);
             int rc = wh_chans[s->chan]->am_send(s->wpeer, &h, &d);
@@ -281,7 +301,8 @@ int wh_rndv_push(void)
         *pp = s->next;
         s->next = NULL;
         wh_rndv_nstreams--;
-        s->sync_pending = 0;
+        if (s->rproto != WH_PROTO_PUSH)
+            s->sync_pending = 0; /* the CTS proved the match; a synchronous PUSH waits for its SACK */
         wh_req_send_done(s);
     }
     return n;

@@ -61,6 +61,17 @@ static int try_send(int chan, int wpeer, wh_req_t *r, const wh_hdr_t *h, const v
         }
         return rc;
     }
+    if (r && h->type == wh_p2p_am.push) { /* the header with the first fragment; the rest streams */
+        size_t first = r->bytes < wh_coord_lim.max_am[chan] ? r->bytes : wh_coord_lim.max_am[chan];
+        wh_data_t d;
+        wh_req_data(r, 0, first, &d);
+        int rc = ops->am_send(wpeer, h, &d);
+        if (rc == MPI_SUCCESS) {
+            wh_coord_note(chan, WH_PROTO_PUSH, h->len);
+            wh_rndv_stream(r, first);
+        }
+        return rc;
+    }
     wh_data_t d = {.base = (char *)raw, .len = rawlen, .mem = WH_MEM_HOST};
     return ops->am_send(wpeer, h, rawlen ? &d : NULL);
 }
@@ -157,6 +168,9 @@ static int start_send(wh_req_t *r)
     r->sync_pending = 0;
     if (ch.proto == WH_PROTO_RNDV) /* completes only after the match: synchronous by nature */
         return wh_rndv_start(r, ch.chan, &h);
+    r->rproto = ch.proto == WH_PROTO_PUSH ? WH_PROTO_PUSH : WH_PROTO_EAGER;
+    if (ch.proto == WH_PROTO_PUSH)
+        h.type = wh_p2p_am.push;
     if (r->mode == WH_MODE_SYNC) {
         h.flags = WH_HF_SYNC;
         r->sync_pending = 1;

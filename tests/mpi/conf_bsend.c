@@ -4,7 +4,7 @@
  * MPI_ERR_BUFFER; messages still in flight keep their space. */
 #include "p2p_check.h"
 
-#define BIG (64 * 1024) /* above every channel's eager limit: stays in flight */
+#define BIG (256 * 1024) /* above every eager limit and WHARF_SHM_PUSH_MAX: stays in flight until matched */
 
 static char data[BIG];
 

@@ -50,7 +50,7 @@ static void cvars(void)
         if (!strcmp(name, "WHARF_SHM_EAGER_MAX")) {
             unsigned long v;
             memcpy(&v, buf, sizeof v);
-            CHECK(dt == MPI_UNSIGNED_LONG && v == (env ? strtoul(env, NULL, 0) : 8192), "SHM_EAGER_MAX = %lu", v);
+            CHECK(dt == MPI_UNSIGNED_LONG && v == (env ? strtoul(env, NULL, 0) : 16384), "SHM_EAGER_MAX = %lu", v);
         }
         if (!strcmp(name, "WHARF_NODE_DIR"))
             CHECK(dt == MPI_CHAR && !strcmp(buf, env ? env : "/dev/shm"), "NODE_DIR = '%s'", buf);

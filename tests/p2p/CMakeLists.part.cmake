@@ -37,3 +37,27 @@ add_test(NAME mpi.p2p.oversub8_1cpu_nosleep.shm
          COMMAND taskset -c 0 ${WHARFRUN} -n 8 --timeout 150 $<TARGET_FILE:mpit_p2p_oversub> 60 sleeps)
 set_tests_properties(mpi.p2p.oversub8_1cpu_nosleep.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm"
                      PROCESSORS 2 WILL_FAIL TRUE ENVIRONMENT "WHARF_WAIT_SLEEP=off")
+
+# Protocol switch points between co-resident ranks (eager, single copy, the
+# pipelined copy; docs/DESIGN.md "Protocols"): data and the MPI_T protocol
+# counters for sizes around the thresholds, ping-pong, head-to-head and
+# unexpected; over every channel variant, and with the thresholds moved so the
+# pipelined copy serves the middle sizes with CMA on, and the old defaults.
+wh_mpi_test(p2p.thresholds ${CMAKE_SOURCE_DIR}/tests/p2p/p2p_thresholds.c 2)
+# The push (no CMA, or below WHARF_CMA_MIN): many fragments through few small
+# slots (the stream stalls and resumes; unexpected messages arrive in parts,
+# handed over to the receive or MPI_Mrecv), and switched off.
+foreach(f "mid:WHARF_SHM_EAGER_MAX=4096,WHARF_CMA_MIN=65536" "old:WHARF_SHM_EAGER_MAX=8192,WHARF_CMA_MIN=32768"
+          "slot:WHARF_SHM_SLOT_SIZE=8192,WHARF_SHM_EAGER_MAX=65536"
+          "pushsmall:WHARF_CMA=0,WHARF_SHM_SLOT_SIZE=4096,WHARF_SHM_SLOTS=4,WHARF_SHM_PUSH_MAX=262144"
+          "nopush:WHARF_CMA=0,WHARF_SHM_PUSH_MAX=0")
+  string(FIND "${f}" ":" colon)
+  string(SUBSTRING "${f}" 0 ${colon} fname)
+  math(EXPR colon "${colon} + 1")
+  string(SUBSTRING "${f}" ${colon} -1 fenv)
+  string(REPLACE "," ";" fenv "${fenv}")
+  add_test(NAME mpi.p2p.thresholds_${fname}.shm
+           COMMAND ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_p2p_thresholds>)
+  set_tests_properties(mpi.p2p.thresholds_${fname}.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm"
+                       PROCESSORS 2 ENVIRONMENT "WHARF_CHANNEL=auto;${fenv}")
+endforeach()
