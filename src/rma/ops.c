@@ -288,27 +288,56 @@ static int zcopy(wh_win_t *w, const wh_rma_args_t *a, int wt, uint64_t raddr, ui
  * before overwriting it: three memory transfers per line where streaming
  * stores need two.  From WHARF_RMA_STREAM_MIN bytes the copy uses
  * non-temporal stores, then an sfence so they are globally visible before
- * anything this rank stores next (a flush, an unlock) is. */
+ * anything this rank stores next (a flush, an unlock) is.
+ *
+ * One sequential stream leaves the core waiting on memory: it keeps too few
+ * line fills in flight.  The body is cut into WHARF_RMA_STREAM_WAYS equal
+ * parts copied a line of each in turn, so that many independent streams
+ * (source reads, destination writes) run at once: 4 MiB cold copies on the
+ * development host, best of 320, 1 way 8.3-8.9 GB/s, 2 ways 10.5-10.6,
+ * 3 ways 11.4-11.8, 4 ways 10.8-10.9, 8 ways 10.3-10.5 (glibc memcpy 6.5-6.7). */
 #if defined(__x86_64__)
+static inline void stream_line(char *d, const char *s)
+{
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+    __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
+    __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
+    _mm_stream_si128((__m128i *)(void *)d, a);
+    _mm_stream_si128((__m128i *)(void *)(d + 16), b);
+    _mm_stream_si128((__m128i *)(void *)(d + 32), c);
+    _mm_stream_si128((__m128i *)(void *)(d + 48), e);
+}
+
+#define WH_STREAM_WAYS_MAX 16
+
 static void stream_copy(char *d, const char *s, size_t n)
 {
     size_t head = (size_t)(-(uintptr_t)d & 63);
+    if (head > n)
+        head = n;
     memcpy(d, s, head);
     d += head;
     s += head;
     n -= head;
-    for (; n >= 64; n -= 64, d += 64, s += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
-        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
-        __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
-        _mm_stream_si128((__m128i *)(void *)d, a);
-        _mm_stream_si128((__m128i *)(void *)(d + 16), b);
-        _mm_stream_si128((__m128i *)(void *)(d + 32), c);
-        _mm_stream_si128((__m128i *)(void *)(d + 48), e);
+    size_t lines = n / 64;
+    int ways = wh_tun.rma_stream_ways;
+    if (ways < 1)
+        ways = 1;
+    if (ways > WH_STREAM_WAYS_MAX)
+        ways = WH_STREAM_WAYS_MAX;
+    size_t per = lines / (size_t)ways, done = 0; /* lines per part */
+    if (ways > 1 && per) {
+        size_t part = per * 64;
+        for (size_t off = 0; off < part; off += 64)
+            for (int k = 0; k < ways; k++)
+                stream_line(d + (size_t)k * part + off, s + (size_t)k * part + off);
+        done = per * (size_t)ways;
     }
+    for (size_t l = done; l < lines; l++) /* the rest (less than a line per part) in one stream */
+        stream_line(d + l * 64, s + l * 64);
     _mm_sfence();
-    memcpy(d, s, n);
+    memcpy(d + lines * 64, s + lines * 64, n - lines * 64);
 }
 #else
 static void stream_copy(char *d, const char *s, size_t n)

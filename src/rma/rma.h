@@ -191,10 +191,12 @@ int wh_win_free(wh_win_t *w);
 int wh_win_attach(wh_win_t *w, void *base, MPI_Aint size);
 int wh_win_detach(wh_win_t *w, const void *base);
 int wh_win_set_hints(wh_win_t *w, MPI_Info info); /* keep the recognized hints of info */
-/* MPI_Alloc_mem / MPI_Free_mem: memory from the node heap (up to
- * WHARF_ALLOC_MEM_NODE bytes), so MPI_Win_create over it is a node-region
+/* MPI_Alloc_mem / MPI_Free_mem: memory from the node heap (this rank's
+ * blocks together up to wh_rma_alloc_mem_cap()), so MPI_Win_create over it is a node-region
  * window; NULL / 0 when not served here (the caller uses malloc / free). */
 void *wh_rma_alloc_mem(size_t size);
+/* the most node-heap memory this rank's MPI_Alloc_mem blocks may hold together */
+size_t wh_rma_alloc_mem_cap(void);
 int wh_rma_free_mem(void *base);
 /* comm rank of world rank wr in the window, or -1 */
 int wh_win_rank_of(const wh_win_t *w, int wr);

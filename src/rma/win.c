@@ -178,7 +178,13 @@ static int shared_alloc(wh_win_t *w, MPI_Aint size, uint64_t *offs)
 
 /* A block handed out by MPI_Alloc_mem from the node heap: a lock word pad,
  * then the memory.  MPI_Win_create over memory inside such a block becomes a
- * node-region window (co-residents load, store and apply accumulates). */
+ * node-region window (co-residents load, store and apply accumulates).
+ *
+ * How much: this rank's live blocks together (pads included) stay within
+ * WHARF_ALLOC_MEM_NODE and within its share of three quarters of the node
+ * heap (WHARF_NODE_HEAP * 3/4 / co-resident ranks), so MPI_Alloc_mem of all
+ * ranks leaves a quarter to communicators and MPI_Win_allocate.  Beyond
+ * that, or when the heap or its filesystem says no, the caller mallocs. */
 typedef struct amem {
     struct amem *next;
     char *base;        /* what the program got */
@@ -186,15 +192,27 @@ typedef struct amem {
     uint64_t heap_off; /* of the block (pad first) */
 } amem_t;
 static amem_t *amem_list;
+static size_t amem_held; /* bytes of the blocks in amem_list, pads included */
+
+/* the most node-heap memory this rank's MPI_Alloc_mem blocks may hold */
+size_t wh_rma_alloc_mem_cap(void)
+{
+    size_t cap = wh_tun.alloc_mem_node;
+    int n = wh_job.local_size > 1 ? wh_job.local_size : 1;
+    size_t share = wh_tun.node_heap / 4 * 3 / (size_t)n;
+    return cap < share ? cap : share;
+}
 
 void *wh_rma_alloc_mem(size_t size)
 {
-    if (!size || size > wh_tun.alloc_mem_node)
+    size_t cap = wh_rma_alloc_mem_cap();
+    if (!size || size > cap || WH_RMA_LOCKPAD > cap - size || size + WH_RMA_LOCKPAD > cap - amem_held)
         return NULL;
     amem_t *a = malloc(sizeof *a);
     uint64_t off;
     char *m = a ? wh_node_alloc(size + WH_RMA_LOCKPAD, &off) : NULL;
     if (!m) {
+        WH_DEBUG("rma", "MPI_Alloc_mem(%zu): node heap said no, private memory", size);
         free(a);
         return NULL;
     }
@@ -203,6 +221,7 @@ void *wh_rma_alloc_mem(size_t size)
     a->heap_off = off;
     a->next = amem_list;
     amem_list = a;
+    amem_held += size + WH_RMA_LOCKPAD;
     return a->base;
 }
 
@@ -212,6 +231,7 @@ int wh_rma_free_mem(void *base)
         if ((*pp)->base == base) {
             amem_t *a = *pp;
             *pp = a->next;
+            amem_held -= a->size + WH_RMA_LOCKPAD;
             wh_node_free(a->heap_off);
             free(a);
             return 1;

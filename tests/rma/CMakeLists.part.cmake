@@ -137,3 +137,38 @@ set_tests_properties(mpi.rma.accbulk_nogate.np4 PROPERTIES ENVIRONMENT "WHARF_RM
 foreach(np 1 2 3)
   wh_mpi_test(rma.stream.np${np} ${CMAKE_SOURCE_DIR}/tests/rma/rma_stream.c ${np})
 endforeach()
+# the same with the body in one stream, in 3 (a remainder of lines), in 16
+# (the most), and every copy streamed (WHARF_RMA_STREAM_MIN=1)
+foreach(w 1 3 16)
+  add_test(NAME mpi.rma.stream.ways${w} COMMAND ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_rma_stream>)
+  set_tests_properties(mpi.rma.stream.ways${w} PROPERTIES ENVIRONMENT "WHARF_RMA_STREAM_WAYS=${w}"
+                       TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 2)
+endforeach()
+add_test(NAME mpi.rma.stream.all COMMAND ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_rma_stream>)
+set_tests_properties(mpi.rma.stream.all PROPERTIES ENVIRONMENT "WHARF_RMA_STREAM_MIN=1;WHARF_RMA_STREAM_WAYS=5"
+                     TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 2)
+# MPI_Alloc_mem blocks beyond the old 8 MiB limit in the node heap (src/rma/win.c,
+# WHARF_ALLOC_MEM_NODE): bench/suite's wh_put_bw shape is load/store; with the
+# limit forced down, or the heap exhausted by MPI_Win_allocate windows
+# (WHARF_NODE_HEAP=64m), MPI_Alloc_mem falls back to malloc and the same
+# puts and gets go through CMA; every byte checked in each case.
+foreach(np 2 3)
+  wh_mpi_test(rma.allocmem.np${np} ${CMAKE_SOURCE_DIR}/tests/rma/rma_allocmem.c ${np})
+endforeach()
+add_test(NAME mpi.rma.path.allocmem_ldst
+  COMMAND ${WH_EXPECT} "+shm/load-store" "-shm/cma" "+rma_allocmem: ok" --
+          ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_rma_allocmem>)
+set_tests_properties(mpi.rma.path.allocmem_ldst PROPERTIES ENVIRONMENT "WHARF_REPORT=channels"
+                     TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 2)
+add_test(NAME mpi.rma.path.allocmem_cap
+  COMMAND ${WH_EXPECT} "+shm/cma" "-shm/load-store" "+rma_allocmem: ok" --
+          ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_rma_allocmem>)
+set_tests_properties(mpi.rma.path.allocmem_cap PROPERTIES
+                     ENVIRONMENT "WHARF_REPORT=channels;WHARF_ALLOC_MEM_NODE=8m"
+                     TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 2)
+add_test(NAME mpi.rma.path.allocmem_full
+  COMMAND ${WH_EXPECT} "+shm/cma" "-shm/load-store" "+node heap said no" "+rma_allocmem: ok" --
+          ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_rma_allocmem>)
+set_tests_properties(mpi.rma.path.allocmem_full PROPERTIES
+                     ENVIRONMENT "WHARF_REPORT=channels;WHARF_LOG=debug;WHARF_NODE_HEAP=64m"
+                     TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 2)

@@ -1,7 +1,8 @@
 /* Large contiguous puts and gets to and from node-region windows are copied
  * with streaming stores (src/rma/ops.c, WHARF_RMA_STREAM_MIN): every byte
  * must arrive, whatever the alignment of origin and target (heads and tails
- * shorter than a cache line), next to bytes that must stay untouched.  Each
+ * shorter than a cache line; bodies cut into WHARF_RMA_STREAM_WAYS parts with
+ * a remainder), next to bytes that must stay untouched.  Each
  * rank puts into and gets from its right neighbour (itself on one rank). */
 #include <string.h>
 
@@ -21,10 +22,15 @@ int main(int argc, char **argv)
     unsigned char *mem, *src = malloc(BIG + 64), *dst = malloc(BIG + 64);
     MPI_Win win;
     MPI_OK(MPI_Win_allocate(WIN, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
-    static const int shifts[][2] = {{0, 0}, {3, 0}, {0, 5}, {13, 61}, {64, 1}};
+    /* origin offset, target offset, length (0: BIG - k * 1000); the short ones
+     * take the streaming path only with WHARF_RMA_STREAM_MIN=1, with a line
+     * count that leaves a remainder for every WHARF_RMA_STREAM_WAYS */
+    static const int shifts[][3] = {{0, 0, 0},   {3, 0, 0},     {0, 5, 0},   {13, 61, 0}, {64, 1, 0},
+                                    {1, 2, 1},   {0, 0, 63},    {7, 9, 64},  {0, 63, 65}, {5, 3, 200},
+                                    {60, 4, 4109}, {2, 17, 64 * 17 + 5}};
     for (unsigned k = 0; k < sizeof shifts / sizeof shifts[0]; k++) {
         int so = shifts[k][0], to = shifts[k][1];
-        size_t len = BIG - (size_t)k * 1000;
+        size_t len = shifts[k][2] ? (size_t)shifts[k][2] : BIG - (size_t)k * 1000;
         p2p_setstep("put: origin offset %d, target offset %d", so, to);
         memset(mem, 0xee, WIN);
         for (size_t i = 0; i < len; i++)
