@@ -5,16 +5,17 @@
  * 1. Nonblocking forms (schedules) and the blocking bcast, allreduce,
  *    scatter, allgather, alltoall: rank 0 (the root) passes `a` elements,
  *    the others `b` (receive counts of allgather/alltoall: `b` everywhere).
- * 2. Every blocking collective (bcast, reduce, allreduce, gather(v),
- *    scatter(v), allgather, alltoall, reduce_scatter(_block), scan, exscan;
- *    commutative and not), small and large (scatter + ring broadcast,
- *    Rabenseifner allreduce, linear gather/scatter, ring allgather, and
- *    rendezvous messages): one rank (`odd`: 0, the root, or the last one)
- *    passes `a` for all its counts, the others `b`.  The ranks that must
+ * 2. Every collective (bcast, reduce, allreduce, gather(v), scatter(v),
+ *    allgather, alltoall, reduce_scatter(_block), scan, exscan; commutative
+ *    and not), small and large (scatter + ring broadcast, Rabenseifner
+ *    allreduce, linear gather/scatter, ring allgather, and rendezvous
+ *    messages): one rank (`odd`: 0, the root, or the last one) passes `a`
+ *    for all its counts, the others `b`.  Blocking: the ranks that must
  *    notice are checked (a rank that received or relayed wrong-sized data:
  *    the point-to-point algorithms keep running their steps after an error
  *    and send empty messages from then on, so the ranks after it fail too),
  *    and a rank that returns success must hold the right data.
+ *    Nonblocking: some rank fails, and one that succeeds has the right data.
  * Which algorithms run follows the environment (tests/coll): shared memory
  * (default), point-to-point (WHARF_COLL_SHM=0 or WHARF_CHANNEL=net), or
  * "hier" (argv[1]; node groups from WHARF_HOST_ID): there the intra-node
@@ -168,44 +169,67 @@ static void first_op(void *in, void *inout, int *len, MPI_Datatype *dt)
 static int *sbuf, *rbuf, *counts, *displs;
 static MPI_Op first;
 
+static int nb; /* the nonblocking forms (schedules): someone fails, a rank that succeeds has the right data */
+
+/* a started nonblocking collective, waited for */
+static int done(int rc, MPI_Request *q)
+{
+    return rc != MPI_SUCCESS ? rc : MPI_Wait(q, MPI_STATUS_IGNORE);
+}
+
 static int call(int coll, int cnt)
 {
     MPI_Comm w = MPI_COMM_WORLD;
+    MPI_Request q;
     for (int i = 0; i < N; i++) {
         counts[i] = cnt;
         displs[i] = i * cnt;
     }
     switch (coll) {
     case C_BCAST:
-        return MPI_Bcast(rbuf, cnt, MPI_INT, 0, w);
+        return nb ? done(MPI_Ibcast(rbuf, cnt, MPI_INT, 0, w, &q), &q) : MPI_Bcast(rbuf, cnt, MPI_INT, 0, w);
     case C_REDUCE:
-        return MPI_Reduce(sbuf, rbuf, cnt, MPI_INT, MPI_SUM, 0, w);
-    case C_REDUCE_NC:
-        return MPI_Reduce(sbuf, rbuf, cnt, MPI_INT, first, 0, w);
+    case C_REDUCE_NC: {
+        MPI_Op op = coll == C_REDUCE ? MPI_SUM : first;
+        return nb ? done(MPI_Ireduce(sbuf, rbuf, cnt, MPI_INT, op, 0, w, &q), &q)
+                  : MPI_Reduce(sbuf, rbuf, cnt, MPI_INT, op, 0, w);
+    }
     case C_ALLREDUCE:
-        return MPI_Allreduce(sbuf, rbuf, cnt, MPI_INT, MPI_SUM, w);
+        return nb ? done(MPI_Iallreduce(sbuf, rbuf, cnt, MPI_INT, MPI_SUM, w, &q), &q)
+                  : MPI_Allreduce(sbuf, rbuf, cnt, MPI_INT, MPI_SUM, w);
     case C_GATHER:
-        return MPI_Gather(sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT, 0, w);
+        return nb ? done(MPI_Igather(sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT, 0, w, &q), &q)
+                  : MPI_Gather(sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT, 0, w);
     case C_GATHERV:
-        return MPI_Gatherv(sbuf, cnt, MPI_INT, rbuf, counts, displs, MPI_INT, 0, w);
+        return nb ? done(MPI_Igatherv(sbuf, cnt, MPI_INT, rbuf, counts, displs, MPI_INT, 0, w, &q), &q)
+                  : MPI_Gatherv(sbuf, cnt, MPI_INT, rbuf, counts, displs, MPI_INT, 0, w);
     case C_SCATTER:
-        return MPI_Scatter(sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT, 0, w);
+        return nb ? done(MPI_Iscatter(sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT, 0, w, &q), &q)
+                  : MPI_Scatter(sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT, 0, w);
     case C_SCATTERV:
-        return MPI_Scatterv(sbuf, counts, displs, MPI_INT, rbuf, cnt, MPI_INT, 0, w);
+        return nb ? done(MPI_Iscatterv(sbuf, counts, displs, MPI_INT, rbuf, cnt, MPI_INT, 0, w, &q), &q)
+                  : MPI_Scatterv(sbuf, counts, displs, MPI_INT, rbuf, cnt, MPI_INT, 0, w);
     case C_ALLGATHER:
-        return MPI_Allgather(sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT, w);
+        return nb ? done(MPI_Iallgather(sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT, w, &q), &q)
+                  : MPI_Allgather(sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT, w);
     case C_ALLTOALL:
-        return MPI_Alltoall(sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT, w);
+        return nb ? done(MPI_Ialltoall(sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT, w, &q), &q)
+                  : MPI_Alltoall(sbuf, cnt, MPI_INT, rbuf, cnt, MPI_INT, w);
     case C_REDSCAT:
-        return MPI_Reduce_scatter(sbuf, rbuf, counts, MPI_INT, MPI_SUM, w);
-    case C_REDSCAT_NC:
-        return MPI_Reduce_scatter(sbuf, rbuf, counts, MPI_INT, first, w);
+    case C_REDSCAT_NC: {
+        MPI_Op op = coll == C_REDSCAT ? MPI_SUM : first;
+        return nb ? done(MPI_Ireduce_scatter(sbuf, rbuf, counts, MPI_INT, op, w, &q), &q)
+                  : MPI_Reduce_scatter(sbuf, rbuf, counts, MPI_INT, op, w);
+    }
     case C_REDSCAT_BLOCK:
-        return MPI_Reduce_scatter_block(sbuf, rbuf, cnt, MPI_INT, MPI_SUM, w);
+        return nb ? done(MPI_Ireduce_scatter_block(sbuf, rbuf, cnt, MPI_INT, MPI_SUM, w, &q), &q)
+                  : MPI_Reduce_scatter_block(sbuf, rbuf, cnt, MPI_INT, MPI_SUM, w);
     case C_SCAN:
-        return MPI_Scan(sbuf, rbuf, cnt, MPI_INT, MPI_SUM, w);
+        return nb ? done(MPI_Iscan(sbuf, rbuf, cnt, MPI_INT, MPI_SUM, w, &q), &q)
+                  : MPI_Scan(sbuf, rbuf, cnt, MPI_INT, MPI_SUM, w);
     default:
-        return MPI_Exscan(sbuf, rbuf, cnt, MPI_INT, MPI_SUM, w);
+        return nb ? done(MPI_Iexscan(sbuf, rbuf, cnt, MPI_INT, MPI_SUM, w, &q), &q)
+                  : MPI_Exscan(sbuf, rbuf, cnt, MPI_INT, MPI_SUM, w);
     }
 }
 
@@ -254,21 +278,23 @@ static void one_out(int coll, int odd, int a, int b)
     int cnt = R == odd ? a : b, total = N * (a > b ? a : b), large = a > 4096 || b > 4096;
     if (hier && shm_large && large && coll == C_ALLGATHER)
         return; /* (see the top) */
-    p2p_setstep("blocking %s, rank %d passes %d, the others %d", cname[coll], odd, a, b);
+    p2p_setstep("%s %s, rank %d passes %d, the others %d", nb ? "nonblocking" : "blocking", cname[coll], odd, a, b);
     for (int i = 0; i < total; i++) {
         sbuf[i] = val(R, i);
         rbuf[i] = R == 0 && coll == C_BCAST ? val(0, i) : -1;
     }
     int rc = call(coll, cnt);
     check_class(rc, cname[coll]);
-    if (shm_large && large &&
+    if (!nb && shm_large && large &&
         (coll == C_BCAST || coll == C_REDUCE || coll == C_REDUCE_NC || coll == C_ALLREDUCE || coll == C_ALLGATHER ||
          coll == C_REDSCAT_NC)) {
         /* large shared-memory paths: no size check yet (see the top) */
-    } else if (hier) { /* someone must notice */
+    } else if (hier || nb) { /* someone must notice */
         int failed = rc != MPI_SUCCESS, any = 0;
         MPI_OK(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
         CHECK(any, "%s: no rank returned an error", cname[coll]);
+        if (nb && rc == MPI_SUCCESS)
+            check_data(coll, cnt);
     } else if (must(coll, odd, R)) {
         must_fail(rc, cname[coll]);
     } else if (rc == MPI_SUCCESS) {
@@ -277,7 +303,7 @@ static void one_out(int coll, int odd, int a, int b)
     still_usable(cname[coll]);
 }
 
-static void blocking_all(void)
+static void one_out_all(void)
 {
     /* small (tree and recursive-doubling algorithms) and large (above every
      * default switch point: scatter + ring bcast, Rabenseifner, linear
@@ -317,7 +343,8 @@ int main(int argc, char **argv)
         run(0, 1, 8);
         run(0, 8, 1);
     }
-    blocking_all();
+    for (nb = 0; nb < 2; nb++)
+        one_out_all();
     MPI_Barrier(MPI_COMM_WORLD);
     if (R == 0)
         printf(" No Errors\n");
