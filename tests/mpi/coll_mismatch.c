@@ -6,7 +6,7 @@
  *    scatter, allgather, alltoall: rank 0 (the root) passes `a` elements,
  *    the others `b` (receive counts of allgather/alltoall: `b` everywhere).
  * 2. Every collective (bcast, reduce, allreduce, gather(v), scatter(v),
- *    allgather, alltoall, reduce_scatter(_block), scan, exscan; commutative
+ *    allgather(v), alltoall(v), reduce_scatter(_block), scan, exscan; commutative
  *    and not), small and large (scatter + ring broadcast, Rabenseifner
  *    allreduce, linear gather/scatter, ring allgather, and rendezvous
  *    messages): one rank (`odd`: 0, the root, or the last one) passes `a`
@@ -125,13 +125,14 @@ static void run(int nonblocking, int a, int b)
 
 enum {
     C_BCAST, C_REDUCE, C_REDUCE_NC, C_ALLREDUCE, C_GATHER, C_GATHERV, C_SCATTER, C_SCATTERV, C_ALLGATHER,
-    C_ALLTOALL, C_REDSCAT, C_REDSCAT_NC, C_REDSCAT_BLOCK, C_SCAN, C_EXSCAN, C_N
+    C_ALLTOALL, C_REDSCAT, C_REDSCAT_NC, C_REDSCAT_BLOCK, C_SCAN, C_EXSCAN, C_ALLGATHERV, C_ALLTOALLV, C_N
 };
 static const char *cname[C_N] = {"bcast",         "reduce",         "reduce(non-commutative)",
                                  "allreduce",     "gather",         "gatherv",
                                  "scatter",       "scatterv",       "allgather",
                                  "alltoall",      "reduce_scatter", "reduce_scatter(non-commutative)",
-                                 "reduce_scatter_block", "scan",    "exscan"};
+                                 "reduce_scatter_block", "scan",    "exscan",
+                                 "allgatherv",    "alltoallv"};
 
 /* Must rank r fail when rank `odd` passes a different count (root 0)?
  * Rooted one-to-all: the ranks whose count differs from the root's (all
@@ -227,9 +228,15 @@ static int call(int coll, int cnt)
     case C_SCAN:
         return nb ? done(MPI_Iscan(sbuf, rbuf, cnt, MPI_INT, MPI_SUM, w, &q), &q)
                   : MPI_Scan(sbuf, rbuf, cnt, MPI_INT, MPI_SUM, w);
-    default:
+    case C_EXSCAN:
         return nb ? done(MPI_Iexscan(sbuf, rbuf, cnt, MPI_INT, MPI_SUM, w, &q), &q)
                   : MPI_Exscan(sbuf, rbuf, cnt, MPI_INT, MPI_SUM, w);
+    case C_ALLGATHERV:
+        return nb ? done(MPI_Iallgatherv(sbuf, cnt, MPI_INT, rbuf, counts, displs, MPI_INT, w, &q), &q)
+                  : MPI_Allgatherv(sbuf, cnt, MPI_INT, rbuf, counts, displs, MPI_INT, w);
+    default:
+        return nb ? done(MPI_Ialltoallv(sbuf, counts, displs, MPI_INT, rbuf, counts, displs, MPI_INT, w, &q), &q)
+                  : MPI_Alltoallv(sbuf, counts, displs, MPI_INT, rbuf, counts, displs, MPI_INT, w);
     }
 }
 
