@@ -104,6 +104,7 @@ void wh_coll_ewait(wh_req_t *q, int *err);
 void wh_coll_ecopy(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
                    wh_dtype_t *rdt, int *err);
 
+/* unchecked forms (the algorithms use the ones above; these stop nothing on an error) */
 #define WH_COLL_SEND(buf, n, dt, dst, tag, c) wh_send((buf), (n), (dt), (dst), (tag), (c), WH_CTX_COLL)
 #define WH_COLL_RECV(buf, n, dt, src, tag, c) wh_recv((buf), (n), (dt), (src), (tag), (c), WH_CTX_COLL, NULL)
 #define WH_COLL_SENDRECV(sb, sn, sdt, dst, rb, rn, rdt, src, tag, c)                                       \
