@@ -79,11 +79,12 @@ static int a2a_core(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, const
     int n = c->size, r = c->rank, err = MPI_SUCCESS;
     void *raw = NULL;
     const wh_a2a_side_t *src = ss;
-    if (sbuf == MPI_IN_PLACE) {
+    int in_place = sbuf == MPI_IN_PLACE; /* (sbuf may be MPI_BOTTOM, NULL) */
+    if (in_place) {
         src = rs;
-        sbuf = snapshot(rs, rbuf, n, &raw, &err); /* NULL: err is set, every message goes empty */
+        sbuf = snapshot(rs, rbuf, n, &raw, &err); /* failed: err is set, every message goes empty */
     }
-    if (!raw && sbuf) /* (in place, my own block is already where it belongs) */
+    if (!in_place) /* (in place, my own block is already where it belongs) */
         wh_coll_ecopy(side_addr(src, sbuf, r), side_count(src, r), side_type(src, r), side_addr(rs, rbuf, r),
                       side_count(rs, r), side_type(rs, r), &err);
     int pof2 = (n & (n - 1)) == 0;
@@ -92,7 +93,7 @@ static int a2a_core(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, const
         MPI_Count sk = side_count(src, dst), rk = side_count(rs, from);
         wh_dtype_t *st = side_type(src, dst), *rt = side_type(rs, from);
         /* empty blocks are empty on both sides (type signatures match) */
-        wh_coll_esendrecv(sbuf ? side_addr(src, sbuf, dst) : NULL, sk, st, sk && st->size ? dst : MPI_PROC_NULL,
+        wh_coll_esendrecv(side_addr(src, sbuf, dst), sk, st, sk && st->size ? dst : MPI_PROC_NULL,
                           side_addr(rs, rbuf, from), rk, rt, rk && rt->size ? from : MPI_PROC_NULL, WH_TAG_ALLTOALL,
                           c, &err);
     }

@@ -160,12 +160,13 @@ static int scan_common(const void *sbuf, void *rbuf, MPI_Count count, MPI_Dataty
         if (keep && !pbuf) /* part changes below (upper: rbuf too) */
             OWN_PART();
         /* the first contribution to an exclusive scan lands in rbuf itself */
-        char *into = rbuf;
+        char *into = rbuf; /* (may be MPI_BOTTOM, NULL) */
+        MPI_Count in_n = count;
         if (!upper || have) {
             wh_coll_note(scan_buf(&tmp, count, dt, st_t, sizeof st_t, &raw_t), &err);
             into = tmp;
+            in_n = tmp ? count : 0; /* no buffer: the message is dropped */
         }
-        MPI_Count in_n = into ? count : 0;
         if (upper && !down_msg)
             wh_coll_erecv(into, in_n, dt, peer, tag, c, &err);
         else
