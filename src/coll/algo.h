@@ -65,6 +65,46 @@ void wh_coll_split(MPI_Count count, int n, MPI_Aint *disp);
 /* out-of-memory error code */
 int wh_coll_nomem(const char *what, size_t bytes);
 
+/* ---------- error propagation (util.c) ----------
+ * A collective called with different counts on different ranks (erroneous:
+ * the type signatures must match) fails instead of hanging.  A rank that
+ * meets an error keeps running every remaining step of its algorithm, so
+ * the peers waiting for its messages complete, and returns the first error
+ * at the end (MPICH: MPIR_ERR_COLL).  `err` holds that first error
+ * (MPI_SUCCESS while none).  After an error the rank's messages are empty:
+ * a receiver expecting bytes sees the size mismatch and fails too instead of
+ * using bad data (the schedules of sched.c do the same).  A receive checks
+ * that exactly the bytes it posted arrived: more is MPI_ERR_TRUNCATE (from
+ * the receive itself), fewer MPI_ERR_OTHER.  Local steps (copies, ops,
+ * packing) run only while err is MPI_SUCCESS; a buffer that could not be
+ * allocated receives 0 elements (the message is dropped as truncated).
+ * Both ends of every message stay independent of the counts, so ranks that
+ * disagree on them still run the same steps. */
+static inline void wh_coll_note(int rc, int *err)
+{
+    if (__builtin_expect(rc != MPI_SUCCESS, 0) && *err == MPI_SUCCESS)
+        *err = rc;
+}
+/* the error of a receive from src that got `got` bytes where `want` were posted */
+int wh_coll_short_error(int src, size_t got, size_t want);
+void wh_coll_esend(const void *buf, MPI_Count n, wh_dtype_t *dt, int dst, int tag, wh_comm_t *c, int *err);
+void wh_coll_erecv(void *buf, MPI_Count n, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, int *err);
+void wh_coll_esendrecv(const void *sb, MPI_Count sn, wh_dtype_t *sdt, int dst, void *rb, MPI_Count rn,
+                       wh_dtype_t *rdt, int src, int tag, wh_comm_t *c, int *err);
+/* nonblocking forms: *req is NULL when the operation could not start (err set) */
+void wh_coll_eisend(const void *buf, MPI_Count n, wh_dtype_t *dt, int dst, int tag, wh_comm_t *c, wh_req_t **req,
+                    int *err);
+void wh_coll_eirecv(void *buf, MPI_Count n, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, wh_req_t **req,
+                    int *err);
+/* complete (and release) a request of the above; NULL is skipped.  A receive
+ * is checked against the bytes it posted. */
+void wh_coll_ewait(wh_req_t *q, int *err);
+/* A rank's own block, copied locally: both sides must hold the same bytes
+ * (MPI_ERR_TRUNCATE when the send side is longer, else MPI_ERR_OTHER). */
+void wh_coll_ecopy(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                   wh_dtype_t *rdt, int *err);
+
+/* unchecked forms (the algorithms use the ones above; these stop nothing on an error) */
 #define WH_COLL_SEND(buf, n, dt, dst, tag, c) wh_send((buf), (n), (dt), (dst), (tag), (c), WH_CTX_COLL)
 #define WH_COLL_RECV(buf, n, dt, src, tag, c) wh_recv((buf), (n), (dt), (src), (tag), (c), WH_CTX_COLL, NULL)
 #define WH_COLL_SENDRECV(sb, sn, sdt, dst, rb, rn, rdt, src, tag, c)                                       \

@@ -5,9 +5,9 @@
 
 int wh_barrier_dissem(wh_comm_t *c)
 {
-    int n = c->size, r = c->rank;
+    int n = c->size, r = c->rank, err = MPI_SUCCESS;
     wh_dtype_t *b = wh_coll_byte();
-    for (int k = 1; k < n; k <<= 1)
-        WH_CHECK(WH_COLL_SENDRECV(NULL, 0, b, (r + k) % n, NULL, 0, b, (r - k + n) % n, WH_TAG_BARRIER, c));
-    return MPI_SUCCESS;
+    for (int k = 1; k < n; k <<= 1) /* every round runs, even after an error (algo.h) */
+        wh_coll_esendrecv(NULL, 0, b, (r + k) % n, NULL, 0, b, (r - k + n) % n, WH_TAG_BARRIER, c, &err);
+    return err;
 }

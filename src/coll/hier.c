@@ -93,70 +93,71 @@ wh_coll_hier_t *wh_hier_get(wh_comm_t *c, int *rc)
     return st->hier.state == 1 ? &st->hier : NULL;
 }
 
+/* The phases below all run even after one failed (ranks that passed
+ * different counts: algo.h), so no rank waits for a phase its peers left
+ * out; the first error is returned. */
 int wh_hier_barrier(wh_coll_hier_t *h)
 {
-    int rc = wh_barrier(h->node);
-    if (rc == MPI_SUCCESS && h->leaders)
-        rc = wh_barrier(h->leaders);
-    if (rc == MPI_SUCCESS)
-        rc = wh_barrier(h->node);
-    return rc;
+    int err = wh_barrier(h->node);
+    if (h->leaders)
+        wh_coll_note(wh_barrier(h->leaders), &err);
+    wh_coll_note(wh_barrier(h->node), &err);
+    return err;
 }
 
 int wh_hier_bcast(void *buf, MPI_Count count, wh_dtype_t *dt, int root, wh_coll_hier_t *h)
 {
-    int rn = h->node_of[root], rc = MPI_SUCCESS;
+    int rn = h->node_of[root], err = MPI_SUCCESS;
     if (h->my_node == rn)
-        rc = wh_bcast(buf, count, dt, h->node_rank[root], h->node);
-    if (rc == MPI_SUCCESS && h->leaders)
-        rc = wh_bcast(buf, count, dt, rn, h->leaders);
-    if (rc == MPI_SUCCESS && h->my_node != rn)
-        rc = wh_bcast(buf, count, dt, 0, h->node);
-    return rc;
+        err = wh_bcast(buf, count, dt, h->node_rank[root], h->node);
+    if (h->leaders)
+        wh_coll_note(wh_bcast(buf, count, dt, rn, h->leaders), &err);
+    if (h->my_node != rn)
+        wh_coll_note(wh_bcast(buf, count, dt, 0, h->node), &err);
+    return err;
 }
 
 int wh_hier_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
                    int root, wh_comm_t *c, wh_coll_hier_t *h)
 {
-    int rn = h->node_of[root], lead = h->node->rank == 0, rc;
+    int rn = h->node_of[root], lead = h->node->rank == 0, err;
     const void *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf; /* MPI_IN_PLACE only at the root */
     void *acc = NULL, *raw = NULL;
     if (lead) {
         acc = c->rank == root ? rbuf : wh_coll_tmp(count, dt, &raw);
         if (!acc)
             return wh_coll_nomem("hierarchical reduce", (size_t)count * dt->size);
-        rc = wh_reduce(mine == acc ? MPI_IN_PLACE : mine, acc, count, dth, dt, op, 0, h->node);
-        if (rc == MPI_SUCCESS)
-            rc = wh_reduce(h->my_node == rn ? MPI_IN_PLACE : acc, h->my_node == rn ? acc : NULL, count, dth, dt, op, rn, h->leaders);
+        err = wh_reduce(mine == acc ? MPI_IN_PLACE : mine, acc, count, dth, dt, op, 0, h->node);
+        wh_coll_note(wh_reduce(h->my_node == rn ? MPI_IN_PLACE : acc, h->my_node == rn ? acc : NULL, count, dth, dt,
+                               op, rn, h->leaders),
+                     &err);
     } else {
-        rc = wh_reduce(mine, NULL, count, dth, dt, op, 0, h->node);
+        err = wh_reduce(mine, NULL, count, dth, dt, op, 0, h->node);
     }
     /* a root that does not lead its node gets the result from its leader */
     int rl = h->leader[rn];
-    if (rc == MPI_SUCCESS && root != rl) {
+    if (root != rl) {
         if (c->rank == rl)
-            rc = WH_COLL_SEND(acc, count, dt, root, WH_TAG_REDUCE, c);
+            wh_coll_esend(acc, count, dt, root, WH_TAG_REDUCE, c, &err);
         else if (c->rank == root)
-            rc = WH_COLL_RECV(rbuf, count, dt, rl, WH_TAG_REDUCE, c);
+            wh_coll_erecv(rbuf, count, dt, rl, WH_TAG_REDUCE, c, &err);
     }
     wh_scratch_put(raw);
-    return rc;
+    return err;
 }
 
 int wh_hier_allreduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
                       wh_coll_hier_t *h)
 {
-    int rc;
+    int err;
     if (h->leaders) {
-        rc = wh_reduce(sbuf, rbuf, count, dth, dt, op, 0, h->node);
-        if (rc == MPI_SUCCESS)
-            rc = wh_allreduce(MPI_IN_PLACE, rbuf, count, dth, dt, op, h->leaders);
+        err = wh_reduce(sbuf, rbuf, count, dth, dt, op, 0, h->node);
+        wh_coll_note(wh_allreduce(MPI_IN_PLACE, rbuf, count, dth, dt, op, h->leaders), &err);
     } else {
-        rc = wh_reduce(sbuf == MPI_IN_PLACE ? rbuf : sbuf, NULL, count, dth, dt, op, 0, h->node);
+        err = wh_reduce(sbuf == MPI_IN_PLACE ? rbuf : sbuf, NULL, count, dth, dt, op, 0, h->node);
     }
-    if (rc == MPI_SUCCESS)
-        rc = wh_bcast(rbuf, count, dt, 0, h->node);
-    return rc;
+    wh_coll_note(wh_bcast(rbuf, count, dt, 0, h->node), &err);
+    return err;
 }
 
 /* Every rank's block packed (blk bytes each) in node order: gathered to the
@@ -164,7 +165,7 @@ int wh_hier_allreduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatyp
 int wh_hier_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
                       wh_dtype_t *rdt, wh_comm_t *c, wh_coll_hier_t *h)
 {
-    int n = c->size, nn = h->nnodes, rc = MPI_SUCCESS;
+    int n = c->size, nn = h->nnodes, err;
     size_t blk = (size_t)rcount * rdt->size;
     wh_dtype_t *byte = wh_coll_byte();
     if (sbuf == MPI_IN_PLACE) {
@@ -187,16 +188,15 @@ int wh_hier_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
     for (int j = 0; j < nn; j++)
         dsp[j + 1] = dsp[j] + (MPI_Aint)cnt[j];
     char *mine = all + dsp[h->my_node];
-    rc = wh_gather(sbuf, scount, sdt, mine, (MPI_Count)blk, byte, 0, h->node);
-    if (rc == MPI_SUCCESS && h->leaders)
-        rc = wh_allgatherv(MPI_IN_PLACE, 0, byte, all, cnt, dsp, byte, h->leaders);
-    if (rc == MPI_SUCCESS)
-        rc = wh_bcast(all, (MPI_Count)(blk * (size_t)n), byte, 0, h->node);
-    for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
-        rc = wh_coll_copy(all + dsp[h->node_of[r]] + (size_t)h->node_rank[r] * blk, (MPI_Count)blk, byte,
-                          wh_coll_elt(rbuf, (MPI_Aint)r * rcount, rdt), rcount, rdt);
+    err = wh_gather(sbuf, scount, sdt, mine, (MPI_Count)blk, byte, 0, h->node);
+    if (h->leaders)
+        wh_coll_note(wh_allgatherv(MPI_IN_PLACE, 0, byte, all, cnt, dsp, byte, h->leaders), &err);
+    wh_coll_note(wh_bcast(all, (MPI_Count)(blk * (size_t)n), byte, 0, h->node), &err);
+    for (int r = 0; r < n && err == MPI_SUCCESS; r++)
+        err = wh_coll_copy(all + dsp[h->node_of[r]] + (size_t)h->node_rank[r] * blk, (MPI_Count)blk, byte,
+                           wh_coll_elt(rbuf, (MPI_Aint)r * rcount, rdt), rcount, rdt);
     free(cnt);
     free(dsp);
     wh_scratch_put(all);
-    return rc;
+    return err;
 }

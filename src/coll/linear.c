@@ -21,52 +21,73 @@ static inline MPI_Aint blk_disp(const MPI_Aint *displs, MPI_Count count, int i)
 static int gather_core(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, const MPI_Count *rcounts,
                        MPI_Count rcount, const MPI_Aint *displs, wh_dtype_t *rdt, int root, wh_comm_t *c)
 {
-    int n = c->size, r = c->rank;
-    if (r != root)
-        return scount * (MPI_Count)sdt->size == 0 ? MPI_SUCCESS : WH_COLL_SEND(sbuf, scount, sdt, root, WH_TAG_GATHER, c);
+    int n = c->size, r = c->rank, err = MPI_SUCCESS;
+    if (r != root) {
+        if (scount * (MPI_Count)sdt->size != 0)
+            wh_coll_esend(sbuf, scount, sdt, root, WH_TAG_GATHER, c, &err);
+        return err;
+    }
     wh_req_t **reqs = calloc((size_t)n, sizeof *reqs);
-    if (!reqs)
-        return wh_coll_nomem("gather requests", (size_t)n * sizeof *reqs);
-    int rc = MPI_SUCCESS;
-    for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
+    if (!reqs) /* then one receive after the other, each dropped (truncated) */
+        wh_coll_note(wh_coll_nomem("gather requests", (size_t)n * sizeof *reqs), &err);
+    for (int i = 0; i < n; i++) {
         MPI_Count k = blk_count(rcounts, rcount, i);
         if (i == root || k * (MPI_Count)rdt->size == 0)
             continue;
-        rc = wh_irecv(wh_coll_elt(rbuf, blk_disp(displs, rcount, i), rdt), k, rdt, i, WH_TAG_GATHER, c, WH_CTX_COLL,
-                      &reqs[i]);
+        if (reqs)
+            wh_coll_eirecv(wh_coll_elt(rbuf, blk_disp(displs, rcount, i), rdt), k, rdt, i, WH_TAG_GATHER, c,
+                           &reqs[i], &err);
+        else
+            wh_coll_erecv(NULL, 0, rdt, i, WH_TAG_GATHER, c, &err);
     }
-    if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
-        rc = wh_coll_copy(sbuf, scount, sdt, wh_coll_elt(rbuf, blk_disp(displs, rcount, r), rdt),
-                          blk_count(rcounts, rcount, r), rdt);
-    int rc2 = wh_waitall(n, reqs, NULL);
+    if (sbuf != MPI_IN_PLACE)
+        wh_coll_ecopy(sbuf, scount, sdt, wh_coll_elt(rbuf, blk_disp(displs, rcount, r), rdt),
+                      blk_count(rcounts, rcount, r), rdt, &err);
+    for (int i = 0; reqs && i < n; i++)
+        wh_coll_ewait(reqs[i], &err); /* each receive checked for its size */
     free(reqs);
-    return rc ? rc : rc2;
+    return err;
 }
 
+/* err: an error this rank already met (reduce_scatter's reduction): the
+ * messages go empty, so the receivers fail too */
 static int scatter_core(const void *sbuf, const MPI_Count *scounts, MPI_Count scount, const MPI_Aint *displs,
-                        wh_dtype_t *sdt, void *rbuf, MPI_Count rcount, wh_dtype_t *rdt, int root, wh_comm_t *c)
+                        wh_dtype_t *sdt, void *rbuf, MPI_Count rcount, wh_dtype_t *rdt, int root, wh_comm_t *c, int err)
 {
     int n = c->size, r = c->rank;
-    if (r != root)
-        return rcount * (MPI_Count)rdt->size == 0 ? MPI_SUCCESS : WH_COLL_RECV(rbuf, rcount, rdt, root, WH_TAG_SCATTER, c);
+    if (r != root) {
+        if (rcount * (MPI_Count)rdt->size != 0)
+            wh_coll_erecv(rbuf, rcount, rdt, root, WH_TAG_SCATTER, c, &err);
+        return err;
+    }
+    /* my own block: a size mismatch (found before the sends: it empties
+     * every message) or the copy (after them, so it overlaps) */
+    const char *own = rbuf == MPI_IN_PLACE ? NULL : wh_coll_elt(sbuf, blk_disp(displs, scount, r), sdt);
+    MPI_Count own_n = blk_count(scounts, scount, r);
+    if (own && wh_dtype_bytes(sdt, (size_t)own_n) != wh_dtype_bytes(rdt, (size_t)rcount)) {
+        wh_coll_ecopy(own, own_n, sdt, rbuf, rcount, rdt, &err); /* (the error only) */
+        own = NULL;
+    }
     wh_req_t **reqs = calloc((size_t)n, sizeof *reqs);
-    if (!reqs)
-        return wh_coll_nomem("scatter requests", (size_t)n * sizeof *reqs);
-    int rc = MPI_SUCCESS;
-    for (int k = 1; k < n && rc == MPI_SUCCESS; k++) {
+    if (!reqs) /* then one send after the other */
+        wh_coll_note(wh_coll_nomem("scatter requests", (size_t)n * sizeof *reqs), &err);
+    for (int k = 1; k < n; k++) {
         int i = (r + k) % n; /* start with the next rank: spreads the first arrivals */
         MPI_Count cnt = blk_count(scounts, scount, i);
         if (cnt * (MPI_Count)sdt->size == 0)
             continue;
-        rc = wh_isend(wh_coll_elt(sbuf, blk_disp(displs, scount, i), sdt), cnt, sdt, i, WH_TAG_SCATTER, c,
-                      WH_CTX_COLL, WH_MODE_STD, &reqs[i]);
+        const char *p = wh_coll_elt(sbuf, blk_disp(displs, scount, i), sdt);
+        if (reqs)
+            wh_coll_eisend(p, cnt, sdt, i, WH_TAG_SCATTER, c, &reqs[i], &err);
+        else
+            wh_coll_esend(p, cnt, sdt, i, WH_TAG_SCATTER, c, &err);
     }
-    if (rc == MPI_SUCCESS && rbuf != MPI_IN_PLACE)
-        rc = wh_coll_copy(wh_coll_elt(sbuf, blk_disp(displs, scount, r), sdt), blk_count(scounts, scount, r), sdt,
-                          rbuf, rcount, rdt);
-    int rc2 = wh_waitall(n, reqs, NULL);
+    if (own)
+        wh_coll_ecopy(own, own_n, sdt, rbuf, rcount, rdt, &err);
+    for (int i = 0; reqs && i < n; i++)
+        wh_coll_ewait(reqs[i], &err);
     free(reqs);
-    return rc ? rc : rc2;
+    return err;
 }
 
 int wh_gather_linear(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
@@ -84,21 +105,21 @@ int wh_gatherv_linear(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
 int wh_scatter_linear(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
                       wh_dtype_t *rdt, int root, wh_comm_t *c)
 {
-    return scatter_core(sbuf, NULL, scount, NULL, sdt, rbuf, rcount, rdt, root, c);
+    return scatter_core(sbuf, NULL, scount, NULL, sdt, rbuf, rcount, rdt, root, c, MPI_SUCCESS);
 }
 
 int wh_scatterv_linear(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *displs, wh_dtype_t *sdt,
                        void *rbuf, MPI_Count rcount, wh_dtype_t *rdt, int root, wh_comm_t *c)
 {
-    return scatter_core(sbuf, scounts, 0, displs, sdt, rbuf, rcount, rdt, root, c);
+    return scatter_core(sbuf, scounts, 0, displs, sdt, rbuf, rcount, rdt, root, c, MPI_SUCCESS);
 }
 
 /* Reduce the whole vector to rank 0 (in rank order, so any op), then
- * scatter the pieces. */
+ * scatter the pieces (also after a failed reduction: empty, algo.h). */
 int wh_reduce_scatter_ordered(const void *sbuf, void *rbuf, const MPI_Count *rcounts, MPI_Datatype dth,
                               wh_dtype_t *dt, wh_op_t *op, wh_comm_t *c)
 {
-    int n = c->size, rc;
+    int n = c->size;
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     MPI_Aint *displs = malloc((size_t)n * sizeof *displs);
     if (!displs)
@@ -114,10 +135,9 @@ int wh_reduce_scatter_ordered(const void *sbuf, void *rbuf, const MPI_Count *rco
         free(displs);
         return wh_coll_nomem("reduce_scatter result", (size_t)total * (size_t)dt->extent);
     }
-    rc = wh_reduce(in, tmp, total, dth, dt, op, 0, c);
-    if (rc == MPI_SUCCESS)
-        rc = wh_scatterv(tmp, rcounts, displs, dt, rbuf, rcounts[c->rank], dt, 0, c);
+    int err = wh_reduce(in, tmp, total, dth, dt, op, 0, c);
+    err = scatter_core(tmp, rcounts, 0, displs, dt, rbuf, rcounts[c->rank], dt, 0, c, err);
     wh_scratch_put(raw);
     free(displs);
-    return rc;
+    return err;
 }

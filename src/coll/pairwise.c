@@ -76,32 +76,29 @@ static char *snapshot(const wh_a2a_side_t *s, const void *buf, int n, void **raw
 
 static int a2a_core(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, const wh_a2a_side_t *rs, wh_comm_t *c)
 {
-    int n = c->size, r = c->rank, rc = MPI_SUCCESS;
+    int n = c->size, r = c->rank, err = MPI_SUCCESS;
     void *raw = NULL;
     const wh_a2a_side_t *src = ss;
-    if (sbuf == MPI_IN_PLACE) {
+    int in_place = sbuf == MPI_IN_PLACE; /* (sbuf may be MPI_BOTTOM, NULL) */
+    if (in_place) {
         src = rs;
-        if (!(sbuf = snapshot(rs, rbuf, n, &raw, &rc)) || rc != MPI_SUCCESS)
-            goto out;
+        sbuf = snapshot(rs, rbuf, n, &raw, &err); /* failed: err is set, every message goes empty */
     }
-    if (!raw && (rc = wh_coll_copy(side_addr(src, sbuf, r), side_count(src, r), side_type(src, r),
-                                   side_addr(rs, rbuf, r), side_count(rs, r), side_type(rs, r))) != MPI_SUCCESS)
-        goto out; /* (in place, my own block is already where it belongs) */
+    if (!in_place) /* (in place, my own block is already where it belongs) */
+        wh_coll_ecopy(side_addr(src, sbuf, r), side_count(src, r), side_type(src, r), side_addr(rs, rbuf, r),
+                      side_count(rs, r), side_type(rs, r), &err);
     int pof2 = (n & (n - 1)) == 0;
     for (int i = 1; i < n; i++) {
         int dst = pof2 ? r ^ i : (r + i) % n, from = pof2 ? r ^ i : (r - i + n) % n;
         MPI_Count sk = side_count(src, dst), rk = side_count(rs, from);
         wh_dtype_t *st = side_type(src, dst), *rt = side_type(rs, from);
         /* empty blocks are empty on both sides (type signatures match) */
-        rc = WH_COLL_SENDRECV(side_addr(src, sbuf, dst), sk, st, sk && st->size ? dst : MPI_PROC_NULL,
-                              side_addr(rs, rbuf, from), rk, rt, rk && rt->size ? from : MPI_PROC_NULL,
-                              WH_TAG_ALLTOALL, c);
-        if (rc != MPI_SUCCESS)
-            goto out;
+        wh_coll_esendrecv(side_addr(src, sbuf, dst), sk, st, sk && st->size ? dst : MPI_PROC_NULL,
+                          side_addr(rs, rbuf, from), rk, rt, rk && rt->size ? from : MPI_PROC_NULL, WH_TAG_ALLTOALL,
+                          c, &err);
     }
-out:
     wh_scratch_put(raw);
-    return rc;
+    return err;
 }
 
 int wh_alltoall_pairwise(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
@@ -134,7 +131,7 @@ int wh_alltoallw_pairwise(const void *sbuf, const MPI_Count *scounts, const MPI_
 int wh_reduce_scatter_pairwise(const void *sbuf, void *rbuf, const MPI_Count *rcounts, MPI_Datatype dth,
                                wh_dtype_t *dt, wh_op_t *op, wh_comm_t *c)
 {
-    int n = c->size, r = c->rank, rc = MPI_SUCCESS;
+    int n = c->size, r = c->rank, err = MPI_SUCCESS;
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     MPI_Aint *displs = malloc((size_t)n * sizeof *displs);
     void *raw_a = NULL, *raw_t = NULL;
@@ -143,28 +140,27 @@ int wh_reduce_scatter_pairwise(const void *sbuf, void *rbuf, const MPI_Count *rc
      * still holds blocks to send, so it collects in a scratch buffer */
     char *acc = sbuf == MPI_IN_PLACE ? wh_coll_tmp(mine, dt, &raw_a) : rbuf;
     char *tmp = wh_coll_tmp(mine, dt, &raw_t);
-    if (!displs || (!acc && sbuf == MPI_IN_PLACE) || !tmp) { /* rbuf may be NULL when mine is 0 */
-        rc = wh_coll_nomem("reduce_scatter buffers", 2 * (size_t)mine * (size_t)dt->extent);
-        goto out;
-    }
+    if (!displs || (!acc && sbuf == MPI_IN_PLACE) || !tmp) /* rbuf may be NULL when mine is 0 */
+        wh_coll_note(wh_coll_nomem("reduce_scatter buffers", 2 * (size_t)mine * (size_t)dt->extent), &err);
     MPI_Aint d = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && displs; i++) {
         displs[i] = d;
         d += (MPI_Aint)rcounts[i];
     }
-    if ((rc = wh_coll_copy(wh_coll_elt(in, displs[r], dt), mine, dt, acc, mine, dt)) != MPI_SUCCESS)
-        goto out;
+    if (err == MPI_SUCCESS)
+        wh_coll_note(wh_coll_copy(wh_coll_elt(in, displs[r], dt), mine, dt, acc, mine, dt), &err);
+    /* after an error the steps still run, with empty messages (algo.h) */
     for (int i = 1; i < n; i++) {
         int dst = (r + i) % n, from = (r - i + n) % n;
-        rc = WH_COLL_SENDRECV(wh_coll_elt(in, displs[dst], dt), rcounts[dst], dt, dst, tmp, mine, dt, from,
-                              WH_TAG_REDSCAT, c);
-        if (rc != MPI_SUCCESS || (rc = wh_op_apply(op, tmp, acc, (size_t)mine, dth, dt)) != MPI_SUCCESS)
-            goto out;
+        wh_coll_esendrecv(displs ? wh_coll_elt(in, displs[dst], dt) : NULL, rcounts[dst], dt, dst, tmp,
+                          tmp ? mine : 0, dt, from, WH_TAG_REDSCAT, c, &err);
+        if (err == MPI_SUCCESS)
+            wh_coll_note(wh_op_apply(op, tmp, acc, (size_t)mine, dth, dt), &err);
     }
-    rc = wh_coll_copy(acc, mine, dt, rbuf, mine, dt);
-out:
+    if (err == MPI_SUCCESS)
+        wh_coll_note(wh_coll_copy(acc, mine, dt, rbuf, mine, dt), &err);
     free(displs);
     wh_scratch_put(raw_a);
     wh_scratch_put(raw_t);
-    return rc;
+    return err;
 }

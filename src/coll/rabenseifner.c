@@ -19,68 +19,73 @@ static inline int unfold(int nr, int rem)
     return nr < rem ? nr * 2 + 1 : nr + rem;
 }
 
+/* block boundary i (no table, after an allocation failure: every block empty) */
+static inline MPI_Aint bnd(const MPI_Aint *disp, int i)
+{
+    return disp ? disp[i] : 0;
+}
+
 int wh_allreduce_rabenseifner(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
                               wh_op_t *op, wh_comm_t *c)
 {
-    int n = c->size, r = c->rank, rc;
+    int n = c->size, r = c->rank, err = MPI_SUCCESS;
     int pof2 = wh_coll_pof2(n), rem = n - pof2, nr;
-    if (sbuf != MPI_IN_PLACE && (rc = wh_coll_copy(sbuf, count, dt, rbuf, count, dt)) != MPI_SUCCESS)
-        return rc;
+    if (sbuf != MPI_IN_PLACE)
+        wh_coll_note(wh_coll_copy(sbuf, count, dt, rbuf, count, dt), &err);
     void *raw;
     char *a = rbuf, *tmp = wh_coll_tmp(count, dt, &raw);
     MPI_Aint *disp = malloc((size_t)(pof2 + 1) * sizeof *disp);
-    if (!tmp || !disp) {
-        wh_scratch_put(raw);
-        free(disp);
-        return wh_coll_nomem("allreduce buffers", (size_t)count * (size_t)dt->extent);
-    }
-    rc = MPI_SUCCESS;
+    if (!tmp || !disp)
+        wh_coll_note(wh_coll_nomem("allreduce buffers", (size_t)count * (size_t)dt->extent), &err);
+    /* after an error every step still runs, with empty messages (algo.h);
+     * without tmp a rank receives nothing (the messages are dropped) */
     if (r < 2 * rem) {
         if (r % 2 == 0) {
-            rc = WH_COLL_SEND(a, count, dt, r + 1, WH_TAG_ALLREDUCE, c);
+            wh_coll_esend(a, count, dt, r + 1, WH_TAG_ALLREDUCE, c, &err);
             nr = -1;
         } else {
-            rc = WH_COLL_RECV(tmp, count, dt, r - 1, WH_TAG_ALLREDUCE, c);
-            if (rc == MPI_SUCCESS)
-                rc = wh_op_apply(op, tmp, a, (size_t)count, dth, dt);
+            wh_coll_erecv(tmp, tmp ? count : 0, dt, r - 1, WH_TAG_ALLREDUCE, c, &err);
+            if (err == MPI_SUCCESS)
+                wh_coll_note(wh_op_apply(op, tmp, a, (size_t)count, dth, dt), &err);
             nr = r / 2;
         }
     } else {
         nr = r - rem;
     }
-    if (nr >= 0 && rc == MPI_SUCCESS) {
-        wh_coll_split(count, pof2, disp);
+    if (nr >= 0) {
+        if (disp)
+            wh_coll_split(count, pof2, disp);
         /* reduce-scatter: keep the half of [lo, hi) selected by my bit m */
         int lo = 0, hi = pof2;
-        for (int m = pof2 >> 1; m > 0 && rc == MPI_SUCCESS; m >>= 1) {
+        for (int m = pof2 >> 1; m > 0; m >>= 1) {
             int peer = unfold(nr ^ m, rem), mid = lo + m;
             int klo = (nr & m) ? mid : lo, khi = (nr & m) ? hi : mid; /* keep */
             int slo = (nr & m) ? lo : mid, shi = (nr & m) ? mid : hi; /* send */
-            MPI_Count kn = disp[khi] - disp[klo], sn = disp[shi] - disp[slo];
-            rc = WH_COLL_SENDRECV(wh_coll_elt(a, disp[slo], dt), sn, dt, peer, wh_coll_elt(tmp, disp[klo], dt), kn,
-                                  dt, peer, WH_TAG_ALLREDUCE, c);
-            if (rc == MPI_SUCCESS)
-                rc = wh_op_apply(op, wh_coll_elt(tmp, disp[klo], dt), wh_coll_elt(a, disp[klo], dt), (size_t)kn,
-                                 dth, dt);
+            MPI_Count kn = bnd(disp, khi) - bnd(disp, klo), sn = bnd(disp, shi) - bnd(disp, slo);
+            char *into = tmp ? wh_coll_elt(tmp, bnd(disp, klo), dt) : NULL;
+            wh_coll_esendrecv(wh_coll_elt(a, bnd(disp, slo), dt), sn, dt, peer, into, tmp ? kn : 0, dt, peer,
+                              WH_TAG_ALLREDUCE, c, &err);
+            if (err == MPI_SUCCESS)
+                wh_coll_note(wh_op_apply(op, into, wh_coll_elt(a, bnd(disp, klo), dt), (size_t)kn, dth, dt), &err);
             lo = klo;
             hi = khi;
         }
         /* allgather: my blocks [nr & ~(m-1), +m) for growing m */
-        for (int m = 1; m < pof2 && rc == MPI_SUCCESS; m <<= 1) {
+        for (int m = 1; m < pof2; m <<= 1) {
             int pn = nr ^ m, peer = unfold(pn, rem);
             int mine = nr & ~(m - 1), theirs = pn & ~(m - 1);
-            rc = WH_COLL_SENDRECV(wh_coll_elt(a, disp[mine], dt), disp[mine + m] - disp[mine], dt, peer,
-                                  wh_coll_elt(a, disp[theirs], dt), disp[theirs + m] - disp[theirs], dt, peer,
-                                  WH_TAG_ALLREDUCE_AG, c);
+            wh_coll_esendrecv(wh_coll_elt(a, bnd(disp, mine), dt), bnd(disp, mine + m) - bnd(disp, mine), dt, peer,
+                              wh_coll_elt(a, bnd(disp, theirs), dt), bnd(disp, theirs + m) - bnd(disp, theirs), dt,
+                              peer, WH_TAG_ALLREDUCE_AG, c, &err);
         }
     }
-    if (rc == MPI_SUCCESS && r < 2 * rem) {
+    if (r < 2 * rem) {
         if (r % 2)
-            rc = WH_COLL_SEND(a, count, dt, r - 1, WH_TAG_ALLREDUCE, c);
+            wh_coll_esend(a, count, dt, r - 1, WH_TAG_ALLREDUCE, c, &err);
         else
-            rc = WH_COLL_RECV(a, count, dt, r + 1, WH_TAG_ALLREDUCE, c);
+            wh_coll_erecv(a, count, dt, r + 1, WH_TAG_ALLREDUCE, c, &err);
     }
     wh_scratch_put(raw);
     free(disp);
-    return rc;
+    return err;
 }

@@ -23,71 +23,68 @@ static inline int unfold(int nr, int rem)
 int wh_allreduce_recdbl(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
                         wh_op_t *op, wh_comm_t *c)
 {
-    int n = c->size, r = c->rank, rc;
+    int n = c->size, r = c->rank, err = MPI_SUCCESS;
     int pof2 = wh_coll_pof2(n), rem = n - pof2, nr;
-    if (sbuf != MPI_IN_PLACE && (rc = wh_coll_copy(sbuf, count, dt, rbuf, count, dt)) != MPI_SUCCESS)
-        return rc;
+    if (sbuf != MPI_IN_PLACE)
+        wh_coll_note(wh_coll_copy(sbuf, count, dt, rbuf, count, dt), &err);
     void *raw;
     _Alignas(16) char stack[WH_COLL_STACK];
     char *a = rbuf, *b = wh_coll_tmp_in(count, dt, stack, sizeof stack, &raw);
     if (!b)
-        return wh_coll_nomem("allreduce buffer", (size_t)count * (size_t)dt->extent);
+        wh_coll_note(wh_coll_nomem("allreduce buffer", (size_t)count * (size_t)dt->extent), &err);
+    MPI_Count bn = b ? count : 0; /* what b receives */
     if (r < 2 * rem) {
         if (r % 2 == 0) {
-            rc = WH_COLL_SEND(a, count, dt, r + 1, WH_TAG_ALLREDUCE, c);
+            wh_coll_esend(a, count, dt, r + 1, WH_TAG_ALLREDUCE, c, &err);
             nr = -1;
         } else {
-            rc = WH_COLL_RECV(b, count, dt, r - 1, WH_TAG_ALLREDUCE, c);
-            if (rc == MPI_SUCCESS)
-                rc = wh_op_apply(op, b, a, (size_t)count, dth, dt);
+            wh_coll_erecv(b, bn, dt, r - 1, WH_TAG_ALLREDUCE, c, &err);
+            if (err == MPI_SUCCESS)
+                wh_coll_note(wh_op_apply(op, b, a, (size_t)count, dth, dt), &err);
             nr = r / 2;
         }
     } else {
-        rc = MPI_SUCCESS;
         nr = r - rem;
     }
-    for (int m = 1; nr >= 0 && m < pof2 && rc == MPI_SUCCESS; m <<= 1) {
+    for (int m = 1; nr >= 0 && m < pof2; m <<= 1) {
         int peer = unfold(nr ^ m, rem);
-        rc = WH_COLL_SENDRECV(a, count, dt, peer, b, count, dt, peer, WH_TAG_ALLREDUCE, c);
-        if (rc != MPI_SUCCESS)
-            break;
+        wh_coll_esendrecv(a, count, dt, peer, b, bn, dt, peer, WH_TAG_ALLREDUCE, c, &err);
+        if (err != MPI_SUCCESS)
+            continue; /* the remaining exchanges still run */
         if (peer < r) {
-            rc = wh_op_apply(op, b, a, (size_t)count, dth, dt);
+            wh_coll_note(wh_op_apply(op, b, a, (size_t)count, dth, dt), &err);
         } else {
-            rc = wh_op_apply(op, a, b, (size_t)count, dth, dt);
+            wh_coll_note(wh_op_apply(op, a, b, (size_t)count, dth, dt), &err);
             char *t = a;
             a = b;
             b = t;
         }
     }
-    if (rc == MPI_SUCCESS && r < 2 * rem) {
+    if (r < 2 * rem) {
         if (r % 2)
-            rc = WH_COLL_SEND(a, count, dt, r - 1, WH_TAG_ALLREDUCE, c);
+            wh_coll_esend(a, count, dt, r - 1, WH_TAG_ALLREDUCE, c, &err);
         else
-            rc = WH_COLL_RECV(rbuf, count, dt, r + 1, WH_TAG_ALLREDUCE, c);
+            wh_coll_erecv(rbuf, count, dt, r + 1, WH_TAG_ALLREDUCE, c, &err);
     }
-    if (rc == MPI_SUCCESS && a != (char *)rbuf)
-        rc = wh_coll_copy(a, count, dt, rbuf, count, dt);
+    if (err == MPI_SUCCESS && a != (char *)rbuf)
+        wh_coll_note(wh_coll_copy(a, count, dt, rbuf, count, dt), &err);
     wh_scratch_put(raw);
-    return rc;
+    return err;
 }
 
 int wh_allgather_recdbl(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
                         wh_dtype_t *rdt, wh_comm_t *c)
 {
-    int n = c->size, r = c->rank, rc;
-    if (sbuf != MPI_IN_PLACE &&
-        (rc = wh_coll_copy(sbuf, scount, sdt, wh_coll_elt(rbuf, (MPI_Aint)r * rcount, rdt), rcount, rdt)))
-        return rc;
+    int n = c->size, r = c->rank, err = MPI_SUCCESS;
+    if (sbuf != MPI_IN_PLACE)
+        wh_coll_ecopy(sbuf, scount, sdt, wh_coll_elt(rbuf, (MPI_Aint)r * rcount, rdt), rcount, rdt, &err);
     for (int m = 1; m < n; m <<= 1) {
         int peer = r ^ m, mine = r & ~(m - 1), theirs = peer & ~(m - 1);
-        rc = WH_COLL_SENDRECV(wh_coll_elt(rbuf, (MPI_Aint)mine * rcount, rdt), (MPI_Count)m * rcount, rdt, peer,
-                              wh_coll_elt(rbuf, (MPI_Aint)theirs * rcount, rdt), (MPI_Count)m * rcount, rdt, peer,
-                              WH_TAG_ALLGATHER, c);
-        if (rc != MPI_SUCCESS)
-            return rc;
+        wh_coll_esendrecv(wh_coll_elt(rbuf, (MPI_Aint)mine * rcount, rdt), (MPI_Count)m * rcount, rdt, peer,
+                          wh_coll_elt(rbuf, (MPI_Aint)theirs * rcount, rdt), (MPI_Count)m * rcount, rdt, peer,
+                          WH_TAG_ALLGATHER, c, &err);
     }
-    return MPI_SUCCESS;
+    return err;
 }
 
 /* Is rank r's group reduction (`part`) still sent after the step of
@@ -127,7 +124,7 @@ static int scan_buf(char **buf, MPI_Count count, wh_dtype_t *dt, char *stack, si
 static int scan_common(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
                        wh_comm_t *c, int exclusive)
 {
-    int n = c->size, r = c->rank, rc = MPI_SUCCESS, have = !exclusive;
+    int n = c->size, r = c->rank, err = MPI_SUCCESS, have = !exclusive;
     int tag = exclusive ? WH_TAG_EXSCAN : WH_TAG_SCAN;
     void *raw_p = NULL, *raw_t = NULL;
     _Alignas(16) char st_p[WH_COLL_STACK / 2], st_t[WH_COLL_STACK / 2];
@@ -137,16 +134,19 @@ static int scan_common(const void *sbuf, void *rbuf, MPI_Count count, MPI_Dataty
      * under it; in place, rbuf is an exclusive scan's first result written */
 #define OWN_PART()                                                                                                  \
     do {                                                                                                           \
-        if ((rc = scan_buf(&pbuf, count, dt, st_p, sizeof st_p, &raw_p)) != MPI_SUCCESS ||                         \
-            (rc = wh_coll_copy(part, count, dt, pbuf, count, dt)) != MPI_SUCCESS)                                  \
-            goto out;                                                                                              \
-        part = pbuf;                                                                                               \
+        if (err == MPI_SUCCESS) {                                                                                  \
+            wh_coll_note(scan_buf(&pbuf, count, dt, st_p, sizeof st_p, &raw_p), &err);                             \
+            if (err == MPI_SUCCESS) {                                                                              \
+                wh_coll_note(wh_coll_copy(part, count, dt, pbuf, count, dt), &err);                                \
+                part = pbuf;                                                                                       \
+            }                                                                                                      \
+        }                                                                                                          \
     } while (0)
-    if (sbuf == MPI_IN_PLACE && exclusive) {
+    if (sbuf == MPI_IN_PLACE && exclusive)
         OWN_PART();
-    } else if (!exclusive && sbuf != MPI_IN_PLACE && (rc = wh_coll_copy(sbuf, count, dt, rbuf, count, dt))) {
-        goto out;
-    }
+    else if (!exclusive && sbuf != MPI_IN_PLACE)
+        wh_coll_note(wh_coll_copy(sbuf, count, dt, rbuf, count, dt), &err);
+    /* After an error every message below still travels (empty); local work stops. */
     for (int m = 1; m < n; m <<= 1) {
         int peer = r ^ m;
         if (peer >= n)
@@ -154,29 +154,30 @@ static int scan_common(const void *sbuf, void *rbuf, MPI_Count count, MPI_Dataty
         int upper = peer < r, keep = part_needed(r, m, n);
         int down_msg = part_needed(upper ? peer : r, m, n); /* upper -> lower travels */
         if (!upper && !down_msg) {
-            if ((rc = WH_COLL_SEND(part, count, dt, peer, tag, c)) != MPI_SUCCESS)
-                goto out;
+            wh_coll_esend(part, count, dt, peer, tag, c, &err);
             continue;
         }
         if (keep && !pbuf) /* part changes below (upper: rbuf too) */
             OWN_PART();
         /* the first contribution to an exclusive scan lands in rbuf itself */
-        char *into = rbuf;
+        char *into = rbuf; /* (may be MPI_BOTTOM, NULL) */
+        MPI_Count in_n = count;
         if (!upper || have) {
-            if ((rc = scan_buf(&tmp, count, dt, st_t, sizeof st_t, &raw_t)) != MPI_SUCCESS)
-                goto out;
+            wh_coll_note(scan_buf(&tmp, count, dt, st_t, sizeof st_t, &raw_t), &err);
             into = tmp;
+            in_n = tmp ? count : 0; /* no buffer: the message is dropped */
         }
         if (upper && !down_msg)
-            rc = WH_COLL_RECV(into, count, dt, peer, tag, c);
+            wh_coll_erecv(into, in_n, dt, peer, tag, c, &err);
         else
-            rc = WH_COLL_SENDRECV(part, count, dt, peer, into, count, dt, peer, tag, c);
-        if (rc != MPI_SUCCESS)
-            goto out;
+            wh_coll_esendrecv(part, count, dt, peer, into, in_n, dt, peer, tag, c, &err);
+        if (err != MPI_SUCCESS)
+            continue;
+        int rc = MPI_SUCCESS;
         if (upper) { /* into: the lower group's reduction */
-            if (keep && (rc = wh_op_apply(op, into, pbuf, (size_t)count, dth, dt)) != MPI_SUCCESS)
-                goto out; /* part = lower op part */
-            if (have)
+            if (keep)
+                rc = wh_op_apply(op, into, pbuf, (size_t)count, dth, dt); /* part = lower op part */
+            if (rc == MPI_SUCCESS && have)
                 rc = wh_op_apply(op, into, rbuf, (size_t)count, dth, dt);
             have = 1;
         } else if (op->commute) { /* part = part op upper (a lower rank receives only a part it keeps) */
@@ -190,14 +191,12 @@ static int scan_common(const void *sbuf, void *rbuf, MPI_Count count, MPI_Dataty
             tmp = t;
             raw_t = tr;
         }
-        if (rc != MPI_SUCCESS)
-            goto out;
+        wh_coll_note(rc, &err);
     }
-out:
 #undef OWN_PART
     wh_scratch_put(raw_p);
     wh_scratch_put(raw_t);
-    return rc;
+    return err;
 }
 
 int wh_scan_recdbl(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,

@@ -324,21 +324,6 @@ static void run_step(wh_sched_t *s, const wh_sstep_t *st)
         s->err = rc;
 }
 
-/* A receive of a schedule took fewer bytes than posted: collectives need
- * matching type signatures, so the ranks disagree on the count. */
-static int short_msg(const wh_req_t *q)
-{
-    if (q->msg_len == 0)
-        return wh_error(MPI_ERR_OTHER,
-                        "collective failed on rank %d (an empty message where %zu bytes were expected: the "
-                        "collective failed there, or the ranks passed different counts)",
-                        q->status.MPI_SOURCE, q->bytes);
-    return wh_error(MPI_ERR_OTHER,
-                    "message sizes do not match across processes in the collective: received %zu bytes from "
-                    "rank %d but expected %zu",
-                    q->msg_len, q->status.MPI_SOURCE, q->bytes);
-}
-
 /* Advance s as far as it goes now; nonzero if anything happened. */
 static int advance(wh_sched_t *s)
 {
@@ -352,7 +337,9 @@ static int advance(wh_sched_t *s)
                 wh_req_t *q = s->reqs[i];
                 if (__builtin_expect(q->err != MPI_SUCCESS || (q->kind == WH_REQ_RECV && q->msg_len != q->bytes), 0)
                     && s->err == MPI_SUCCESS)
-                    s->err = q->err != MPI_SUCCESS ? q->err : short_msg(q);
+                    /* fewer bytes than posted: the ranks disagree on the count */
+                    s->err = q->err != MPI_SUCCESS ? q->err
+                                                   : wh_coll_short_error(q->status.MPI_SOURCE, q->msg_len, q->bytes);
                 wh_req_release(q);
                 s->reqs[i] = NULL;
             }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "coll/algo.h"
+#include "proto/request.h"
 #include "util/scratch.h"
 
 /* bytes spanned by count elements and the offset of element 0's lower bound */
@@ -67,4 +68,95 @@ void wh_coll_split(MPI_Count count, int n, MPI_Aint *disp)
 int wh_coll_nomem(const char *what, size_t bytes)
 {
     return wh_error(MPI_ERR_NO_MEM, "out of memory allocating %zu bytes for %s", bytes, what);
+}
+
+/* ---------- error propagation (see algo.h) ---------- */
+
+int wh_coll_short_error(int src, size_t got, size_t want)
+{
+    if (got == 0)
+        return wh_error(MPI_ERR_OTHER,
+                        "collective failed on rank %d (an empty message where %zu bytes were expected: the "
+                        "collective failed there, or the ranks passed different counts)",
+                        src, want);
+    return wh_error(MPI_ERR_OTHER,
+                    "message sizes do not match across processes in the collective: received %zu bytes from "
+                    "rank %d but expected %zu",
+                    got, src, want);
+}
+
+/* a completed receive of `want` bytes from src (MPI_PROC_NULL: none) */
+static void check_recv(int rc, const MPI_Status *st, int src, size_t want, int *err)
+{
+    if (rc != MPI_SUCCESS) {
+        wh_coll_note(rc, err);
+        return;
+    }
+    size_t got = (size_t)wh_status_bytes(st);
+    if (__builtin_expect(got != want, 0) && src != MPI_PROC_NULL)
+        wh_coll_note(wh_coll_short_error(src, got, want), err);
+}
+
+void wh_coll_esend(const void *buf, MPI_Count n, wh_dtype_t *dt, int dst, int tag, wh_comm_t *c, int *err)
+{
+    wh_coll_note(wh_send(buf, *err == MPI_SUCCESS ? n : 0, dt, dst, tag, c, WH_CTX_COLL), err);
+}
+
+void wh_coll_erecv(void *buf, MPI_Count n, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, int *err)
+{
+    MPI_Status st;
+    int rc = wh_recv(buf, n, dt, src, tag, c, WH_CTX_COLL, &st);
+    check_recv(rc, &st, src, wh_dtype_bytes(dt, (size_t)n), err);
+}
+
+void wh_coll_esendrecv(const void *sb, MPI_Count sn, wh_dtype_t *sdt, int dst, void *rb, MPI_Count rn,
+                       wh_dtype_t *rdt, int src, int tag, wh_comm_t *c, int *err)
+{
+    MPI_Status st;
+    int rc = wh_sendrecv(sb, *err == MPI_SUCCESS ? sn : 0, sdt, dst, tag, rb, rn, rdt, src, tag, c, WH_CTX_COLL, &st);
+    check_recv(rc, &st, src, wh_dtype_bytes(rdt, (size_t)rn), err);
+}
+
+void wh_coll_eisend(const void *buf, MPI_Count n, wh_dtype_t *dt, int dst, int tag, wh_comm_t *c, wh_req_t **req,
+                    int *err)
+{
+    *req = NULL;
+    wh_coll_note(wh_isend(buf, *err == MPI_SUCCESS ? n : 0, dt, dst, tag, c, WH_CTX_COLL, WH_MODE_STD, req), err);
+}
+
+void wh_coll_eirecv(void *buf, MPI_Count n, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, wh_req_t **req,
+                    int *err)
+{
+    *req = NULL;
+    wh_coll_note(wh_irecv(buf, n, dt, src, tag, c, WH_CTX_COLL, req), err);
+}
+
+void wh_coll_ewait(wh_req_t *q, int *err)
+{
+    if (!q)
+        return;
+    int recv = q->kind == WH_REQ_RECV, src = q->rank;
+    size_t want = q->bytes;
+    MPI_Status st;
+    int rc = wh_wait(q, &st);
+    if (recv)
+        check_recv(rc, &st, src, want, err);
+    else
+        wh_coll_note(rc, err);
+}
+
+void wh_coll_ecopy(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                   wh_dtype_t *rdt, int *err)
+{
+    if (*err != MPI_SUCCESS)
+        return;
+    size_t sb = wh_dtype_bytes(sdt, (size_t)scount), rb = wh_dtype_bytes(rdt, (size_t)rcount);
+    if (__builtin_expect(sb != rb, 0)) {
+        *err = wh_error(sb > rb ? MPI_ERR_TRUNCATE : MPI_ERR_OTHER,
+                        "collective: this rank's send data (%zu bytes) and its own receive block (%zu bytes) "
+                        "differ in size (the ranks passed different counts)",
+                        sb, rb);
+        return;
+    }
+    wh_coll_note(wh_coll_copy(sbuf, scount, sdt, rbuf, rcount, rdt), err);
 }

@@ -90,7 +90,14 @@ endforeach()
 # network channel (over shm, shmcopy and net inside a group).
 # The same program on one node (flat algorithms) also defines the target.
 wh_mpi_test(coll.hier_flat.np5 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_hier.c 5 any)
+# wh_hier_test(NAME NPROCS GROUPEXPR [TARGET [ARGS...]]): TARGET (default
+# mpit_coll_hier) with ARGS over node groups GROUPEXPR
 function(wh_hier_test NAME NPROCS GROUPEXPR)
+  set(args ${ARGN})
+  set(tgt mpit_coll_hier)
+  if(args)
+    list(POP_FRONT args tgt)
+  endif()
   foreach(v ${WH_CHANNEL_VARIANTS})
     string(FIND "${v}" ":" colon)
     string(SUBSTRING "${v}" 0 ${colon} vname)
@@ -99,7 +106,7 @@ function(wh_hier_test NAME NPROCS GROUPEXPR)
     string(REPLACE "," ";" venv "${venv}")
     add_test(NAME mpi.${NAME}.${vname}
              COMMAND ${WHARFRUN} -n ${NPROCS} --timeout 150 /bin/sh -c
-                     "WHARF_HOST_ID=$((PMI_RANK${GROUPEXPR})) exec \"$0\" \"$@\"" $<TARGET_FILE:mpit_coll_hier>)
+                     "WHARF_HOST_ID=$((PMI_RANK${GROUPEXPR})) exec \"$0\" \"$@\"" $<TARGET_FILE:${tgt}> ${args})
     set_tests_properties(mpi.${NAME}.${vname} PROPERTIES ENVIRONMENT "${venv};WHARF_LOCALITY=launcher"
                          TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;${vname}" PROCESSORS ${NPROCS})
   endforeach()
@@ -132,7 +139,16 @@ foreach(np 3 4)
   wh_mpi_test(coll.layout_persist.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c ${np} persist)
 endforeach()
 wh_mpi_test(coll.layout.np2 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c 2)
-# Collectives called with different counts on different ranks: errors, no hang.
+# Collectives called with different counts on different ranks: errors, no hang,
+# the communicator usable after; with the default algorithms (shared memory
+# where it runs), the point-to-point ones (WHARF_COLL_SHM=0) and the
+# hierarchical ones (two and three node groups).
 foreach(np 2 3 4)
   wh_mpi_test(coll.mismatch.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_mismatch.c ${np})
+  wh_mpi_test(coll.mismatch_p2p.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_mismatch.c ${np})
+  foreach(v shm shmcopy net)
+    set_property(TEST mpi.coll.mismatch_p2p.np${np}.${v} APPEND PROPERTY ENVIRONMENT "WHARF_COLL_SHM=0")
+  endforeach()
 endforeach()
+wh_hier_test(coll.mismatch_hier.np4 4 "/2" mpit_coll_mismatch hier)
+wh_hier_test(coll.mismatch_hier.np5 5 "%3" mpit_coll_mismatch hier)
