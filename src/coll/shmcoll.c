@@ -575,6 +575,13 @@ static inline volatile uint64_t *bout(const shmc_t *s, int r)
 {
     return (volatile uint64_t *)(s->bbase + (size_t)r * s->bstride + LINE);
 }
+/* the total bytes rank r passed to the large collective whose first step is
+ * k (two slots in r's flag line: a rank starts the collective after the next
+ * only once every rank passed the first step of this one, after reading) */
+static inline volatile uint64_t *bsize(const shmc_t *s, int r, uint64_t k)
+{
+    return (volatile uint64_t *)(s->bbase + (size_t)r * s->bstride + 16) + k % 2;
+}
 static inline unsigned char *bcell(const shmc_t *s, int r, uint64_t t)
 {
     return s->bbase + (size_t)r * s->bstride + 2 * LINE + (size_t)(t % 2) * s->bcell;
@@ -610,31 +617,35 @@ int wh_shmc_bcast_large(void *buf, size_t bytes, int root, wh_comm_t *c)
 {
     shmc_t *s = get(c);
     int n = c->size, me = c->rank;
-    for (size_t pos = 0; pos < bytes; pos += s->bcell) {
-        size_t len = bytes - pos < s->bcell ? bytes - pos : s->bcell;
-        uint64_t k = ++s->bseq;
-        if (me == root) {
-            uint64_t t = next_chunk(s, n);
+    if (me == root) {
+        for (size_t pos = 0; pos < bytes; pos += s->bcell) {
+            size_t len = bytes - pos < s->bcell ? bytes - pos : s->bcell;
+            uint64_t k = ++s->bseq, t = next_chunk(s, n);
+            if (pos == 0)
+                *bsize(s, root, k) = bytes;
             memcpy(bcell(s, root, t), (char *)buf + pos, len);
             post(bflag(s, root), k);
             post(bout(s, me), t);
-        } else {
-            uint64_t t = ++s->bchunk; /* the root waits for readers, they need not wait for each other */
-            wait_ge(s, bflag(s, root), k);
-            memcpy((char *)buf + pos, bcell(s, root, t), len);
-            post(bout(s, me), t);
         }
+        return MPI_SUCCESS;
     }
-    return MPI_SUCCESS;
+    /* the root's size decides the steps: a rank that passed another count
+     * (erroneous) still takes every chunk, keeps what fits, and fails */
+    size_t total = bytes;
+    for (size_t pos = 0; pos < total; pos += s->bcell) {
+        uint64_t t = ++s->bchunk; /* the root waits for readers, they need not wait for each other */
+        uint64_t k = ++s->bseq;
+        wait_ge(s, bflag(s, root), k);
+        if (pos == 0)
+            total = *bsize(s, root, k);
+        size_t len = total - pos < s->bcell ? total - pos : s->bcell;
+        if (pos < bytes)
+            memcpy((char *)buf + pos, bcell(s, root, t), len < bytes - pos ? len : bytes - pos);
+        post(bout(s, me), t);
+    }
+    return total == bytes ? MPI_SUCCESS : size_mismatch(total, bytes, root);
 }
 
-/* Parallel slices, software-pipelined: one step (flag) per chunk marks both
- * "my slice of chunk j is reduced" and "chunk j + 1 is copied in", so a
- * message of m chunks waits for everyone m + 1 times instead of 2m (each
- * such wait may cost a context switch when ranks outnumber cores).  Chunk
- * j + 1 goes to the cell chunk j - 1 used, once every rank has posted bout
- * for j - 1: it reduced its slices of j - 1 (before its step for j) and
- * copied the result out. */
 int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
                          wh_op_t *op, int root, wh_comm_t *c)
 {
@@ -646,10 +657,20 @@ int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Data
     /* chunk j: elements [j * per, j * per + len(j)) */
 #define CH_LEN(j) ((size_t)count - (j) * per < per ? (size_t)count - (j) * per : per)
     uint64_t tprev = 0, t = next_chunk(s, n), k = ++s->bseq;
+    *bsize(s, me, k) = (size_t)count * esz;
     memcpy(bcell(s, me, t), mine, CH_LEN(0) * esz);
     post(bflag(s, me), k);
     for (size_t j = 0; j < m; j++) {
         wait_all(s, n, bflag, k); /* chunk j copied in by all; chunk j - 1 reduced by all */
+        if (j == 0) { /* every rank sees every size: all stop here alike when counts differ */
+            for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
+                if (*bsize(s, r, k) != (size_t)count * esz)
+                    rc = size_mismatch(*bsize(s, r, k), (size_t)count * esz, r);
+            if (rc != MPI_SUCCESS) {
+                post(bout(s, me), t);
+                return rc;
+            }
+        }
         if (j > 0) {
             if (out)
                 memcpy((char *)rbuf + (j - 1) * per * esz, bcell(s, n - 1, tprev), CH_LEN(j - 1) * esz);
