@@ -238,10 +238,7 @@ def main():
             lib = os.path.join(build, "lib")
             opts += ["-x", "LD_LIBRARY_PATH=" + lib + (":" + os.environ["LD_LIBRARY_PATH"]
                                                          if os.environ.get("LD_LIBRARY_PATH") else "")]
-        if lab:
-            cmd, env = lab.wharfrun_cmd(wharfrun, a.ranks, [exe], opts)
-        else:
-            cmd, env = [wharfrun, "-n", str(a.ranks)] + opts + [exe], dict(os.environ)
+        cmd, env = mpich_suite.launch_cmd(lab, wharfrun, a.ranks, [exe], opts)
         t0 = time.time()
         r = subprocess.run(cmd, cwd=rundir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            timeout=a.timeout + 60)

@@ -150,6 +150,13 @@ def lab_mpiexec(lab, build, work):
     return path
 
 
+def launch_cmd(lab, wharfrun, n, argv, opts):
+    """(command, environment) running `wharfrun -n N OPTS ARGV` in the lab's scenario (None: native)."""
+    if lab:
+        return lab.wharfrun_cmd(wharfrun, n, argv, opts)
+    return [wharfrun, "-n", str(n)] + opts + argv, dict(os.environ)
+
+
 def scenario_lab(name):
     """(context manager building the scenario or None for native, reason it cannot run or None)."""
     if name == "native":

@@ -137,10 +137,7 @@ def main():
     try:
         for name in names:
             exe, n = progs[name]
-            if lab:
-                cmd, env = lab.wharfrun_cmd(wharfrun, n, [exe], opts)
-            else:
-                cmd, env = [wharfrun, "-n", str(n)] + opts + [exe], dict(os.environ)
+            cmd, env = mpich_suite.launch_cmd(lab, wharfrun, n, [exe], opts)
             t0 = time.time()
             try:
                 r = subprocess.run(cmd, cwd=rundir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
