@@ -41,6 +41,8 @@ enum wh_proto_id {
     WH_PROTO_FATOMIC,   /* accumulate, fetch-and-op, compare-and-swap by libfabric atomics */
     WH_PROTO_PIPE,      /* device buffers: chunks through a node-region ring, async copies on both sides */
     WH_PROTO_PUSH,      /* sender pushes header + fragments at once, no handshake (eager through several slots) */
+    WH_PROTO_RMA_SYNC,  /* one-sided flush/unlock/complete request sent as a message of its own */
+    WH_PROTO_RMA_SYNC_MERGED, /* the same request carried by the origin's last operation message (msg.c) */
     WH_PROTO_MAX
 };
 extern const char *const wh_proto_names[WH_PROTO_MAX];

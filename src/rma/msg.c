@@ -1,6 +1,7 @@
 /* One-sided messages: the ordered, never-blocking send of rma messages (a
- * per-peer FIFO of copies pushed by a progress hook), waiting helpers, the
- * window table and error-handler dispatch, init and finalize. */
+ * per-peer FIFO of copies pushed by a progress hook), the held operation
+ * message that a following flush rides on, waiting helpers, the window table
+ * and error-handler dispatch, init and finalize. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "coord/coord.h"
 #include "rma/rma.h"
 #include "util/log.h"
+#include "util/tunables.h"
 
 wh_rma_am_t wh_rma_am;
 wh_tab_t wh_win_tab;
@@ -40,13 +42,61 @@ static int try_send(int wpeer, const wh_hdr_t *h, const void *data, size_t len)
     return wh_chans[chan]->am_send(wpeer, h, len ? &d : NULL);
 }
 
+/* The held operation message (wh_rma_hold): one at a time, wpeer -1 when none. */
+#define HOLD_CAP 4096
+static struct {
+    int wpeer;
+    wh_hdr_t h;
+    size_t len;
+    unsigned char data[HOLD_CAP];
+} held = {.wpeer = -1};
+
+static int queue_copy(int wpeer, const wh_hdr_t *h, const void *data, size_t len);
+
+/* Send the held message (queued if the channel is busy: never blocks). */
+static void release_held(void)
+{
+    if (held.wpeer < 0)
+        return;
+    int wpeer = held.wpeer;
+    held.wpeer = -1;
+    int rc = WH_AGAIN;
+    if (!q_count[wpeer])
+        rc = try_send(wpeer, &held.h, held.data, held.len);
+    if (rc == WH_AGAIN)
+        rc = queue_copy(wpeer, &held.h, held.data, held.len);
+    if (rc != MPI_SUCCESS)
+        WH_WARN("rma", "a one-sided operation message to rank %d failed: error %d", wpeer, rc);
+}
+
+int wh_rma_hold(int wpeer, const wh_hdr_t *h, const void *data, size_t len)
+{
+    size_t max = wh_tun.rma_hold_max < HOLD_CAP ? wh_tun.rma_hold_max : HOLD_CAP;
+    if (len > max)
+        return wh_rma_send_wait(wpeer, h, data, len);
+    release_held();
+    held.h = *h;
+    held.len = len;
+    if (len)
+        memcpy(held.data, data, len);
+    held.wpeer = wpeer;
+    q_busy = 1; /* the progress hook sends it if nothing else does first */
+    return MPI_SUCCESS;
+}
+
 int wh_rma_send(int wpeer, const wh_hdr_t *h, const void *data, size_t len)
 {
+    release_held();
     if (!q_count[wpeer]) {
         int rc = try_send(wpeer, h, data, len);
         if (rc != WH_AGAIN)
             return rc;
     }
+    return queue_copy(wpeer, h, data, len);
+}
+
+static int queue_copy(int wpeer, const wh_hdr_t *h, const void *data, size_t len)
+{
     rma_q_t *q = malloc(sizeof *q + len);
     if (!q)
         wh_job_abort(1, "wharf: out of memory queueing a one-sided message");
@@ -69,6 +119,7 @@ int wh_rma_send(int wpeer, const wh_hdr_t *h, const void *data, size_t len)
 int wh_rma_send_wait(int wpeer, const wh_hdr_t *h, const void *data, size_t len)
 {
     unsigned idle = 0;
+    release_held();
     for (;;) {
         if (!q_count[wpeer]) {
             int rc = try_send(wpeer, h, data, len);
@@ -85,6 +136,7 @@ int wh_rma_send_wait(int wpeer, const wh_hdr_t *h, const void *data, size_t len)
 /* the progress hook: push queued messages, keeping each peer's order */
 static int rma_push(void)
 {
+    release_held();
     if (!q_head) {
         q_busy = 0;
         return 0;
@@ -125,7 +177,20 @@ int wh_rma_ctl(wh_win_t *w, int target, int sub, int32_t tag)
      * before its own creation of the window has learnt the peers' ids */
     wh_hdr_t h = {.type = wh_rma_am.ctl, .flags = (uint8_t)sub, .ctx = w->peers[target].id, .src = w->rank,
                   .tag = tag, .sreq = WH_HINDEX(w->obj.handle)};
-    return wh_rma_send(w->peers[target].wrank, &h, NULL, 0);
+    int wpeer = w->peers[target].wrank;
+    int sync = sub == WH_RC_FLUSH || sub == WH_RC_UNLOCK || sub == WH_RC_COMPLETE;
+    /* the held message is this window's last operation to that target: the
+     * request rides on it (the target handles the operation, then the request) */
+    if (sync && held.wpeer == wpeer && held.h.ctx == h.ctx && held.h.sreq == h.sreq && !held.h.cid) {
+        held.h.cid = (uint16_t)sub;
+        held.h.tag = tag;
+        wh_coord_note(wh_coord_peers[wpeer].chan, WH_PROTO_RMA_SYNC_MERGED, 0);
+        release_held();
+        return MPI_SUCCESS;
+    }
+    if (sync)
+        wh_coord_note(wh_coord_peers[wpeer].chan, WH_PROTO_RMA_SYNC, 0);
+    return wh_rma_send(wpeer, &h, NULL, 0);
 }
 
 int wh_rma_answer(wh_win_t *w, int wpeer, const wh_hdr_t *req, int sub, int32_t tag)
@@ -204,6 +269,7 @@ void wh_rma_finalize(void)
 {
     wh_rma_async_stop();
     /* push what is still queued (acks of the last epoch) */
+    release_held();
     unsigned idle = 0;
     for (long i = 0; q_head && i < 100000000L; i++)
         if (!wh_progress())

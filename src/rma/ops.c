@@ -46,10 +46,11 @@ void wh_rma_origin_reply(int chan, int wpeer, const wh_hdr_t *h, const void *pay
 {
     (void)chan;
     (void)wpeer;
-    (void)h;
     wh_rma_pfx_t pfx;
     memcpy(&pfx, payload, sizeof pfx);
     rma_pop_t *p = (rma_pop_t *)(uintptr_t)pfx.opid;
+    if (h->tag) /* the target refused part of the access: raised by the next flush (sync.c) */
+        p->win->remote_err = h->tag;
     size_t n = plen - sizeof pfx;
     if (n && p->rbuf)
         wh_dtype_unpack(p->rbuf, p->rcount, p->rdt, pfx.soff, (const char *)payload + sizeof pfx, n);
@@ -171,7 +172,8 @@ static int send_runs(rma_send_t *s, const wh_rma_run_t *runs, size_t nruns)
         sbuf_len = chunk;
     }
     wh_hdr_t h = {.type = wh_rma_am.op, .flags = (uint8_t)s->kind, .ctx = s->w->peers[s->target].id,
-                  .src = s->w->rank};
+                  .src = s->w->rank, .sreq = WH_HINDEX(s->w->obj.handle)};
+    int answered = s->kind == WH_RMA_GET || s->kind == WH_RMA_GACC;
     size_t i = 0, e = 0, soff = 0;
     while (i < nruns) {
         size_t pos = sizeof(wh_rma_pfx_t), room = chunk - pos;
@@ -209,7 +211,11 @@ static int send_runs(rma_send_t *s, const wh_rma_run_t *runs, size_t nruns)
         pfx.nruns = (uint16_t)nr;
         memcpy(sbuf, &pfx, sizeof pfx);
         h.len = pos;
-        WH_CHECK(wh_rma_send_wait(s->wt, &h, sbuf, pos));
+        /* the last message of a put or accumulate may wait for the flush to ride on it */
+        if (ri == nruns && !answered)
+            WH_CHECK(wh_rma_hold(s->wt, &h, sbuf, pos));
+        else
+            WH_CHECK(wh_rma_send_wait(s->wt, &h, sbuf, pos));
         soff += dbytes;
         i = ri;
         e = re;
@@ -567,8 +573,11 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
             pop->req = *req = req_new();
         s.pfx.opid = (uint64_t)(uintptr_t)pop;
         w->npend[t]++;
+    } else {
+        /* only operations without an answer need a flush request: an answered
+         * one is complete at both ends when its reply is in (errors ride on it) */
+        w->dirty[t] = 1;
     }
-    w->dirty[t] = 1;
     wh_coord_note(wh_coord_peers[wt].chan, WH_PROTO_AM, tbytes);
     if (a->kind == WH_RMA_CAS) {
         unsigned char msg[sizeof(wh_rma_pfx_t) + 2 * 32];
@@ -577,7 +586,7 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
         memcpy(msg + sizeof s.pfx, a->obuf, esz);
         memcpy(msg + sizeof s.pfx + esz, a->cbuf, esz);
         wh_hdr_t h = {.type = wh_rma_am.op, .flags = WH_RMA_CAS, .ctx = p->id, .src = w->rank,
-                      .len = sizeof s.pfx + 2 * esz};
+                      .len = sizeof s.pfx + 2 * esz, .sreq = WH_HINDEX(w->obj.handle)};
         return wh_rma_send_wait(wt, &h, msg, (size_t)h.len);
     }
     rc = send_runs(&s, runs, nruns);

@@ -240,13 +240,21 @@ typedef struct wh_rma_am {
     uint8_t op, reply, ctl;
 } wh_rma_am_t;
 extern wh_rma_am_t wh_rma_am;
-/* control messages (wh_hdr_t.flags of rma.ctl) */
+/* control messages (wh_hdr_t.flags of rma.ctl; on an rma.op message wh_hdr_t.cid,
+ * nonzero when the request rides on the operation, with wh_hdr_t.tag its tag) */
 enum { WH_RC_LOCK = 1, WH_RC_GRANT, WH_RC_UNLOCK, WH_RC_FLUSH, WH_RC_ACK, WH_RC_POST, WH_RC_COMPLETE };
 /* Send to world rank wpeer: header + len bytes at data, after the earlier
  * rma messages to that peer.  Never blocks: a busy channel queues a copy. */
 int wh_rma_send(int wpeer, const wh_hdr_t *h, const void *data, size_t len);
 /* Same, but an origin-side send that may progress and retry instead of copying. */
 int wh_rma_send_wait(int wpeer, const wh_hdr_t *h, const void *data, size_t len);
+/* An operation message that needs no answer (put, accumulate) of at most
+ * WHARF_RMA_HOLD_MAX payload bytes: kept back (a copy) until the next rma
+ * message or progress, so that a FLUSH, UNLOCK or COMPLETE of its window to
+ * that target rides on it (wh_rma_ctl sets h.cid to the request and h.tag to
+ * its tag; the target handles the operation, then the request).  Larger ones
+ * go as wh_rma_send_wait. */
+int wh_rma_hold(int wpeer, const wh_hdr_t *h, const void *data, size_t len);
 /* Largest payload of one rma message to wpeer. */
 size_t wh_rma_max_payload(int wpeer);
 int wh_rma_ctl(wh_win_t *w, int target, int sub, int32_t tag);

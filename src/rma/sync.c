@@ -51,12 +51,14 @@ static void flush_wait(wh_win_t *w, int t)
 int wh_win_flush(wh_win_t *w, int rank, int local)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* direct stores into node-region memory */
-    wh_progress(); /* serve the others even when nothing here waits (see wh_win_lock) */
     int lo = rank < 0 ? 0 : rank, hi = rank < 0 ? w->size_c : rank + 1;
+    /* requests first: one may ride on the held operation message (msg.c),
+     * which the progress engine would otherwise send alone */
     if (!local)
         for (int t = lo; t < hi; t++)
             if (w->dirty[t])
                 WH_CHECK(flush_send(w, t, WH_RC_FLUSH, 0));
+    wh_progress(); /* serve the others even when nothing here waits (see wh_win_lock) */
     for (int t = lo; t < hi; t++)
         flush_wait(w, t);
     return take_remote_err(w);
@@ -108,6 +110,7 @@ int wh_win_lock(wh_win_t *w, int type, int rank, int assert)
     uint64_t need = w->grants[rank] + 1;
     WH_CHECK(lock_one(w, type, rank, assert));
     w->nlocked++;
+    w->fence_open = 0; /* a fence followed by another epoch opened none (MPI-4.1 12.5) */
     if (!(assert & MPI_MODE_NOCHECK))
         wh_rma_wait_u64(&w->grants[rank], need);
     return MPI_SUCCESS;
@@ -117,8 +120,8 @@ int wh_win_unlock(wh_win_t *w, int rank)
 {
     if (!w->lock_mode[rank] || w->lock_all)
         return sync_err("MPI_Win_unlock of a rank this process has not locked (MPI_Win_lock) in this window");
+    WH_CHECK(unlock_one(w, rank)); /* before progress: it may ride on the held operation (msg.c) */
     wh_progress();
-    WH_CHECK(unlock_one(w, rank));
     w->nlocked--;
     flush_wait(w, rank);
     return take_remote_err(w);
@@ -138,6 +141,7 @@ int wh_win_lock_all(wh_win_t *w, int assert)
             wh_rma_wait_u64(&w->grants[t], need);
     }
     w->lock_all = 1;
+    w->fence_open = 0; /* a fence followed by another epoch opened none (MPI-4.1 12.5) */
     return MPI_SUCCESS;
 }
 
@@ -145,9 +149,9 @@ int wh_win_unlock_all(wh_win_t *w)
 {
     if (!w->lock_all)
         return sync_err("MPI_Win_unlock_all without MPI_Win_lock_all");
-    wh_progress();
     for (int t = 0; t < w->size_c; t++)
         WH_CHECK(unlock_one(w, t));
+    wh_progress();
     for (int t = 0; t < w->size_c; t++)
         flush_wait(w, t);
     w->lock_all = 0;
@@ -188,6 +192,7 @@ int wh_win_start(wh_win_t *w, wh_group_t *g, int assert)
         return sync_err("MPI_Win_start inside a passive-target epoch");
     WH_CHECK(group_ranks(w, g, w->in_start));
     w->start_active = 1;
+    w->fence_open = 0; /* a fence followed by another epoch opened none (MPI-4.1 12.5) */
     if (assert & MPI_MODE_NOCHECK)
         return MPI_SUCCESS;
     for (int t = 0; t < w->size_c; t++)

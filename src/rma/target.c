@@ -49,6 +49,7 @@ static char *target_addr(wh_win_t *w, uint64_t tbase, int64_t off, size_t span)
 
 typedef struct reply {
     int wpeer;
+    int err;          /* error class of a refused access, sent with every message of the reply */
     wh_rma_pfx_t pfx;
     unsigned char *buf;
     size_t cap, pos;
@@ -62,7 +63,7 @@ static void reply_flush(reply_t *r)
     if (r->pos == sizeof(wh_rma_pfx_t))
         return;
     memcpy(r->buf, &r->pfx, sizeof r->pfx);
-    wh_hdr_t h = {.type = wh_rma_am.reply, .len = r->pos};
+    wh_hdr_t h = {.type = wh_rma_am.reply, .tag = r->err, .len = r->pos};
     int rc = wh_rma_send(r->wpeer, &h, r->buf, r->pos);
     if (rc != MPI_SUCCESS)
         WH_WARN("rma", "reply to rank %d failed: error %d", r->wpeer, rc);
@@ -80,6 +81,7 @@ static int reply_open(reply_t *r, int wpeer, const wh_rma_pfx_t *req)
         rbuf_cap = cap;
     }
     r->wpeer = wpeer;
+    r->err = 0;
     r->pfx = *req;
     r->pfx.nruns = 0;
     r->buf = rbuf_mem;
@@ -189,7 +191,7 @@ void wh_rma_apply_runs(char *base, const wh_rma_run_t *runs, size_t nruns, const
     }
 }
 
-static void do_cas(wh_win_t *w, int wpeer, const wh_rma_pfx_t *pfx, const unsigned char *d, int origin)
+static void do_cas(wh_win_t *w, int wpeer, const wh_rma_pfx_t *pfx, const unsigned char *d)
 {
     const wh_dtype_t *et = wh_dtype_get(pfx->dtype);
     size_t esz = et ? et->size : 0;
@@ -197,7 +199,7 @@ static void do_cas(wh_win_t *w, int wpeer, const wh_rma_pfx_t *pfx, const unsign
     reply_t r;
     reply_open(&r, wpeer, pfx);
     if (!a)
-        w->tgt_err[origin] = MPI_ERR_RMA_RANGE;
+        r.err = MPI_ERR_RMA_RANGE;
     int sgn = 0, abytes = w->lockw ? wh_rma_atomic_class(w, et, &sgn) : 0;
     if (a && abytes && !((uintptr_t)a & (uintptr_t)(abytes - 1))) {
         /* the mechanism co-resident origins use on this element (atomic.c) */
@@ -216,18 +218,20 @@ static void do_cas(wh_win_t *w, int wpeer, const wh_rma_pfx_t *pfx, const unsign
     reply_flush(&r);
 }
 
-void wh_rma_target_op(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
+/* apply one operation message; answers (get data, old values) carry access
+ * errors themselves, the others leave them for the next ACK */
+static void op_apply(wh_win_t *w, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
 {
-    (void)chan;
-    wh_win_t *w = win_of(h);
-    if (!w || plen < sizeof(wh_rma_pfx_t))
+    if (plen < sizeof(wh_rma_pfx_t))
         return;
     int origin = h->src, kind = h->flags;
+    if (origin < 0 || origin >= w->size_c)
+        return;
     wh_rma_pfx_t pfx;
     memcpy(&pfx, payload, sizeof pfx);
     const unsigned char *p = (const unsigned char *)payload + sizeof pfx;
     if (kind == WH_RMA_CAS) {
-        do_cas(w, wpeer, &pfx, p, origin);
+        do_cas(w, wpeer, &pfx, p);
         return;
     }
     MPI_Datatype eh = kind >= WH_RMA_ACC ? pfx.dtype : MPI_BYTE;
@@ -256,7 +260,9 @@ void wh_rma_target_op(int chan, int wpeer, const wh_hdr_t *h, const void *payloa
             char *a = target_addr(w, pfx.tbase, run.off, span);
             char *old = answers && a ? old_get(run.n * esz) : NULL;
             wh_rma_run_t one = {.off = 0, .n = run.n};
-            if (!a)
+            if (!a && answers)
+                r.err = MPI_ERR_RMA_RANGE;
+            else if (!a)
                 w->tgt_err[origin] = MPI_ERR_RMA_RANGE;
             else
                 wh_rma_acc_runs(w, lk, abytes, sgn, a, &one, 1, hasdata ? (const char *)data : NULL, old, op, eh, et);
@@ -276,7 +282,9 @@ void wh_rma_target_op(int chan, int wpeer, const wh_hdr_t *h, const void *payloa
         memcpy(&run, p + i * sizeof run, sizeof run);
         size_t span = run.n ? (run.n - 1) * ext + (size_t)et->true_extent : 0;
         char *a = target_addr(w, pfx.tbase, run.off, span);
-        if (!a)
+        if (!a && answers)
+            r.err = MPI_ERR_RMA_RANGE;
+        else if (!a)
             w->tgt_err[origin] = MPI_ERR_RMA_RANGE;
         if (answers)
             reply_add(&r, a, run.n, et);
@@ -289,6 +297,22 @@ void wh_rma_target_op(int chan, int wpeer, const wh_hdr_t *h, const void *payloa
     }
     if (answers)
         reply_flush(&r);
+}
+
+void wh_rma_target_op(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
+{
+    wh_win_t *w = win_of(h);
+    if (!w)
+        return;
+    op_apply(w, wpeer, h, payload, plen);
+    if (h->cid) { /* a flush, unlock or complete rode on the operation (msg.c) */
+        wh_hdr_t c = *h;
+        c.type = wh_rma_am.ctl;
+        c.flags = (uint8_t)h->cid;
+        c.cid = 0;
+        c.len = 0;
+        wh_rma_target_ctl(chan, wpeer, &c, NULL, 0);
+    }
 }
 
 /* ---------- control ---------- */

@@ -56,6 +56,16 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
     MPI_OK(MPI_Put(&one, 1, MPI_INT, right, MPI_Aint_add(all[2 * right + 1], 4096 * 1024), 1, MPI_INT, win));
     MPI_FAILS(MPI_ERR_RMA_RANGE, MPI_Win_flush(right, win));
+    /* answered operations need no flush request: the refusal rides on their reply */
+    MPI_Aint bad = MPI_Aint_add(all[2 * right + 1], 4096 * 1024);
+    int g = -1, old = -1;
+    MPI_OK(MPI_Get(&g, 1, MPI_INT, right, bad, 1, MPI_INT, win));
+    MPI_FAILS(MPI_ERR_RMA_RANGE, MPI_Win_flush(right, win));
+    MPI_OK(MPI_Fetch_and_op(&one, &old, MPI_INT, right, bad, MPI_SUM, win));
+    MPI_FAILS(MPI_ERR_RMA_RANGE, MPI_Win_flush(right, win));
+    MPI_OK(MPI_Get(&g, 1, MPI_INT, right, all[2 * right], 1, MPI_INT, win));
+    MPI_OK(MPI_Win_flush(right, win)); /* reported once */
+    CHECK(g == me * M, "get after the refused ones: %d", g); /* right's a[0], written by me */
     MPI_OK(MPI_Win_unlock(right, win));
     MPI_OK(MPI_Win_fence(0, win));
 

@@ -71,6 +71,17 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Win_fence(0, win));
     MPI_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+    /* a fence followed by a lock opened no fence epoch: none is open after the unlock,
+     * nor after MPI_Win_unlock_all (MPICH's errors/rma/win_sync_lock_fence) */
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+    MPI_OK(MPI_Get(&y, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+    MPI_OK(MPI_Win_unlock(0, win));
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Get(&y, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Win_lock_all(0, win));
+    MPI_OK(MPI_Win_unlock_all(win));
+    MPI_FAILS(MPI_ERR_RMA_SYNC, MPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
 
     p2p_setstep("arguments");
     MPI_OK(MPI_Win_fence(0, win));

@@ -172,3 +172,21 @@ add_test(NAME mpi.rma.path.allocmem_full
 set_tests_properties(mpi.rma.path.allocmem_full PROPERTIES
                      ENVIRONMENT "WHARF_REPORT=channels;WHARF_LOG=debug;WHARF_NODE_HEAP=64m"
                      TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 2)
+
+# Synchronization requests riding on operations (src/rma/msg.c, WHARF_RMA_HOLD_MAX): the
+# program counts them with MPI_T (wharf_*_rma_sync_msgs / _merged_msgs) and checks the
+# exact number per phase (put + flush: one merged request; get + flush: none); "nohold"
+# with the hold off expects every request as a message of its own.  Also in the network
+# scenarios (isolated: TCP between two containers; twohost: shm within, TCP across hosts).
+foreach(np 2 3)
+  wh_mpi_test(rma.syncmsg.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_syncmsg.c ${np})
+endforeach()
+add_test(NAME mpi.rma.path.syncmsg_nohold COMMAND ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_rma_syncmsg> nohold)
+set_tests_properties(mpi.rma.path.syncmsg_nohold PROPERTIES ENVIRONMENT "WHARF_CHANNEL=net;WHARF_RMA_HOLD_MAX=0"
+                     TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;net" PROCESSORS 2)
+add_test(NAME mpi.rma.path.syncmsg_report
+  COMMAND ${WH_EXPECT} "+net/rma-sync-merged" "+rma_syncmsg: OK" --
+          ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_rma_syncmsg>)
+set_tests_properties(mpi.rma.path.syncmsg_report PROPERTIES ENVIRONMENT "WHARF_CHANNEL=net;WHARF_REPORT=channels"
+                     TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;net" PROCESSORS 2)
+wh_scenario_test(rma_syncmsg $<TARGET_FILE:mpit_rma_syncmsg> "rma" "isolated;twohost")
