@@ -68,7 +68,10 @@ typedef struct shmc {
     uint64_t seq;       /* the collective being run */
     uint64_t floor;     /* every flag was >= floor when last looked at */
     int can_sleep;      /* waiters may sleep on a futex (same kernel, WHARF_COLL_SLEEP) */
+    int spin;           /* polls before giving the core away (WHARF_COLL_SPIN, 0 when sleeping at once) */
+    uint64_t sleep_after; /* microseconds of yielding before a sleep (WHARF_COLL_SLEEP_AFTER, or 0) */
     int release;        /* WHARF_COLL_SHM_BARRIER=release: rank 0 releases the barrier */
+    int herd;           /* far more ranks than cpus (WHARF_COLL_SLEEP_RATIO): rank 0 combines and releases */
     /* the large block (shm-large), set up by the first large collective */
     int bstate;         /* 0 not tried, 1 ready, -1 not available */
     unsigned char *bbase;
@@ -94,6 +97,12 @@ static inline volatile uint64_t *flag(const shmc_t *s, int r, uint64_t k)
 static inline volatile uint64_t *done(const shmc_t *s, int r)
 {
     return (volatile uint64_t *)(s->base + (size_t)r * s->stride + NCELL * LINE);
+}
+/* herd allreduce: whether rank 0 failed to combine the last one it released
+ * (the word after the done line's waiter count) */
+static inline volatile uint32_t *herd_rc(const shmc_t *s)
+{
+    return (volatile uint32_t *)((volatile unsigned char *)done(s, 0) + 12);
 }
 /* where rank r's `total` bytes of collective k are: inline in its slot line,
  * or its cell k % NCELL (the writer's total decides; readers use the size
@@ -178,7 +187,7 @@ static void wait_ge(const shmc_t *s, volatile uint64_t *p, uint64_t v)
     while (__atomic_load_n(p, __ATOMIC_ACQUIRE) < v) {
         if (wh_progress())
             continue;
-        if (polls < wh_tun.coll_spin) {
+        if (polls < s->spin) {
             polls++;
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
@@ -186,10 +195,10 @@ static void wait_ge(const shmc_t *s, volatile uint64_t *p, uint64_t v)
             continue;
         }
         if (s->can_sleep) {
-            uint64_t t = now_us();
-            if (!since)
+            uint64_t t = s->sleep_after ? now_us() : 1;
+            if (!since && s->sleep_after)
                 since = t;
-            else if (t - since >= (uint64_t)wh_tun.coll_sleep_after) {
+            else if (t - since >= s->sleep_after) {
                 nap(p, v, &naps);
                 continue;
             }
@@ -292,9 +301,21 @@ static shmc_t *setup(wh_comm_t *c, wh_coll_state_t *st)
     if (block_alloc(c, (size_t)c->size * s->stride, &s->off, &s->base))
         s->state = 1;
     s->can_sleep = may_sleep(c);
+    s->spin = wh_tun.coll_spin;
+    s->sleep_after = wh_tun.coll_sleep_after > 0 ? (uint64_t)wh_tun.coll_sleep_after : 0;
+    /* far more ranks than cpus: the ranks a waiter needs are mostly not running */
+    if (s->can_sleep && wh_tun.coll_sleep_ratio > 0 && wh_job.ncpu > 0 &&
+        wh_job.local_size >= wh_tun.coll_sleep_ratio * wh_job.ncpu) {
+        s->spin = 0;
+        s->sleep_after = 0;
+        s->herd = 1;
+    }
     s->release = !strcmp(wh_tun.coll_shm_barrier, "release");
     WH_DEBUG("coll", "communicator %#x: shared-memory collectives %s, waiters %s", (unsigned)c->obj.handle,
-             s->state == 1 ? "on" : "off", s->can_sleep ? "sleep on the flags after WHARF_COLL_SPIN polls" : "yield");
+             s->state == 1 ? "on" : "off",
+             s->herd        ? "sleep on the flags at once, allreduce combined by rank 0 (ranks far outnumber cpus)"
+             : s->can_sleep ? "sleep on the flags after WHARF_COLL_SPIN polls"
+                            : "yield");
     return s;
 }
 
@@ -417,6 +438,14 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
     int n = c->size, me = c->rank;
     size_t bytes = (size_t)count * dt->size;
     const void *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf; /* one block at the buffer (selectors check) */
+    /* An allreduce where ranks far outnumber cpus: if every rank waited for
+     * every flag, each arrival would wake every sleeper (n^2 wake-ups); rank 0
+     * combines alone, puts the result in its own cell (nobody else reads its
+     * contribution then) and raises its done line, the one word the others
+     * sleep on (n wake-ups). */
+    int herd = root < 0 && s->herd;
+    if (herd)
+        root = 0;
     if (k >= NCELL)
         wait_flags(s, n, k - NCELL + 1);
     memcpy(cell(s, me, k, bytes), mine, bytes);
@@ -438,8 +467,30 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
             if (rc == MPI_SUCCESS)
                 rc = wh_op_apply(op, cell(s, r, k, bytes), rbuf, (size_t)count, dth, dt);
         }
-        if (root < 0)
+        if (root < 0 || herd)
             s->floor = k; /* every flag was seen at k */
+        if (herd) {
+            if (rc == MPI_SUCCESS)
+                memcpy(cell(s, 0, k, bytes), rbuf, bytes);
+            *herd_rc(s) = rc == MPI_SUCCESS ? 0 : 1;
+            post(done(s, 0), k);
+        }
+    } else if (herd) {
+        wait_ge(s, done(s, 0), k);
+        s->floor = k; /* rank 0 saw every flag at k */
+        if (__builtin_expect(*herd_rc(s) != 0, 0)) {
+            /* name a rank whose size differs from mine, or from rank 0's */
+            int r = 0;
+            while (r < n && *csize(s, r, k) == (uint32_t)bytes)
+                r++;
+            if (r < n)
+                rc = size_mismatch(*csize(s, r, k), bytes, r);
+            else
+                rc = wh_error(MPI_ERR_OTHER, "the allreduce failed at rank 0, which combines it: every rank passed "
+                                             "%zu bytes (different datatypes or operations?)", bytes);
+        } else {
+            memcpy(rbuf, cell(s, 0, k, bytes), bytes);
+        }
     }
     __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
     return rc;

@@ -17,6 +17,7 @@ typedef struct wh_job {
     int *local_ranks;           /* local index -> world rank */
     int *local_index;           /* world rank -> local index or -1 */
     int oversubscribed;         /* more ranks on this host than cpus in my cpuset */
+    int ncpu;                   /* cpus in my cpuset */
     double t0;                  /* time base of MPI_Wtime */
 } wh_job_t;
 

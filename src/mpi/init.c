@@ -133,6 +133,7 @@ static int locality_init(void)
         ncpu = CPU_COUNT(&set);
     if (ncpu <= 0)
         ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    wh_job.ncpu = ncpu;
     wh_job.oversubscribed = wh_job.local_size > ncpu;
     WH_DEBUG("init", "group %d, local rank %d of %d, %d cpus in cpuset", wh_job.my_host, wh_job.local_rank,
              wh_job.local_size, ncpu);

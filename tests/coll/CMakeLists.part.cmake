@@ -67,6 +67,20 @@ foreach(mode on off)
                  "WHARF_COLL_SLEEP=${mode}" "WHARF_COLL_SPIN=1" "WHARF_COLL_SLEEP_AFTER=0")
   endforeach()
 endforeach()
+# ranks far outnumbering cpus (WHARF_COLL_SLEEP_RATIO; one cpu here): waiters sleep at once and
+# rank 0 alone combines an allreduce and releases the others; the debug log must say so
+foreach(np 3 6)
+  add_test(NAME mpi.coll.shm_herd.np${np}.shm
+           COMMAND sh -c "out=$(taskset -c 0 \"$0\" -n ${np} --timeout 150 \"$1\" 2>&1); rc=$?; echo \"$out\"; \
+[ $rc = 0 ] && echo \"$out\" | grep -q 'allreduce combined by rank 0'"
+                   ${WHARFRUN} $<TARGET_FILE:mpit_coll_shm>)
+  set_tests_properties(mpi.coll.shm_herd.np${np}.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm"
+    ENVIRONMENT "WHARF_COLL_SLEEP_RATIO=1;WHARF_COLL_SLEEP=on;WHARF_LOG=debug")
+endforeach()
+add_test(NAME mpi.coll.mismatch_herd.np4.shm
+         COMMAND taskset -c 0 ${WHARFRUN} -n 4 --timeout 150 $<TARGET_FILE:mpit_coll_mismatch>)
+set_tests_properties(mpi.coll.mismatch_herd.np4.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm"
+  ENVIRONMENT "WHARF_COLL_SLEEP_RATIO=1;WHARF_COLL_SLEEP=on")
 # the flat barrier (WHARF_COLL_SHM_BARRIER=flat; the default is release), with and without sleeping
 foreach(np 3 5)
   wh_mpi_test(coll.shm_flat.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c ${np})
