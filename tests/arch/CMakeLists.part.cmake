@@ -47,3 +47,8 @@ add_test(NAME arch.crash_signal COMMAND sh ${CMAKE_SOURCE_DIR}/tests/arch/crash.
 set_tests_properties(arch.crash_signal PROPERTIES LABELS "unit;nosan" TIMEOUT 150 PROCESSORS 2)
 add_test(NAME arch.kill_launcher COMMAND sh ${CMAKE_SOURCE_DIR}/tests/arch/kill_launcher.sh ${WHARFRUN})
 set_tests_properties(arch.kill_launcher PROPERTIES LABELS "unit;nosan" TIMEOUT 60)
+
+# The reduction kernels are vectorized (src/op/kernels.c, compile options in CMakeLists.txt).
+add_test(NAME op.vectorized COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/arch/check_vectorized.py
+         $<TARGET_FILE:mpi> ${CMAKE_BUILD_TYPE})
+set_tests_properties(op.vectorized PROPERTIES LABELS unit TIMEOUT 60 SKIP_RETURN_CODE 77)
