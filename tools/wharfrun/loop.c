@@ -177,8 +177,10 @@ static int wr_pmi_lines(wr_job_t *job, wr_rank_t *r)
             char what[700];
             snprintf(what, sizeof what, "called MPI_Abort with code %d%s%s", p->abort_code,
                      p->abort_msg[0] ? ": " : "", p->abort_msg);
-            int code = p->abort_code & 0xff;
-            wr_fail_rank(job, r, code ? code : 1, what);
+            /* the job's status is the code mod 256, 0 included: MPICH's hydra and
+             * Open MPI's mpirun do the same, and programs (OpenCoarrays' STOP on a
+             * stopped image) and their test drivers rely on it */
+            wr_fail_rank(job, r, p->abort_code & 0xff, what);
             return -1;
         }
     }
