@@ -43,19 +43,36 @@ foreach(sc native pidpriv twohost)
     FIXTURES_REQUIRED hpcc_mpich LABELS "app;scenario" TIMEOUT 900 PROCESSORS 2 SKIP_RETURN_CODE 77)
 endforeach()
 
+# One application test per container scenario: app.NAME.<scenario> runs
+# tests/external/NAME.py --scenario <scenario> with ARGS, or TCP_ARGS where ranks talk over
+# TCP (isolated, twohost); skipped (77) without the Debian package or the scenario.
+function(wh_app_test name)
+  cmake_parse_arguments(A "" "TIMEOUT;PROCESSORS" "ARGS;TCP_ARGS" ${ARGN})
+  foreach(sc native shared pidpriv volume isolated twohost)
+    set(args ${A_ARGS})
+    if(sc STREQUAL "isolated" OR sc STREQUAL "twohost")
+      set(args ${A_TCP_ARGS})
+    endif()
+    add_test(NAME app.${name}.${sc} COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/external/${name}.py
+             --build ${CMAKE_BINARY_DIR} --scenario ${sc} ${args})
+    set_tests_properties(app.${name}.${sc} PROPERTIES LABELS "app;scenario" TIMEOUT ${A_TIMEOUT}
+                         PROCESSORS ${A_PROCESSORS} SKIP_RETURN_CODE 77)
+  endforeach()
+endfunction()
+
 # app.scalapack.*: Debian's ScaLAPACK test programs (scalapack-mpi-test: the BLACS tester with
 # its C and Fortran interfaces, PBLAS testers, ScaLAPACK drivers), compiled by Debian against
-# MPICH and run unchanged on wharf's libmpi.so.12 in every container scenario; passes when no
-# program reports a failed check (tests/external/scalapack.py).  Skipped (77) without the package.
-set(WH_SCALAPACK ${CMAKE_SOURCE_DIR}/tests/external/scalapack.py)
-# Where ranks talk over TCP (isolated, twohost) a shorter list: the testers send ~10^5 small
-# messages, minutes over TCP on 2 loaded cores.
-foreach(sc native shared pidpriv volume isolated twohost)
-  set(only)
-  if(sc STREQUAL "isolated" OR sc STREQUAL "twohost")
-    set(only --only xCbtest,dpb1tst,xzinv,xddblu)
-  endif()
-  add_test(NAME app.scalapack.${sc} COMMAND python3 ${WH_SCALAPACK} --build ${CMAKE_BINARY_DIR} --scenario ${sc} ${only})
-  set_tests_properties(app.scalapack.${sc} PROPERTIES
-    LABELS "app;scenario" TIMEOUT 1200 PROCESSORS 2 SKIP_RETURN_CODE 77)
-endforeach()
+# MPICH and run unchanged on wharf's libmpi.so.12; passes when no program reports a failed check.
+# Over TCP a shorter list: the testers send ~10^5 small messages, minutes on 2 loaded cores.
+wh_app_test(scalapack TIMEOUT 1200 PROCESSORS 2 TCP_ARGS --only xCbtest,dpb1tst,xzinv,xddblu)
+# app.coarrays.*: OpenCoarrays' test programs (libcoarrays-mpich-dev: Fortran coarray programs on
+# OpenCoarrays' MPI-3 one-sided runtime, built by Debian against MPICH).  Over TCP the set
+# leaves out two erroneous programs (they fail on MPICH over TCP too) and two slow ones.
+wh_app_test(coarrays TIMEOUT 1200 PROCESSORS 2 ARGS --set all TCP_ARGS --set tcp)
+# app.nwchem.*: NWChem (nwchem-mpich: Global Arrays over ARMCI-MPI, built by Debian against MPICH)
+# computes a water SCF and DFT energy on 4 ranks; they must match a serial run's to 1e-6 hartree.
+wh_app_test(nwchem TIMEOUT 900 PROCESSORS 2)
+# app.hdf5.*: parallel HDF5 (Debian's build for MPICH) through wharf's MPI-IO: collective,
+# independent and chunked-compressed datasets written by 4 ranks and read back by others
+# (tests/external/hdf5_par.c).
+wh_app_test(hdf5 TIMEOUT 600 PROCESSORS 1)

@@ -116,6 +116,11 @@ def run_dir(src, d, mpiexec, timeout, env):
     # errors/spawn/connect_timeout_* set MPICH's MPIR_CVAR_CH*_COMM_CONNECT_TIMEOUT=20
     # (the default 180 s exceeds the per-test time); wharf's equivalent:
     e.setdefault("WHARF_CONNECT_TIMEOUT", "20")
+    # spawn/*: MTestSpawnPossible spawns only while MPI_UNIVERSE_SIZE exceeds the world, in the
+    # parent and again in the children; wharfrun's default (the cpus, 2 here) lets a parent of
+    # 1 spawn 2 children that then skip the test, and the parent waits for them forever.
+    # hydra leaves the attribute unset (the tests then spawn); docs/DYNAMIC.md.
+    e.setdefault("WHARF_UNIVERSE_SIZE", "16")
     with open(os.path.join(ddir, "run.log"), "w") as f:
         subprocess.run(["../runtests", "-srcdir=.", "-tests=testlist", f"-mpiexec={mpiexec}",
                         "-xmlfile=summary.xml", "-tapfile=summary.tap"], cwd=ddir, env=e,

@@ -1,0 +1,63 @@
+"""What the external application tests share (tests/external/{coarrays,nwchem,hdf5}.py): the work
+directory of one scenario, wharfrun's options for MPICH-built binaries on wharf's libraries, one
+program run in (or outside) the scenario's lab, and the count of wharf's channel reports."""
+import os, re, shutil, subprocess, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import mpich_suite  # noqa: E402  (scenario_lab, launch_cmd)
+
+SKIP = 77
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def rundir(build, work, name, scenario):
+    """A fresh BUILD/NAME/run-SCENARIO (or WORK/run-SCENARIO)."""
+    d = os.path.join(os.path.abspath(work or os.path.join(build, name)), "run-" + scenario)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def wharf_opts(build, timeout, *env):
+    """wharfrun options: a timeout, the channel report, wharf's libraries first (libmpich.so.12 too)."""
+    lib = os.path.join(build, "lib")
+    ldp = lib + (":" + os.environ["LD_LIBRARY_PATH"] if os.environ.get("LD_LIBRARY_PATH") else "")
+    opts = ["--timeout", str(timeout), "-x", "WHARF_REPORT=channels", "-x", "LD_LIBRARY_PATH=" + ldp]
+    for e in env:
+        opts += ["-x", e]
+    return opts
+
+
+def run(lab, build, n, argv, opts, cwd, timeout):
+    """(exit status, output) of wharfrun -n N ARGV in the lab (None: natively); -1 on timeout."""
+    cmd, env = mpich_suite.launch_cmd(lab, os.path.join(build, "bin", "wharfrun"), n, argv, opts)
+    try:
+        r = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=timeout + 60)
+        return r.returncode, r.stdout.decode(errors="replace")
+    except subprocess.TimeoutExpired as e:
+        return -1, (e.stdout or b"").decode(errors="replace") + "\n[killed: timeout]"
+
+
+def reports(out):
+    """How many ranks printed wharf's channel report (0: not running on wharf)."""
+    return len(re.findall(r"^wharf: rank \d+ channels:", out, re.M))
+
+
+class Lab:
+    """`with Lab(scenario) as lab:` the scenario's lab (None natively); .why: it cannot run."""
+
+    def __init__(self, scenario):
+        self.cm, self.why = mpich_suite.scenario_lab(scenario)
+
+    def __enter__(self):
+        return self.cm.__enter__() if self.cm else None
+
+    def __exit__(self, *exc):
+        if self.cm:
+            self.cm.__exit__(*exc)
+        return False
