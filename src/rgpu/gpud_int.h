@@ -87,6 +87,7 @@ typedef struct {
      * (to pout_host:pout_port), and the ones it accepted */
     rg_conn_t *pout;
     int pout_port, pout_fab;
+    int pout_ack; /* the destination's ack of the last copy on pout is still to be read */
     char pout_host[RG_MAX_NAME + 1];
     rg_conn_t *pin[RG_PEER_MAXIN];
     int npin;

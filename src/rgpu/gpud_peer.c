@@ -13,16 +13,21 @@
 
 void rg_peer_plan(uint64_t n, size_t *chunk, int *nbuf)
 {
-    /* the seed's adaptive version: small copies in one or two buffers, large
-     * ones in more, larger chunks (fewer per-chunk costs) */
-    size_t c = (size_t)(n / 8);
+    /* The seed's adaptive version: the chunk grows with the copy, and the
+     * copy takes about 32 of them, so that filling and draining the pipeline
+     * (the first chunk's DtoH, the last one's HtoD) cost ~1/32 of it each;
+     * at least 64 KiB (per-chunk costs), at most 1 MiB; up to 8 buffers in
+     * flight.  Measured against size/8 up to 2 MiB with 4-8 buffers, device
+     * stage slowest (docs/PERFORMANCE.md, "Remote GPUs"): 4 MiB 0.77-0.81x
+     * of the slowest stage -> 0.85-0.86x, 16 MiB 0.80 -> 0.87-0.92x. */
+    size_t c = (size_t)(n / 32);
     if (c < (64u << 10))
         c = 64u << 10;
-    if (c > (2u << 20))
-        c = 2u << 20;
+    if (c > (1u << 20))
+        c = 1u << 20;
     c = (c + 4095) & ~(size_t)4095;
     uint64_t chunks = (n + c - 1) / c;
-    int b = n >= (8u << 20) ? 8 : 4;
+    int b = RG_PEER_MAXBUF;
     *chunk = c;
     *nbuf = chunks < (uint64_t)b ? (int)(chunks ? chunks : 1) : b;
 }
@@ -206,9 +211,22 @@ CUresult h_peer_send(sess_t *s, const rg_args_t *a)
     if (s->pout && s->pout_port == (int)a->q[4] && s->pout_fab == fab && !strcmp(s->pout_host, a->name)) {
         pfd = s->pout; /* the connection of the last copy to that server */
         s->pout = NULL;
-    } else {
+        /* its ack, read only now: the last copy was answered as soon as its data
+         * had left (the destination answers for the data being on its GPU);
+         * no ack: that server dropped the connection, open a new one */
+        uint8_t ack = 0;
+        if (s->pout_ack && (rg_recv_all(pfd, &ack, 1, s->cfg->timeout_ms) || ack != 1)) {
+            GPUD_LOG(s->cfg, "session %d: no ack of the last peer copy to %s port %d: reconnecting\n", s->id,
+                     s->pout_host, s->pout_port);
+            rg_conn_close(pfd);
+            pfd = NULL;
+        }
+        s->pout_ack = 0;
+    }
+    if (!pfd) {
         rg_conn_close(s->pout);
         s->pout = NULL;
+        s->pout_ack = 0;
         if (fab) {
             char err[256];
             pfd = rg_fab_connect(s->prov, a->name, (int)a->q[4], s->cfg->timeout_ms, err, sizeof err);
@@ -226,13 +244,8 @@ CUresult h_peer_send(sess_t *s, const rg_args_t *a)
         if (!pfd)
             return CUDA_ERROR_DEVICE_UNAVAILABLE;
     }
-    rg_buf_t hb = {0};
-    rg_put_raw(&hb, a->b[0], RG_TOKEN_LEN);
-    rg_put_u64(&hb, a->q[5]);
-    rg_put_u64(&hb, n);
-    rg_put_u64(&hb, chunk);
-    CUresult rc = hb.err || rg_send_all(pfd, hb.p, hb.len) ? CUDA_ERROR_DEVICE_UNAVAILABLE : CUDA_SUCCESS;
-    rg_buf_free(&hb);
+    /* the first chunks leave the GPU while the hello is on its way */
+    CUresult rc = CUDA_SUCCESS;
     uint64_t nchunks = (n + chunk - 1) / chunk;
     for (uint64_t c = 0; c < nchunks && c < (uint64_t)nbuf && rc == CUDA_SUCCESS; c++) {
         uint64_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
@@ -240,6 +253,14 @@ CUresult h_peer_send(sess_t *s, const rg_args_t *a)
         if (rc == CUDA_SUCCESS)
             rc = d_cuEventRecord(s->pev[c], s->pstream);
     }
+    rg_buf_t hb = {0};
+    rg_put_raw(&hb, a->b[0], RG_TOKEN_LEN);
+    rg_put_u64(&hb, a->q[5]);
+    rg_put_u64(&hb, n);
+    rg_put_u64(&hb, chunk);
+    if (rc == CUDA_SUCCESS && (hb.err || rg_send_all(pfd, hb.p, hb.len)))
+        rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
+    rg_buf_free(&hb);
     for (uint64_t c = 0; c < nchunks && rc == CUDA_SUCCESS; c++) {
         int b = (int)(c % (uint64_t)nbuf);
         uint64_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
@@ -254,12 +275,14 @@ CUresult h_peer_send(sess_t *s, const rg_args_t *a)
                 rc = d_cuEventRecord(s->pev[b], s->pstream);
         }
     }
-    uint8_t ack = 0;
-    if (rc == CUDA_SUCCESS && (rg_recv_all(pfd, &ack, 1, s->cfg->timeout_ms) || ack != 1))
-        rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
+    /* every chunk has left this GPU and been handed to the connection: this
+     * server's part is done (the destination answers the client when the data
+     * is on its GPU); the destination's ack is read when the connection is
+     * used next */
     d_cuStreamSynchronize(s->pstream);
     if (rc == CUDA_SUCCESS) { /* kept for the next copy to the same server */
         s->pout = pfd;
+        s->pout_ack = 1;
         s->pout_port = (int)a->q[4];
         s->pout_fab = fab;
         snprintf(s->pout_host, sizeof s->pout_host, "%s", a->name);

@@ -11,7 +11,7 @@ if(WH_RGPU_OK)
   target_compile_options(rgpu_kernels PRIVATE ${WH_WARN} -fvisibility=hidden)
   set_target_properties(rgpu_kernels PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${RGB})
   # test programs link no driver: they load whichever libcuda.so.1 LD_LIBRARY_PATH shows
-  foreach(t forward app killsrv pipeline xwait)
+  foreach(t forward app killsrv pipeline xwait peerfail)
     add_executable(rgpu_${t} ${RGT}/t_${t}.c)
     target_include_directories(rgpu_${t} SYSTEM PRIVATE ${WH_CUDA_INC})
     target_compile_options(rgpu_${t} PRIVATE ${WH_WARN})
@@ -54,6 +54,12 @@ if(WH_RGPU_OK)
   add_test(NAME rgpu.app.same COMMAND ${RGH} --server 0,1 --server 2,3 same -- $<TARGET_FILE:rgpu_app> ${RGMOD})
   add_test(NAME rgpu.app.ns COMMAND ${RGH} --ns --server 1 --server 2 same -- $<TARGET_FILE:rgpu_app> ${RGMOD})
   add_test(NAME rgpu.hostile COMMAND ${RGH} hostile)
+  # a peer copy failing at the destination after the source sent it all; the next one reconnects
+  add_test(NAME rgpu.peerfail COMMAND ${RGH} --server 0 --server 1 --expect-log "no ack of the last peer copy"
+           run -- $<TARGET_FILE:rgpu_peerfail>)
+  # (the servers inherit the fault injection from the harness)
+  set_tests_properties(rgpu.peerfail PROPERTIES ENVIRONMENT "CUDAEMU_FAIL=cuMemcpyAsync@3"
+    PASS_REGULAR_EXPRESSION "t_peerfail: ok" FAIL_REGULAR_EXPRESSION "check failed")
   add_test(NAME rgpu.hostile.ns COMMAND ${RGH} --ns hostile)
   add_test(NAME rgpu.killserver COMMAND ${RGH} --server 0 --server 1 killserver -- $<TARGET_FILE:rgpu_killsrv>)
   add_test(NAME rgpu.killserver.idle COMMAND ${RGH} --server 0 --server 1 killserver -- $<TARGET_FILE:rgpu_killsrv> idle)
@@ -66,7 +72,7 @@ if(WH_RGPU_OK)
     rgpu.forward.two.socket rgpu.forward.ns.socket)
   set_tests_properties(${RG_FWD} rgpu.app.same rgpu.fabric.fallback rgpu.fabric.hmem_fallback
     rgpu.app.ns rgpu.hostile rgpu.hostile.ns rgpu.killserver rgpu.killserver.idle rgpu.killserver.ns
-    rgpu.killserver.socket rgpu.killserver.idle.socket PROPERTIES
+    rgpu.killserver.socket rgpu.killserver.idle.socket rgpu.peerfail PROPERTIES
     TIMEOUT 240 LABELS "rgpu;gpu" SKIP_RETURN_CODE 77)
   foreach(t ${RG_FWD})
     set_tests_properties(${t} PROPERTIES PASS_REGULAR_EXPRESSION "rgpu forward: ok" FAIL_REGULAR_EXPRESSION "check failed")
