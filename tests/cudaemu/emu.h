@@ -60,6 +60,8 @@ uint64_t emu_model_ns(int path, size_t n);
 uint64_t emu_now_ns(void);
 void emu_wait_until(uint64_t t_ns);
 unsigned emu_stream_delay_us(void);
+/* CUDAEMU_ENGINE_POLL_US: how long an idle stream worker (a copy engine) polls for its next operation before it sleeps */
+unsigned emu_engine_poll_us(void);
 
 /* ---- memory (emu_mem.c) ---- */
 enum emu_kind { EMU_DEVICE = 1, EMU_HOST_ALLOC, EMU_HOST_REG, EMU_IPC_MAPPED, EMU_VMM };

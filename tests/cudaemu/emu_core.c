@@ -647,7 +647,7 @@ int emu_fault(const char *fn)
 /* ---- timing model ---- */
 static double gbps[6], lat_ns;
 static int timing_on = -1;
-static unsigned delay_us;
+static unsigned delay_us, poll_us;
 static pthread_once_t timing_once = PTHREAD_ONCE_INIT;
 
 static double env_num(const char *name, double dflt)
@@ -671,6 +671,7 @@ static void timing_init(void)
     lat_ns = env_num("CUDAEMU_LAT_US", 2) * 1000.0;
     timing_on = (int)env_num("CUDAEMU_TIMING", 1);
     delay_us = (unsigned)env_num("CUDAEMU_STREAM_DELAY_US", 0);
+    poll_us = (unsigned)env_num("CUDAEMU_ENGINE_POLL_US", 0);
 }
 
 uint64_t emu_model_ns(int path, size_t n)
@@ -686,6 +687,12 @@ unsigned emu_stream_delay_us(void)
 {
     pthread_once(&timing_once, timing_init);
     return delay_us;
+}
+
+unsigned emu_engine_poll_us(void)
+{
+    pthread_once(&timing_once, timing_init);
+    return poll_us;
 }
 
 uint64_t emu_now_ns(void)

@@ -144,7 +144,15 @@ static void *worker(void *arg)
 {
     struct CUstream_st *s = arg;
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    uint64_t poll_ns = (uint64_t)emu_engine_poll_us() * 1000;
     for (;;) {
+        /* a GPU's copy engine starts the next operation at once: an idle worker
+         * polls for it (yielding) for CUDAEMU_ENGINE_POLL_US before it sleeps,
+         * so operations queued one after another do not each pay a wake-up */
+        for (uint64_t t0 = poll_ns ? emu_now_ns() : 0; poll_ns && !__atomic_load_n(&s->head, __ATOMIC_ACQUIRE) &&
+                                                       !__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE) &&
+                                                       emu_now_ns() - t0 < poll_ns;)
+            sched_yield();
         pthread_mutex_lock(&s->mu);
         while (!s->head && !s->stop)
             pthread_cond_wait(&s->cv, &s->mu);
