@@ -1,7 +1,7 @@
 """What the external application tests share (tests/external/{coarrays,nwchem,hdf5}.py): the work
 directory of one scenario, wharfrun's options for MPICH-built binaries on wharf's libraries, one
 program run in (or outside) the scenario's lab, and the count of wharf's channel reports."""
-import os, re, shutil, subprocess, sys
+import os, re, shutil, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -46,6 +46,16 @@ def run(lab, build, n, argv, opts, cwd, timeout):
 def reports(out):
     """How many ranks printed wharf's channel report (0: not running on wharf)."""
     return len(re.findall(r"^wharf: rank \d+ channels:", out, re.M))
+
+
+def verdict(what, bad, out, t0, extra=""):
+    """Log WHAT ok/FAILED with the time, EXTRA and the problems in BAD (with the output's end when
+    any); the exit status (0 or 1)."""
+    log(f"{what}: {'ok' if not bad else 'FAILED'} in {time.time() - t0:.1f} s{extra}"
+        + "".join(f"\n    {b}" for b in bad))
+    if bad:
+        log(out[-4000:])
+    return 1 if bad else 0
 
 
 class Lab:

@@ -18,7 +18,7 @@ import argparse, os, re, subprocess, sys, time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from extrun import SKIP, Lab, log, reports, run, rundir, wharf_opts  # noqa: E402
+from extrun import SKIP, Lab, log, reports, run, rundir, verdict, wharf_opts  # noqa: E402
 
 H5INC = "/usr/include/hdf5/mpich"
 H5LIB = "/usr/lib/x86_64-linux-gnu/hdf5/mpich"
@@ -57,11 +57,7 @@ def main():
         bad.append("no 'hdf5 ok'")
     if reports(out) != a.n:
         bad.append(f"{reports(out)} wharf channel reports for {a.n} ranks (not running on wharf?)")
-    log(f"hdf5 {a.scenario} (-n {a.n}): {'ok' if not bad else 'FAILED'} in {time.time() - t0:.1f} s"
-        + "".join(f"\n    {b}" for b in bad))
-    if bad:
-        log(out[-4000:])
-    return 1 if bad else 0
+    return verdict(f"hdf5 {a.scenario} (-n {a.n})", bad, out, t0)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import argparse, os, re, sys, time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from extrun import SKIP, Lab, log, reports, run, rundir, wharf_opts  # noqa: E402
+from extrun import SKIP, Lab, log, reports, run, rundir, verdict, wharf_opts  # noqa: E402
 
 NWCHEM = "/usr/bin/nwchem.mpich"
 REFERENCE = {"SCF": -75.984077653761, "DFT": -76.384871404747}
@@ -89,11 +89,7 @@ def main():
         f.write(out)
     bad = check(a.n, rc, out)
     energies = ", ".join(f"{w} {e}" for w, e in re.findall(r"Total (SCF|DFT) energy =\s+(-?\d+\.\d+)", out))
-    log(f"nwchem {a.scenario} (-n {a.n}): {'ok' if not bad else 'FAILED'} in {time.time() - t0:.0f} s; {energies}"
-        + "".join(f"\n    {b}" for b in bad))
-    if bad:
-        log(out[-4000:])
-    return 1 if bad else 0
+    return verdict(f"nwchem {a.scenario} (-n {a.n})", bad, out, t0, f"; {energies}")
 
 
 if __name__ == "__main__":
