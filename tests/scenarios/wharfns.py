@@ -202,7 +202,11 @@ def sweep_stale(verbose=False):
     removed = []
     if os.path.isdir(RUN_ROOT):
         with _lock():
-            for name in sorted(os.listdir(RUN_ROOT)):
+            try:  # another lab may have released the root before we got the lock
+                names = sorted(os.listdir(RUN_ROOT))
+            except FileNotFoundError:
+                names = []
+            for name in names:
                 path = os.path.join(RUN_ROOT, name)
                 try:
                     with open(os.path.join(path, "owner")) as f:
