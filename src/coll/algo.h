@@ -96,6 +96,11 @@ void wh_coll_eisend(const void *buf, MPI_Count n, wh_dtype_t *dt, int dst, int t
                     int *err);
 void wh_coll_eirecv(void *buf, MPI_Count n, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, wh_req_t **req,
                     int *err);
+/* the same, asking the sender to write the data where it can (zero-copy
+ * put: WH_IRECV_PUT), so a root receiving from many is not the one cpu
+ * making every copy */
+void wh_coll_eirecv_put(void *buf, MPI_Count n, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, wh_req_t **req,
+                        int *err);
 /* complete (and release) a request of the above; NULL is skipped.  A receive
  * is checked against the bytes it posted. */
 void wh_coll_ewait(wh_req_t *q, int *err);

@@ -131,6 +131,13 @@ void wh_coll_eirecv(void *buf, MPI_Count n, wh_dtype_t *dt, int src, int tag, wh
     wh_coll_note(wh_irecv(buf, n, dt, src, tag, c, WH_CTX_COLL, req), err);
 }
 
+void wh_coll_eirecv_put(void *buf, MPI_Count n, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, wh_req_t **req,
+                        int *err)
+{
+    *req = NULL;
+    wh_coll_note(wh_irecv_x(buf, n, dt, src, tag, c, WH_CTX_COLL, WH_TRACE_NB | WH_IRECV_PUT, req), err);
+}
+
 void wh_coll_ewait(wh_req_t *q, int *err)
 {
     if (!q)

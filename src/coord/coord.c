@@ -44,6 +44,8 @@ wh_coord_choice_t wh_coord_decide_pure(const wh_coord_peer_t *p, const wh_coord_
     case WH_OPK_RNDV:
         if (mem == WH_MEM_CUDA && (remote & WH_REMOTE_CUDA_IPC) && p->chan == WH_CHAN_SHM)
             c.proto = WH_PROTO_CUDA_IPC; /* co-resident: device to device, no host staging */
+        else if ((remote & WH_RECV_WANTS_PUT) && (p->caps & WH_CAP_PUT_ZCOPY) && kind_ok && bytes >= lim->zcopy_min)
+            c.proto = WH_PROTO_PUT; /* the sender writes: the receiver's cpu is free for its other copies */
         else if ((p->caps & WH_CAP_GET_ZCOPY) && remote_addr && kind_ok && bytes >= lim->zcopy_min)
             c.proto = WH_PROTO_GET;
         else if ((p->caps & WH_CAP_BULK) && kind_ok)

@@ -72,6 +72,9 @@ enum {
     WH_REMOTE_ADDR = 1,     /* a contiguous host address a zero-copy get can read */
     WH_REMOTE_CUDA_IPC = 2, /* a CUDA IPC handle (legacy or VMM) of its device buffer (co-resident peers) */
     WH_REMOTE_CUDA_VMM = 4, /* with CUDA_IPC: the handle is a VMM file descriptor (works across PID namespaces) */
+    /* not the sender's but the receiver's: it asked the sender to write (a
+     * contiguous host buffer whose owner has other copies to make: a gather's root) */
+    WH_RECV_WANTS_PUT = 8,
 };
 /* The decision as a pure function (unit-tested); mem is the memory kind
  * that constrains the transfer (either side's non-host kind). */

@@ -31,6 +31,11 @@ int wh_isend_x(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int t
                int mode, int trace, wh_req_t **req);
 int wh_irecv_x(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, int ctxoff, int trace,
                wh_req_t **req);
+/* or'ed into wh_irecv_x's trace: a rendezvous that matches this receive asks
+ * its sender to write the data (zero-copy put) where the pair allows it,
+ * instead of reading it with this rank's cpu — for a receiver with other
+ * copies to make meanwhile (a gather's root) */
+#define WH_IRECV_PUT 0x40
 
 /* Complete and release an internal request (status may be NULL). */
 int wh_wait(wh_req_t *r, MPI_Status *status);

@@ -5,6 +5,9 @@
  *   rendezvous RTS (sender's request id, its contiguous address if any); on the
  *             match the receiver asks the coordinator how the data moves:
  *               GET   zero-copy get from the sender's buffer, then FIN
+ *               PUT   (a receiver that asked for it: a gather's root) CTS with the
+ *                     receiver's address; the sender writes it (zero-copy put),
+ *                     then FIN to the receiver (WH_FIN_RECV)
  *               BULK  the channel's receiver-posted stream; CTS carries its token
  *               FRAG  CTS; the sender pushes DATA fragments through active messages
  *               CUDA_IPC  the receiver maps the sender's device buffer, copies, FIN
@@ -32,6 +35,8 @@ extern wh_p2p_am_t wh_p2p_am;
 
 #define WH_HF_SYNC 0x1 /* EAGER: the sender waits for a SACK */
 #define WH_HF_CANCELLED 0x1 /* CANCEL_ACK: the message was withdrawn before a receive matched it */
+#define WH_FIN_RECV 0x1 /* FIN: to the receiver of a PUT rendezvous (sreq = its request id) */
+#define WH_FIN_ERR 0x2  /* FIN to the receiver: the sender could not write the data */
 
 /* RTS payload */
 typedef struct wh_rts {
@@ -51,8 +56,8 @@ typedef struct wh_rts_ipc {
 /* CTS payload (hdr.sreq = sender's request, hdr.len = bytes the receiver takes) */
 typedef struct wh_cts {
     uint64_t rreq;  /* receiver's request id (FRAG: DATA fragments name it) */
-    uint64_t token; /* BULK: the channel's token */
-    uint32_t proto; /* WH_PROTO_BULK or WH_PROTO_FRAG */
+    uint64_t token; /* BULK: the channel's token; PUT: the receiver's address */
+    uint32_t proto; /* WH_PROTO_BULK, WH_PROTO_FRAG or WH_PROTO_PUT */
     uint32_t pad;
 } wh_cts_t;
 

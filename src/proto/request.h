@@ -35,6 +35,7 @@ struct wh_req {
     int mem;                     /* wh_mem_kind of buf */
     uint8_t rproto;              /* rendezvous: wh_proto_id moving the data */
     uint8_t trace;               /* device buffers: how the workload tracer counts it (WH_TRACE_*) */
+    uint8_t want_put;            /* recv: ask the sender of a rendezvous to write (WH_RECV_WANTS_PUT) */
     size_t msg_len;              /* recv: incoming message length (may exceed bytes) */
     size_t xfer_len;             /* rendezvous: bytes the receiver takes (min(len, capacity)) */
     size_t xfer_off;             /* rendezvous: bytes moved so far */

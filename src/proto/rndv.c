@@ -142,6 +142,9 @@ void wh_rndv_matched(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const 
         mem = WH_MEM_HOST;
     const char *rstart;
     int remote = rts.addr ? WH_REMOTE_ADDR : 0;
+    const char *pstart = NULL;
+    if (r->want_put && r->mem == WH_MEM_HOST && wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &pstart))
+        remote |= WH_RECV_WANTS_PUT;
     if (has_ipc && wh_cuda_on && wh_tun.cuda_ipc && x.ipc.scheme <= WH_CUDA_IPC_VMM &&
         !(ipc_refused && (ipc_refused[wpeer] >> x.ipc.scheme & 1)) &&
         wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &rstart))
@@ -182,6 +185,10 @@ void wh_rndv_matched(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const 
         ch.proto = (wh_coord_peers[wpeer].caps & WH_CAP_BULK) ? WH_PROTO_BULK : WH_PROTO_FRAG;
     }
     wh_cts_t cts = {.rreq = wh_req_id(r), .proto = ch.proto};
+    if (ch.proto == WH_PROTO_PUT) {
+        r->rproto = WH_PROTO_PUT; /* FIN (WH_FIN_RECV) completes it, or DATA fragments if the put is refused */
+        cts.token = (uint64_t)(uintptr_t)pstart;
+    }
     if (ch.proto == WH_PROTO_BULK) {
         r->rproto = WH_PROTO_BULK;
         r->comp.done = bulk_done;
@@ -206,6 +213,46 @@ fail:
 }
 
 /* ---------- sender side ---------- */
+
+static void fin_to_receiver(wh_req_t *s, int chan, int err)
+{
+    wh_hdr_t fin = {.type = wh_p2p_am.fin, .flags = WH_FIN_RECV | (err ? WH_FIN_ERR : 0), .sreq = s->remote};
+    int rc = wh_send_ctrl(chan, s->wpeer, &fin, NULL, 0);
+    if (rc != MPI_SUCCESS && !s->err)
+        s->err = rc;
+}
+
+/* completion of the zero-copy put of a PUT rendezvous (sender) */
+static void put_done(wh_comp_t *c, int err)
+{
+    wh_req_t *s = (wh_req_t *)((char *)c - offsetof(wh_req_t, comp));
+    if (err && !s->err)
+        s->err = err;
+    fin_to_receiver(s, s->chan, err);
+    s->sync_pending = 0; /* the CTS proved the match */
+    wh_req_send_done(s);
+}
+
+/* The receiver asked for a PUT: write its buffer at raddr.  0 when done or
+ * failed for good (the request completes, the receiver is told), else
+ * the channel refused before moving a byte: stream fragments instead. */
+static int rndv_put(wh_req_t *s, int chan, int wpeer, uint64_t raddr)
+{
+    wh_data_t d;
+    wh_req_data(s, 0, s->xfer_len, &d);
+    s->rproto = WH_PROTO_PUT;
+    s->comp.done = put_done;
+    int rc = raddr ? wh_chans[chan]->put_zcopy(wpeer, raddr, 0, &d, &s->comp) : WH_FALLBACK;
+    if (rc == MPI_SUCCESS)
+        return 0;
+    if (rc == WH_FALLBACK)
+        return 1;
+    s->err = rc;
+    fin_to_receiver(s, chan, 1);
+    s->sync_pending = 0;
+    wh_req_send_done(s);
+    return 0;
+}
 
 void wh_am_cts(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
 {
@@ -239,7 +286,9 @@ void wh_am_cts(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size
         wh_pipe_send(s, chan, wpeer, cts.token);
         return;
     }
-    s->rproto = WH_PROTO_FRAG;
+    if (cts.proto == WH_PROTO_PUT && rndv_put(s, chan, wpeer, cts.token) == 0)
+        return;
+    s->rproto = WH_PROTO_FRAG; /* (a refused put too: the receiver takes DATA fragments) */
     s->next = streams;
     streams = s;
     wh_rndv_nstreams++;
@@ -311,6 +360,19 @@ int wh_rndv_push(void)
 void wh_am_fin(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
 {
     (void)chan, (void)payload, (void)plen;
+    if (h->flags & WH_FIN_RECV) { /* PUT rendezvous: the sender wrote (or failed to write) our buffer */
+        wh_req_t *r = wh_req_from_id(h->sreq);
+        if (!r || r->kind != WH_REQ_RECV || r->complete || r->rproto != WH_PROTO_PUT || r->wpeer != wpeer) {
+            WH_ERRLOG("proto", "rendezvous finish from rank %d for unknown receive %#llx dropped", wpeer,
+                      (unsigned long long)h->sreq);
+            return;
+        }
+        if ((h->flags & WH_FIN_ERR) && !r->err)
+            r->err = wh_error(MPI_ERR_OTHER, "rank %d could not write its %zu-byte message into this rank's buffer "
+                              "(single-copy put failed)", wpeer, r->xfer_len);
+        wh_req_recv_done(r);
+        return;
+    }
     wh_req_t *s = wh_req_from_id(h->sreq);
     if (!s || s->kind != WH_REQ_SEND || s->complete || s->wpeer != wpeer) {
         WH_ERRLOG("proto", "rendezvous finish from rank %d for unknown request %#llx dropped", wpeer,
@@ -330,7 +392,8 @@ void wh_am_data(int chan, int wpeer, const wh_hdr_t *h, const void *payload, siz
     (void)chan;
     wh_req_t *r = wh_req_from_id(h->sreq);
     size_t off = (size_t)h->len;
-    if (!r || r->kind != WH_REQ_RECV || r->complete || r->rproto != WH_PROTO_FRAG || r->wpeer != wpeer ||
+    if (!r || r->kind != WH_REQ_RECV || r->complete || (r->rproto != WH_PROTO_FRAG && r->rproto != WH_PROTO_PUT) ||
+        r->wpeer != wpeer ||
         off > r->xfer_len || plen > r->xfer_len - off) {
         WH_ERRLOG("proto", "data fragment from rank %d for unknown request %#llx (offset %zu, %zu bytes) dropped",
                   wpeer, (unsigned long long)h->sreq, off, plen);

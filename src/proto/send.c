@@ -247,7 +247,8 @@ int wh_irecv_x(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_
     if (!r)
         return wh_error(MPI_ERR_NO_MEM, "out of memory allocating a receive request");
     req_fill(r, buf, count, dt, src, tag, c, ctxoff);
-    r->trace = (uint8_t)trace;
+    r->trace = (uint8_t)(trace & ~WH_IRECV_PUT);
+    r->want_put = (trace & WH_IRECV_PUT) != 0;
     *req = r;
     return start_recv(r); /* cannot fail */
 }

@@ -46,6 +46,17 @@ int main(void)
     CHECK(r.proto == WH_PROTO_FRAG);
     r = wh_coord_decide_pure(&net, &lim, 1 << 20, WH_MEM_HOST, WH_OPK_RNDV, 1);
     CHECK(r.proto == WH_PROTO_BULK);
+    /* a receiver that asks the sender to write (a gather's root) */
+    r = wh_coord_decide_pure(&cma, &lim, 1 << 20, WH_MEM_HOST, WH_OPK_RNDV, WH_REMOTE_ADDR | WH_RECV_WANTS_PUT);
+    CHECK(r.proto == WH_PROTO_PUT);
+    r = wh_coord_decide_pure(&cma, &lim, 1 << 20, WH_MEM_HOST, WH_OPK_RNDV, WH_RECV_WANTS_PUT); /* any sender layout */
+    CHECK(r.proto == WH_PROTO_PUT);
+    r = wh_coord_decide_pure(&cma, &lim, 16384, WH_MEM_HOST, WH_OPK_RNDV, WH_REMOTE_ADDR | WH_RECV_WANTS_PUT);
+    CHECK(r.proto == WH_PROTO_FRAG); /* below WHARF_CMA_MIN */
+    r = wh_coord_decide_pure(&shm, &lim, 1 << 20, WH_MEM_HOST, WH_OPK_RNDV, WH_REMOTE_ADDR | WH_RECV_WANTS_PUT);
+    CHECK(r.proto == WH_PROTO_FRAG); /* no single copy for the pair */
+    r = wh_coord_decide_pure(&net, &lim, 1 << 20, WH_MEM_HOST, WH_OPK_RNDV, WH_REMOTE_ADDR | WH_RECV_WANTS_PUT);
+    CHECK(r.proto == WH_PROTO_BULK);
     r = wh_coord_decide_pure(&cma, &lim, 1 << 20, WH_MEM_HOST, WH_OPK_PUT, 1);
     CHECK(r.proto == WH_PROTO_PUT);
     r = wh_coord_decide_pure(&net, &lim, 1 << 20, WH_MEM_HOST, WH_OPK_GET, 1);
