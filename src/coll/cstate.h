@@ -18,6 +18,7 @@ enum wh_coll_alg {
     WH_CA_SHM,       /* node shared memory, inline cells */
     WH_CA_SHM_LARGE, /* node shared memory, chunked / parallel slices */
     WH_CA_HIER,      /* intra-node + leaders over the network + intra-node */
+    WH_CA_SCATTERED, /* alltoall: every receive and send posted at once (p2p: pairwise steps) */
     WH_CA_N
 };
 

@@ -1,15 +1,20 @@
 /* Pairwise exchange: n-1 steps; in step i rank r sends to r+i and receives
  * from r-i (with a power-of-two size: exchanges with r^i, a perfect
  * matching per step).  Alltoall(v,w) and reduce-scatter for commutative ops.
+ * Alltoall(v,w) also scattered (WHARF_COLL_ALLTOALL): the same messages,
+ * all posted at once.
  *
  * In-place alltoall(v,w) first takes a snapshot of the receive buffer and
  * sends from it (the standard: data sent is taken from, and replaced in,
  * the receive buffer). */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "coll/algo.h"
+#include "coll/cstate.h"
 #include "util/scratch.h"
+#include "util/tunables.h"
 
 /* One side of an all-to-all: per-peer count, displacement and type.
  * types == NULL: one type for all, displacements in its extents;
@@ -74,7 +79,22 @@ static char *snapshot(const wh_a2a_side_t *s, const void *buf, int n, void **raw
     return base;
 }
 
-static int a2a_core(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, const wh_a2a_side_t *rs, wh_comm_t *c)
+/* WHARF_COLL_ALLTOALL: every receive and send posted at once (scattered) or
+ * n - 1 exchange steps (pairwise).  Scattered lets each rank take whichever
+ * block is ready: in lockstep, a step waits for a partner that may not be
+ * running (ranks outnumbering cores) or still busy with its previous
+ * partner; auto bounds the requests in flight by the communicator size. */
+#define SCATTERED_AUTO_MAX 32
+static int scattered(int n)
+{
+    if (!strcmp(wh_tun.coll_alltoall, "pairwise"))
+        return 0;
+    return !strcmp(wh_tun.coll_alltoall, "scattered") || n <= SCATTERED_AUTO_MAX;
+}
+
+/* ckind: what WHARF_REPORT=coll counts (alltoall; -1: v and w are not counted) */
+static int a2a_core(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, const wh_a2a_side_t *rs, wh_comm_t *c,
+                    int ckind)
 {
     int n = c->size, r = c->rank, err = MPI_SUCCESS;
     void *raw = NULL;
@@ -84,6 +104,36 @@ static int a2a_core(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, const
         src = rs;
         sbuf = snapshot(rs, rbuf, n, &raw, &err); /* failed: err is set, every message goes empty */
     }
+    wh_req_t **reqs = scattered(n) ? calloc(2 * (size_t)n, sizeof *reqs) : NULL;
+    if (reqs) {
+        if (ckind >= 0)
+            wh_coll_count(c, ckind, WH_CA_SCATTERED);
+        for (int i = 1; i < n; i++) {
+            int from = (r - i + n) % n;
+            MPI_Count rk = side_count(rs, from);
+            wh_dtype_t *rt = side_type(rs, from);
+            if (rk && rt->size)
+                wh_coll_eirecv(side_addr(rs, rbuf, from), rk, rt, from, WH_TAG_ALLTOALL, c, &reqs[i], &err);
+        }
+        for (int i = 1; i < n; i++) {
+            int dst = (r + i) % n;
+            MPI_Count sk = side_count(src, dst);
+            wh_dtype_t *st = side_type(src, dst);
+            if (sk && st->size)
+                wh_coll_eisend(side_addr(src, sbuf, dst), err == MPI_SUCCESS ? sk : 0, st, dst, WH_TAG_ALLTOALL, c,
+                               &reqs[n + i], &err);
+        }
+        if (!in_place)
+            wh_coll_ecopy(side_addr(src, sbuf, r), side_count(src, r), side_type(src, r), side_addr(rs, rbuf, r),
+                          side_count(rs, r), side_type(rs, r), &err);
+        for (int i = 0; i < 2 * n; i++)
+            wh_coll_ewait(reqs[i], &err);
+        free(reqs);
+        wh_scratch_put(raw);
+        return err;
+    }
+    if (ckind >= 0)
+        wh_coll_count(c, ckind, WH_CA_P2P);
     if (!in_place) /* (in place, my own block is already where it belongs) */
         wh_coll_ecopy(side_addr(src, sbuf, r), side_count(src, r), side_type(src, r), side_addr(rs, rbuf, r),
                       side_count(rs, r), side_type(rs, r), &err);
@@ -105,7 +155,7 @@ int wh_alltoall_pairwise(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, vo
                          wh_dtype_t *rdt, wh_comm_t *c)
 {
     wh_a2a_side_t ss = {.count = scount, .type = sdt}, rs = {.count = rcount, .type = rdt};
-    return a2a_core(sbuf, &ss, rbuf, &rs, c);
+    return a2a_core(sbuf, &ss, rbuf, &rs, c, WH_CK_ALLTOALL);
 }
 
 int wh_alltoallv_pairwise(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls, wh_dtype_t *sdt,
@@ -114,7 +164,7 @@ int wh_alltoallv_pairwise(const void *sbuf, const MPI_Count *scounts, const MPI_
 {
     wh_a2a_side_t ss = {.counts = scounts, .displs = sdispls, .type = sdt};
     wh_a2a_side_t rs = {.counts = rcounts, .displs = rdispls, .type = rdt};
-    return a2a_core(sbuf, &ss, rbuf, &rs, c);
+    return a2a_core(sbuf, &ss, rbuf, &rs, c, -1);
 }
 
 int wh_alltoallw_pairwise(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
@@ -123,7 +173,7 @@ int wh_alltoallw_pairwise(const void *sbuf, const MPI_Count *scounts, const MPI_
 {
     wh_a2a_side_t ss = {.counts = scounts, .displs = sdispls, .types = sdts};
     wh_a2a_side_t rs = {.counts = rcounts, .displs = rdispls, .types = rdts};
-    return a2a_core(sbuf, &ss, rbuf, &rs, c);
+    return a2a_core(sbuf, &ss, rbuf, &rs, c, -1);
 }
 
 /* Commutative ops: in step i send the block rank r+i needs from my input and

@@ -221,7 +221,6 @@ int wh_alltoall(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf,
         wh_coll_count(c, WH_CK_ALLTOALL, WH_CA_SHM);
         return wh_shmc_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, blk, c);
     }
-    wh_coll_count(c, WH_CK_ALLTOALL, WH_CA_P2P);
     return wh_alltoall_pairwise(sbuf, scount, sdt, rbuf, rcount, rdt, c);
 }
 
