@@ -53,7 +53,9 @@ if [ -n "$FAKE_AGENT_ENVLOG" ] || [ -n "$FAKE_AGENT_CLAIM" ] || [ -n "$FAKE_AGEN
             >>"$FAKE_AGENT_CLAIM" 2>&1
     fi
     if [ -n "$FAKE_AGENT_BADKEY" ]; then # the rank gets a wrong key
-        envtext=$(printf '%s\n' "$envtext" | sed 's/^WHARF_PMI_SECRET=./WHARF_PMI_SECRET=f/; s/^WHARF_PMI_SECRET=ff/WHARF_PMI_SECRET=0f/')
+        # (first hex digit f -> 0, any other -> f: the key always changes)
+        envtext=$(printf '%s\n' "$envtext" | sed 's/^WHARF_PMI_SECRET=f/WHARF_PMI_SECRET=g/;
+            s/^WHARF_PMI_SECRET=[0-9a-e]/WHARF_PMI_SECRET=f/; s/^WHARF_PMI_SECRET=g/WHARF_PMI_SECRET=0/')
     fi
     printf '%s\n\n' "$envtext" | env -i PATH="${PATH:-/usr/bin:/bin}" HOME="${HOME:-/}" sh -c "$*"
     exit $?
