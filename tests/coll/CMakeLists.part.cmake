@@ -145,7 +145,9 @@ target_include_directories(mpit_coll_kill PRIVATE ${WH_INC})
 target_link_libraries(mpit_coll_kill PRIVATE mpi)
 set_target_properties(mpit_coll_kill PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/mpi)
 add_test(NAME coll.kill_in_shm
-  COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/coll/coll_kill.py ${WHARFRUN} $<TARGET_FILE:mpit_coll_kill>)
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/arch/rank_kill.py
+          --env WHARF_COLL_SLEEP=on --env WHARF_COLL_SPIN=10 --env WHARF_COLL_SLEEP_AFTER=0
+          ${WHARFRUN} $<TARGET_FILE:mpit_coll_kill>)
 set_tests_properties(coll.kill_in_shm PROPERTIES TIMEOUT 200 LABELS "mpi;shm" PROCESSORS 4)
 # root and receivers with different layouts of the same bytes, across the shm switch points
 foreach(np 3 4)

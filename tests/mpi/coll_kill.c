@@ -1,5 +1,5 @@
 /* A rank killed (SIGKILL) while the others wait for it inside node
- * shared-memory collectives (tests/coll/coll_kill.py checks that the job
+ * shared-memory collectives (tests/arch/rank_kill.py checks that the job
  * ends with an error, quickly, and leaves nothing in the node directory). */
 #include <mpi.h>
 #include <signal.h>

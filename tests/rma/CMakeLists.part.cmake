@@ -190,3 +190,24 @@ add_test(NAME mpi.rma.path.syncmsg_report
 set_tests_properties(mpi.rma.path.syncmsg_report PROPERTIES ENVIRONMENT "WHARF_CHANNEL=net;WHARF_REPORT=channels"
                      TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;net" PROCESSORS 2)
 wh_scenario_test(rma_syncmsg $<TARGET_FILE:mpit_rma_syncmsg> "rma" "isolated;twohost")
+# A rank killed inside a passive-target epoch (as the target of the others' shared
+# locks, or holding an exclusive lock the others wait for), over every channel
+# variant: the job ends cleanly, naming it, and nothing is left in the node directory.
+add_executable(mpit_rma_kill ${CMAKE_SOURCE_DIR}/tests/mpi/rma_kill.c)
+add_dependencies(mpit_rma_kill wh_headers)
+target_include_directories(mpit_rma_kill PRIVATE ${WH_INC})
+target_link_libraries(mpit_rma_kill PRIVATE mpi)
+set_target_properties(mpit_rma_kill PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/mpi)
+foreach(v ${WH_CHANNEL_VARIANTS})
+  string(FIND "${v}" ":" colon)
+  string(SUBSTRING "${v}" 0 ${colon} vname)
+  math(EXPR colon "${colon} + 1")
+  string(SUBSTRING "${v}" ${colon} -1 venv)
+  string(REPLACE "," ";--env;" venv "--env;${venv}")
+  foreach(mode target holder)
+    add_test(NAME mpi.rma.kill_${mode}.${vname}
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/arch/rank_kill.py --np 3 ${venv}
+              ${WHARFRUN} $<TARGET_FILE:mpit_rma_kill> ${mode})
+    set_tests_properties(mpi.rma.kill_${mode}.${vname} PROPERTIES TIMEOUT 200 LABELS "mpi;${vname}" PROCESSORS 3)
+  endforeach()
+endforeach()
