@@ -142,9 +142,13 @@ static int scan_common(const void *sbuf, void *rbuf, MPI_Count count, MPI_Dataty
             }                                                                                                      \
         }                                                                                                          \
     } while (0)
+    /* an inclusive scan with a commutative op lets a rank above 0 skip copying
+     * sbuf into rbuf: its first received contribution (it receives before
+     * anything else writes rbuf) lands in rbuf and sbuf is combined into it */
+    int defer = !exclusive && sbuf != MPI_IN_PLACE && r > 0 && op->commute;
     if (sbuf == MPI_IN_PLACE && exclusive)
         OWN_PART();
-    else if (!exclusive && sbuf != MPI_IN_PLACE)
+    else if (!exclusive && sbuf != MPI_IN_PLACE && !defer)
         wh_coll_note(wh_coll_copy(sbuf, count, dt, rbuf, count, dt), &err);
     /* After an error every message below still travels (empty); local work stops. */
     for (int m = 1; m < n; m <<= 1) {
@@ -162,7 +166,9 @@ static int scan_common(const void *sbuf, void *rbuf, MPI_Count count, MPI_Dataty
         /* the first contribution to an exclusive scan lands in rbuf itself */
         char *into = rbuf; /* (may be MPI_BOTTOM, NULL) */
         MPI_Count in_n = count;
-        if (!upper || have) {
+        if (upper && defer) {
+            /* into stays rbuf */
+        } else if (!upper || have) {
             wh_coll_note(scan_buf(&tmp, count, dt, st_t, sizeof st_t, &raw_t), &err);
             into = tmp;
             in_n = tmp ? count : 0; /* no buffer: the message is dropped */
@@ -177,8 +183,11 @@ static int scan_common(const void *sbuf, void *rbuf, MPI_Count count, MPI_Dataty
         if (upper) { /* into: the lower group's reduction */
             if (keep)
                 rc = wh_op_apply(op, into, pbuf, (size_t)count, dth, dt); /* part = lower op part */
-            if (rc == MPI_SUCCESS && have)
+            if (rc == MPI_SUCCESS && defer) /* rbuf = mine op lower (commutative) */
+                rc = wh_op_apply(op, sbuf, rbuf, (size_t)count, dth, dt);
+            else if (rc == MPI_SUCCESS && have)
                 rc = wh_op_apply(op, into, rbuf, (size_t)count, dth, dt);
+            defer = 0;
             have = 1;
         } else if (op->commute) { /* part = part op upper (a lower rank receives only a part it keeps) */
             rc = wh_op_apply(op, tmp, pbuf, (size_t)count, dth, dt);
