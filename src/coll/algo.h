@@ -115,6 +115,10 @@ void wh_coll_ecopy(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rb
 #define WH_COLL_SENDRECV(sb, sn, sdt, dst, rb, rn, rdt, src, tag, c)                                       \
     wh_sendrecv((sb), (sn), (sdt), (dst), (tag), (rb), (rn), (rdt), (src), (tag), (c), WH_CTX_COLL, NULL)
 
+/* ---------- chain.c ---------- */
+int wh_scan_chain(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
+                  wh_comm_t *c, int exclusive);
+
 /* ---------- dissem.c ---------- */
 int wh_barrier_dissem(wh_comm_t *c);
 

@@ -11,7 +11,7 @@
 /* collectives and algorithms counted for WHARF_REPORT=coll */
 enum wh_coll_kind {
     WH_CK_BARRIER, WH_CK_BCAST, WH_CK_REDUCE, WH_CK_ALLREDUCE, WH_CK_ALLGATHER,
-    WH_CK_GATHER, WH_CK_SCATTER, WH_CK_ALLTOALL, WH_CK_N
+    WH_CK_GATHER, WH_CK_SCATTER, WH_CK_ALLTOALL, WH_CK_SCAN, WH_CK_EXSCAN, WH_CK_N
 };
 enum wh_coll_alg {
     WH_CA_P2P,       /* flat point-to-point algorithm over the communicator */
@@ -19,6 +19,7 @@ enum wh_coll_alg {
     WH_CA_SHM_LARGE, /* node shared memory, chunked / parallel slices */
     WH_CA_HIER,      /* intra-node + leaders over the network + intra-node */
     WH_CA_SCATTERED, /* alltoall: every receive and send posted at once (p2p: pairwise steps) */
+    WH_CA_CHAIN,     /* scan, exscan: pipelined chain of ranks (p2p: recursive doubling) */
     WH_CA_N
 };
 

@@ -262,6 +262,15 @@ int wh_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_
     return rc;
 }
 
+/* large scans along the chain (chain.c): by size, and a contiguous layout
+ * as the shared-memory reductions ask (shm_contig); from 3 ranks (at 2 the
+ * chain is recursive doubling's one message, cut in chunks for nothing) */
+static int scan_chain(const wh_dtype_t *dt, MPI_Count count, const wh_comm_t *c)
+{
+    size_t nbytes = (size_t)count * dt->size;
+    return c->size > 2 && wh_tun.coll_scan_chain && nbytes >= wh_tun.coll_scan_chain && shm_contig(dt, count);
+}
+
 int wh_scan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
             wh_comm_t *c)
 {
@@ -269,6 +278,11 @@ int wh_scan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_
         return MPI_SUCCESS;
     if (c->size == 1)
         return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : wh_coll_copy(sbuf, count, dt, rbuf, count, dt);
+    if (scan_chain(dt, count, c)) {
+        wh_coll_count(c, WH_CK_SCAN, WH_CA_CHAIN);
+        return wh_scan_chain(sbuf, rbuf, count, dth, dt, op, c, 0);
+    }
+    wh_coll_count(c, WH_CK_SCAN, WH_CA_P2P);
     return wh_scan_recdbl(sbuf, rbuf, count, dth, dt, op, c);
 }
 
@@ -277,5 +291,10 @@ int wh_exscan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, w
 {
     if (count == 0 || dt->size == 0 || c->size == 1)
         return MPI_SUCCESS;
+    if (scan_chain(dt, count, c)) {
+        wh_coll_count(c, WH_CK_EXSCAN, WH_CA_CHAIN);
+        return wh_scan_chain(sbuf, rbuf, count, dth, dt, op, c, 1);
+    }
+    wh_coll_count(c, WH_CK_EXSCAN, WH_CA_P2P);
     return wh_exscan_recdbl(sbuf, rbuf, count, dth, dt, op, c);
 }

@@ -20,6 +20,16 @@ endforeach()
 foreach(np 2 3 4 5 6 7 8)
   wh_mpi_test(coll.reduce.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_reduce.c ${np})
 endforeach()
+# scan and exscan along the pipelined chain (chain.c) for every size, in 16-byte
+# chunks: commutative and not, in place, and counts that differ between ranks
+foreach(np 3 5)
+  wh_mpi_test(coll.reduce_chain.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_reduce.c ${np})
+  wh_mpi_test(coll.mismatch_chain.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_mismatch.c ${np})
+  foreach(v shm shmcopy net)
+    set_property(TEST mpi.coll.reduce_chain.np${np}.${v} mpi.coll.mismatch_chain.np${np}.${v}
+                 APPEND PROPERTY ENVIRONMENT "WHARF_COLL_SCAN_CHAIN=1;WHARF_COLL_SCAN_CHUNK=16")
+  endforeach()
+endforeach()
 foreach(np 2 3 4 8)
   wh_mpi_test(coll.errors.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_errors.c ${np})
 endforeach()
