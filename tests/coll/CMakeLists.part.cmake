@@ -130,11 +130,7 @@ function(wh_hier_test NAME NPROCS GROUPEXPR)
     list(POP_FRONT args tgt)
   endif()
   foreach(v ${WH_CHANNEL_VARIANTS})
-    string(FIND "${v}" ":" colon)
-    string(SUBSTRING "${v}" 0 ${colon} vname)
-    math(EXPR colon "${colon} + 1")
-    string(SUBSTRING "${v}" ${colon} -1 venv)
-    string(REPLACE "," ";" venv "${venv}")
+    wh_variant("${v}")
     add_test(NAME mpi.${NAME}.${vname}
              COMMAND ${WHARFRUN} -n ${NPROCS} --timeout 150 /bin/sh -c
                      "WHARF_HOST_ID=$((PMI_RANK${GROUPEXPR})) exec \"$0\" \"$@\"" $<TARGET_FILE:${tgt}> ${args})

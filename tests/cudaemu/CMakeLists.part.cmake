@@ -88,11 +88,7 @@ if(WH_CUDAEMU_OK)
       set_target_properties(${tgt} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/mpi)
     endif()
     foreach(v ${WH_CHANNEL_VARIANTS})
-      string(FIND "${v}" ":" colon)
-      string(SUBSTRING "${v}" 0 ${colon} vname)
-      math(EXPR colon "${colon} + 1")
-      string(SUBSTRING "${v}" ${colon} -1 venv)
-      string(REPLACE "," ";" venv "${venv}")
+      wh_variant("${v}")
       add_test(NAME mpi.${NAME}.${vname} COMMAND ${WHARFRUN} -n ${NPROCS} --timeout 150 $<TARGET_FILE:${tgt}>)
       set_tests_properties(mpi.${NAME}.${vname} PROPERTIES
         ENVIRONMENT "${venv};${WH_CUDAEMU_ENV};WHARF_CUDA=1;${T_ENV}" TIMEOUT ${WH_TEST_TIMEOUT}

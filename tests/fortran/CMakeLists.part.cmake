@@ -37,11 +37,7 @@ function(wh_fortran_test NAME SOURCE NPROCS)  # [ARGS...] for the program
   add_custom_target(ftest_${base} ALL DEPENDS ${exe})
   set(WH_FTEST_EXE_${base} ${exe} PARENT_SCOPE)
   foreach(v ${WH_CHANNEL_VARIANTS})
-    string(FIND "${v}" ":" colon)
-    string(SUBSTRING "${v}" 0 ${colon} vname)
-    math(EXPR colon "${colon} + 1")
-    string(SUBSTRING "${v}" ${colon} -1 venv)
-    string(REPLACE "," ";" venv "${venv}")
+    wh_variant("${v}")
     add_test(NAME fortran.${NAME}.${vname} COMMAND ${WHARFRUN} -n ${NPROCS} --timeout 150 ${exe} ${ARGN})
     # nosan: the program is linked without the sanitizers' runtime
     set_tests_properties(fortran.${NAME}.${vname} PROPERTIES ENVIRONMENT "${venv}"
