@@ -91,8 +91,10 @@ static int attach_file(wh_reg_hdr_t *h)
     if (wh_loc.reg.created) {
         header_init(h);
         h->owner = wh_loc.nonce;
-        __atomic_store_n(&h->ready, wh_loc.nonce, __ATOMIC_RELEASE);
+        /* magic before ready: a joiner that sees ready checks the magic (it
+         * saw the header without it now and then, and fell back to the network) */
         __atomic_store_n(&h->magic, WH_REG_MAGIC, __ATOMIC_RELEASE);
+        __atomic_store_n(&h->ready, wh_loc.nonce, __ATOMIC_RELEASE);
         return MPI_SUCCESS;
     }
     return wait_for(&h->ready, wh_loc.nonce, "its creator to initialize it");
