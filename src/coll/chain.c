@@ -25,6 +25,12 @@ typedef struct {
     uint64_t bytes, chunk;
 } chain_hdr_t;
 
+/* elements in chunk j of count elements cut every `per` */
+static inline size_t chunk_len(MPI_Count count, size_t per, size_t j)
+{
+    return (size_t)count - j * per < per ? (size_t)count - j * per : per;
+}
+
 int wh_scan_chain(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
                   wh_comm_t *c, int exclusive)
 {
@@ -85,17 +91,16 @@ int wh_scan_chain(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt
         pm = prev.chunk ? (size_t)((prev.bytes + prev.chunk - 1) / prev.chunk) : 0;
         match = err == MPI_SUCCESS && sreq && rreq;
     }
+    /* a rank that failed already announces 0 bytes: nothing follows */
+    int sending = !last && err == MPI_SUCCESS && sreq && rreq;
     if (!last) {
-        chain_hdr_t h = err == MPI_SUCCESS && sreq && rreq ? hdr : (chain_hdr_t){0, 0};
+        chain_hdr_t h = sending ? hdr : (chain_hdr_t){0, 0};
         wh_coll_esend(&h, sizeof h, byte, r + 1, tag, c, &err);
-        if (h.bytes == 0)
-            hdr.bytes = 0; /* nothing follows */
     }
-    int sending = !last && hdr.bytes != 0;
 
     if (r == 0) {
         for (size_t j = 0; sending && j < m; j++) {
-            size_t lo = j * per, len = (size_t)count - lo < per ? (size_t)count - lo : per;
+            size_t lo = j * per, len = chunk_len(count, per, j);
             wh_coll_eisend(mine + lo * esz, (MPI_Count)(len * esz), byte, 1, tag, c, &sreq[j], &err);
         }
         if (!exclusive && sbuf != MPI_IN_PLACE && err == MPI_SUCCESS)
@@ -112,25 +117,20 @@ int wh_scan_chain(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt
         char *dst = direct ? rb : in;
         /* every receive posted at once: chunk j + 1 arrives while chunk j is combined */
         for (size_t j = 0; j < m; j++) {
-            size_t lo = j * per, len = (size_t)count - lo < per ? (size_t)count - lo : per;
+            size_t lo = j * per, len = chunk_len(count, per, j);
             wh_coll_eirecv(dst + lo * esz, (MPI_Count)(len * esz), byte, r - 1, tag, c, &rreq[j], &err);
         }
         for (size_t j = 0; j < m; j++) {
-            size_t lo = j * per, len = (size_t)count - lo < per ? (size_t)count - lo : per;
+            size_t lo = j * per, len = chunk_len(count, per, j);
             wh_coll_ewait(rreq[j], &err);
             rreq[j] = NULL;
-            if (err != MPI_SUCCESS) {
-                if (sending) /* the rest go empty: the successor fails too */
-                    for (size_t k = j; k < m; k++)
-                        wh_coll_esend(NULL, 0, byte, r + 1, tag, c, &err);
-                sending = 0;
-                continue;
-            }
             char *res = rb + lo * esz; /* my result for the chunk */
             const char *my = mine + lo * esz;
             int rc = MPI_SUCCESS;
             const char *send_from = res;
-            if (!exclusive) {
+            if (err != MPI_SUCCESS) {
+                /* received nothing usable: no local work */
+            } else if (!exclusive) {
                 if (direct) /* res = prev (received); res = my op prev (commutative) */
                     rc = wh_op_apply(op, my, res, len, dth, dt);
                 else { /* res = my; res = prev op my */
@@ -146,7 +146,7 @@ int wh_scan_chain(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt
             wh_coll_note(rc, &err);
             if (sending && err == MPI_SUCCESS)
                 wh_coll_eisend(send_from, (MPI_Count)(len * esz), byte, r + 1, tag, c, &sreq[j], &err);
-            else if (sending) { /* the rest go empty: the successor fails */
+            else if (sending) { /* this and the rest go empty: the successor fails too */
                 for (size_t k = j; k < m; k++)
                     wh_coll_esend(NULL, 0, byte, r + 1, tag, c, &err);
                 sending = 0;
