@@ -108,6 +108,8 @@ struct CUevent_st {
     emu_evstate_t local;
     int fd; /* memfd of st for interprocess events, -1 otherwise */
     int opened; /* opened from an IPC handle */
+    struct CUstream_st *rec_s; /* stream of the last record in this process (helping) */
+    uint64_t rec_seq;
 };
 #define EMU_EV_MAGIC 0x45564e54u
 

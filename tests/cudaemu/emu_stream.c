@@ -4,7 +4,17 @@
  * The legacy default stream of each context is a worker too; work queued on
  * it waits for all blocking streams of the context, and work queued on a
  * blocking stream waits for the legacy stream, as on a GPU.  Synchronous
- * copies are queued on the legacy stream and waited for. */
+ * copies are queued on the legacy stream and waited for.
+ *
+ * A GPU's copy engine starts queued work without a cpu thread waking up; an
+ * emulated one would pay a scheduler wake-up per operation (tens of µs on a
+ * loaded machine, most of a pipeline chunk).  So a host thread that waits for
+ * or queries a stream or event runs the operations at the head of that stream
+ * itself ("helping") when they can run at once: no random delay configured,
+ * every dependency already complete, not claimed by the worker.  An operation
+ * still never runs before the host has queued it and either the worker got to
+ * it or the host asked for its completion, so code that forgets to wait still
+ * reads stale data.  CUDAEMU_HELP=0 turns helping off. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,9 +63,11 @@ struct CUstream_st {
     uint64_t enq;            /* ops queued (under q_lock) */
     _Atomic uint64_t done;   /* ops completed */
     int stop;
+    int running;             /* the head op is being run (by the worker or a helper) */
     pthread_t thr;
     unsigned rng;
     struct CUstream_st *next; /* in ctx->streams */
+    struct CUstream_st *live_next; /* in `live` */
 };
 #define EMU_STREAM_MAGIC 0x5354524du
 
@@ -64,10 +76,29 @@ struct CUstream_st {
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t done_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
+static struct CUstream_st *live; /* every stream not yet stopped (under q_lock) */
+
+static int help_on(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("CUDAEMU_HELP");
+        on = !(e && *e == '0');
+    }
+    return on;
+}
+
+static void run_op(struct CUstream_st *s, struct emu_op *op);
+
+/* the head op of s was run by whoever claimed it: publish and pop it */
+static void op_complete(struct CUstream_st *s, struct emu_op *op);
+
+static int help(struct CUstream_st *s, uint64_t seq, int blocking);
+static _Thread_local int in_op; /* a worker or helper running an op does not help */
 
 static void wait_done(struct CUstream_st *s, uint64_t seq)
 {
-    if (atomic_load(&s->done) >= seq)
+    if (atomic_load(&s->done) >= seq || help(s, seq, 1))
         return;
     /* yield between polls for the first millisecond (as wait_event), then block */
     uint64_t t0 = emu_now_ns();
@@ -105,6 +136,7 @@ static void wait_event(emu_evstate_t *ev, uint64_t target)
 
 static void run_op(struct CUstream_st *s, emu_op_t *op)
 {
+    in_op = 1;
     for (int i = 0; i < op->ndeps; i++)
         wait_done(op->deps[i].s, op->deps[i].seq);
     unsigned d = emu_stream_delay_us();
@@ -138,6 +170,65 @@ static void run_op(struct CUstream_st *s, emu_op_t *op)
     default:
         break;
     }
+    in_op = 0;
+}
+
+static void op_complete(struct CUstream_st *s, emu_op_t *op)
+{
+    /* done before the pop: once `running` is clear the stream may be stopped
+     * and freed, so a helper touches nothing of s after releasing it */
+    pthread_mutex_lock(&done_mu);
+    atomic_store(&s->done, op->seq);
+    pthread_cond_broadcast(&done_cv);
+    pthread_mutex_unlock(&done_mu);
+    pthread_mutex_lock(&s->mu);
+    s->head = op->next;
+    if (!s->head)
+        s->tail = NULL;
+    s->running = 0;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    free(op->deps);
+    free(op);
+}
+
+static int deps_done(const emu_op_t *op)
+{
+    for (int i = 0; i < op->ndeps; i++)
+        if (atomic_load(&op->deps[i].s->done) < op->deps[i].seq)
+            return 0;
+    return op->type != OP_EVWAIT || atomic_load(&op->ev->done) >= op->target;
+}
+
+/* Run, in the calling thread, the ops of s up to seq that can run at once
+ * (blocking: the caller waits anyway, kernels too; otherwise copies, memsets
+ * and event operations only).  1 if s has completed seq. */
+static int help(struct CUstream_st *s, uint64_t seq, int blocking)
+{
+    if (!help_on() || emu_stream_delay_us() || in_op)
+        return atomic_load(&s->done) >= seq;
+    while (atomic_load(&s->done) < seq) {
+        pthread_mutex_lock(&q_lock); /* s is alive while listed */
+        struct CUstream_st *t = live;
+        while (t && t != s)
+            t = t->live_next;
+        emu_op_t *op = NULL;
+        if (t) {
+            pthread_mutex_lock(&s->mu);
+            op = s->head;
+            if (op && (s->running || op->seq > seq || (!blocking && op->type == OP_CALL) || !deps_done(op)))
+                op = NULL;
+            if (op)
+                s->running = 1;
+            pthread_mutex_unlock(&s->mu);
+        }
+        pthread_mutex_unlock(&q_lock);
+        if (!op)
+            break;
+        run_op(s, op);
+        op_complete(s, op);
+    }
+    return atomic_load(&s->done) >= seq;
 }
 
 static void *worker(void *arg)
@@ -154,24 +245,16 @@ static void *worker(void *arg)
                                                        emu_now_ns() - t0 < poll_ns;)
             sched_yield();
         pthread_mutex_lock(&s->mu);
-        while (!s->head && !s->stop)
+        while ((!s->head && !s->stop) || s->running)
             pthread_cond_wait(&s->cv, &s->mu);
         emu_op_t *op = s->head;
+        if (op)
+            s->running = 1;
         pthread_mutex_unlock(&s->mu);
         if (!op)
             break;
         run_op(s, op);
-        pthread_mutex_lock(&s->mu);
-        s->head = op->next;
-        if (!s->head)
-            s->tail = NULL;
-        pthread_mutex_unlock(&s->mu);
-        pthread_mutex_lock(&done_mu);
-        atomic_store(&s->done, op->seq);
-        pthread_cond_broadcast(&done_cv);
-        pthread_mutex_unlock(&done_mu);
-        free(op->deps);
-        free(op);
+        op_complete(s, op);
     }
     return NULL;
 }
@@ -193,11 +276,22 @@ static struct CUstream_st *stream_new(CUcontext ctx, unsigned flags, int legacy)
         free(s);
         return NULL;
     }
+    pthread_mutex_lock(&q_lock);
+    s->live_next = live;
+    live = s;
+    pthread_mutex_unlock(&q_lock);
     return s;
 }
 
 static void stream_stop(struct CUstream_st *s)
 {
+    pthread_mutex_lock(&q_lock);
+    for (struct CUstream_st **pp = &live; *pp; pp = &(*pp)->live_next)
+        if (*pp == s) {
+            *pp = s->live_next;
+            break;
+        }
+    pthread_mutex_unlock(&q_lock);
     pthread_mutex_lock(&s->mu);
     s->stop = 1;
     pthread_cond_signal(&s->cv);
@@ -528,7 +622,7 @@ EMU_API CUresult CUDAAPI cuStreamQuery(CUstream hStream)
     pthread_mutex_lock(&q_lock);
     uint64_t seq = s->enq;
     pthread_mutex_unlock(&q_lock);
-    return atomic_load(&s->done) >= seq ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+    return help(s, seq, 0) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 /* ---- events ---- */
@@ -601,14 +695,25 @@ EMU_API CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)
     op->type = OP_EVREC;
     op->ev = hEvent->st;
     op->target = atomic_fetch_add(&hEvent->st->recorded, 1) + 1;
-    enqueue(s, op);
+    uint64_t seq = enqueue(s, op);
+    __atomic_store_n(&hEvent->rec_s, s, __ATOMIC_RELAXED);
+    __atomic_store_n(&hEvent->rec_seq, seq, __ATOMIC_RELAXED);
     return CUDA_SUCCESS;
+}
+
+/* run the work before hEvent's last record on this process's stream */
+static void ev_help(CUevent e, int blocking)
+{
+    struct CUstream_st *s = __atomic_load_n(&e->rec_s, __ATOMIC_RELAXED);
+    if (s && atomic_load(&e->st->done) < atomic_load(&e->st->recorded))
+        help(s, __atomic_load_n(&e->rec_seq, __ATOMIC_RELAXED), blocking);
 }
 
 EMU_API CUresult CUDAAPI cuEventQuery(CUevent hEvent)
 {
     if (!ev_ok(hEvent))
         return CUDA_ERROR_INVALID_HANDLE;
+    ev_help(hEvent, 0);
     return atomic_load(&hEvent->st->done) >= atomic_load(&hEvent->st->recorded) ? CUDA_SUCCESS
                                                                                 : CUDA_ERROR_NOT_READY;
 }
@@ -617,6 +722,7 @@ EMU_API CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
 {
     if (!ev_ok(hEvent))
         return CUDA_ERROR_INVALID_HANDLE;
+    ev_help(hEvent, 1);
     wait_event(hEvent->st, atomic_load(&hEvent->st->recorded));
     return CUDA_SUCCESS;
 }

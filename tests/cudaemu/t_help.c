@@ -1,0 +1,139 @@
+/* cudaemu: helping (no stream delay configured).  A thread that queries or
+ * waits for a stream runs its ready head operations itself; the test checks
+ * that this keeps stream order with several threads helping at once, that
+ * the worker still completes work nobody asks about, and that a stream can be
+ * destroyed while another thread queries an event recorded on it. */
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "t_common.h"
+
+F(cuInit); F(cuDeviceGet); F(cuDevicePrimaryCtxRetain); F(cuCtxSetCurrent); F(cuMemAlloc); F(cuMemFree);
+F(cuMemAllocHost); F(cuMemcpyDtoHAsync); F(cuMemsetD8Async); F(cuStreamCreate); F(cuStreamDestroy);
+F(cuStreamSynchronize); F(cuStreamQuery); F(cuEventCreate); F(cuEventRecord); F(cuEventQuery);
+F(cuEventSynchronize); F(cuEventDestroy);
+
+enum { N = 1 << 16, ROUNDS = 200, OPS = 8, HELPERS = 3 };
+static CUcontext ctx;
+static CUstream s;
+static CUevent ev;
+static _Atomic int stop;
+
+/* spin on queries of the shared stream and event */
+static void *helper(void *arg)
+{
+    (void)arg;
+    if (p_cuCtxSetCurrent(ctx))
+        return (void *)1;
+    while (!stop) {
+        CUresult r = p_cuStreamQuery(s);
+        CUresult q = p_cuEventQuery(ev);
+        if ((r && r != CUDA_ERROR_NOT_READY) || (q && q != CUDA_ERROR_NOT_READY))
+            return (void *)1;
+    }
+    return NULL;
+}
+
+/* spin on queries of the event only (its stream comes and goes) */
+static void *ev_helper(void *arg)
+{
+    (void)arg;
+    if (p_cuCtxSetCurrent(ctx))
+        return (void *)1;
+    while (!stop) {
+        CUresult q = p_cuEventQuery(ev);
+        if (q && q != CUDA_ERROR_NOT_READY)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int main(void)
+{
+    t_load();
+    LOAD(cuInit); LOAD(cuDeviceGet); LOAD(cuDevicePrimaryCtxRetain); LOAD(cuCtxSetCurrent); LOAD(cuMemAlloc);
+    LOAD(cuMemFree); LOAD(cuMemAllocHost); LOAD(cuMemcpyDtoHAsync); LOAD(cuMemsetD8Async); LOAD(cuStreamCreate);
+    LOAD(cuStreamDestroy); LOAD(cuStreamSynchronize); LOAD(cuStreamQuery); LOAD(cuEventCreate);
+    LOAD(cuEventRecord); LOAD(cuEventQuery); LOAD(cuEventSynchronize); LOAD(cuEventDestroy);
+    CK(p_cuInit(0));
+    CUdevice dev;
+    CK(p_cuDeviceGet(&dev, 0));
+    CK(p_cuDevicePrimaryCtxRetain(&ctx, dev));
+    CK(p_cuCtxSetCurrent(ctx));
+    CUdeviceptr d;
+    CK(p_cuMemAlloc(&d, N));
+    volatile unsigned char *h;
+    CK(p_cuMemAllocHost((void **)&h, N));
+    CK(p_cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(p_cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+
+    /* 1. order kept while HELPERS threads and this one all help: each round
+     * queues OPS memsets and one copy; the copy must see the last memset */
+    pthread_t thr[HELPERS];
+    for (int i = 0; i < HELPERS; i++)
+        CHECK(pthread_create(&thr[i], NULL, helper, NULL) == 0);
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int k = 0; k < OPS; k++)
+            CK(p_cuMemsetD8Async(d, (unsigned char)(r * OPS + k), N, s));
+        CK(p_cuMemcpyDtoHAsync((void *)h, d, N, s));
+        CK(p_cuEventRecord(ev, s));
+        if (r & 1)
+            CK(p_cuEventSynchronize(ev));
+        else
+            CK(p_cuStreamSynchronize(s));
+        unsigned char want = (unsigned char)(r * OPS + OPS - 1);
+        CHECK(h[0] == want && h[N - 1] == want);
+    }
+    stop = 1;
+    for (int i = 0; i < HELPERS; i++) {
+        void *rv;
+        pthread_join(thr[i], &rv);
+        CHECK(rv == NULL);
+    }
+
+    /* 2. work nobody asks about still completes (the worker runs it): poll
+     * host memory only, no driver call, for up to 10 s */
+    h[0] = 0;
+    CK(p_cuMemsetD8Async(d, 0x5a, N, s));
+    CK(p_cuMemcpyDtoHAsync((void *)h, d, N, s));
+    double t0 = now();
+    while (h[N - 1] != 0x5a && now() - t0 < 10)
+        usleep(100);
+    CHECK(h[N - 1] == 0x5a);
+    CK(p_cuStreamSynchronize(s));
+
+    /* 3. a stream destroyed while another thread queries an event recorded on
+     * it (the helper must not touch the freed stream; ASan would say so) */
+    CK(p_cuStreamDestroy(s));
+    for (int r = 0; r < 50; r++) {
+        CUstream t;
+        pthread_t q;
+        void *rv;
+        CK(p_cuStreamCreate(&t, CU_STREAM_NON_BLOCKING));
+        for (int k = 0; k < OPS; k++)
+            CK(p_cuMemsetD8Async(d, (unsigned char)k, N, t));
+        CK(p_cuEventRecord(ev, t));
+        stop = 0;
+        CHECK(pthread_create(&q, NULL, ev_helper, NULL) == 0);
+        CK(p_cuStreamDestroy(t)); /* waits for its work */
+        CK(p_cuEventQuery(ev));
+        for (int k = 0; k < 1000; k++) /* the helper keeps querying after the destroy */
+            CK(p_cuEventQuery(ev));
+        stop = 1;
+        pthread_join(q, &rv);
+        CHECK(rv == NULL);
+    }
+    CK(p_cuEventDestroy(ev));
+    CK(p_cuMemFree(d));
+    printf("cudaemu help: %s (%d failed checks)\n", t_fail ? "FAILED" : "ok", t_fail);
+    return t_fail != 0;
+}
