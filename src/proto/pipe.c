@@ -305,28 +305,32 @@ static int side_step(side_t *x)
     wh_req_t *r = x->cur;
     uint64_t *mine = x->is_recv ? &x->ring->consumed : &x->ring->posted;
     const uint64_t *theirs = x->is_recv ? &x->ring->posted : &x->ring->consumed;
-    uint64_t t = __atomic_load_n(theirs, __ATOMIC_ACQUIRE) - x->base;
-    /* sender: a slot is free once consumed; receiver: a chunk is there once posted */
-    while (x->issued < x->nchunks && (x->is_recv ? x->issued < t : x->issued < t + x->depth)) {
+    for (;;) {
+        /* publish what completed, in order, before starting more: the peer
+         * works on chunk k while this side copies chunk k+1 */
+        while (x->done < x->issued) {
+            uint32_t slot = (uint32_t)((x->base + x->done) % x->depth);
+            if (x->async[slot]) {
+                int k = wh_cuda_event_done(x->ev[slot]);
+                if (k == 0)
+                    break;
+                if (k < 0 && !r->err)
+                    r->err = wh_error(MPI_ERR_OTHER, "device pipeline copy with rank %d failed: %s", x->wpeer,
+                                      wh_cuda_errname(-k));
+                x->async[slot] = 0;
+            }
+            x->done++;
+            __atomic_store_n(mine, x->base + x->done, __ATOMIC_RELEASE);
+            n++;
+        }
+        /* sender: a slot is free once consumed; receiver: a chunk is there once posted */
+        uint64_t t = __atomic_load_n(theirs, __ATOMIC_ACQUIRE) - x->base;
+        if (x->issued >= x->nchunks || !(x->is_recv ? x->issued < t : x->issued < t + x->depth))
+            break;
         int rc = chunk_copy(x, x->issued);
         if (rc != MPI_SUCCESS && !r->err)
             r->err = rc;
         x->issued++;
-        n++;
-    }
-    while (x->done < x->issued) {
-        uint32_t slot = (uint32_t)((x->base + x->done) % x->depth);
-        if (x->async[slot]) {
-            int k = wh_cuda_event_done(x->ev[slot]);
-            if (k == 0)
-                break;
-            if (k < 0 && !r->err)
-                r->err = wh_error(MPI_ERR_OTHER, "device pipeline copy with rank %d failed: %s", x->wpeer,
-                                  wh_cuda_errname(-k));
-            x->async[slot] = 0;
-        }
-        x->done++;
-        __atomic_store_n(mine, x->base + x->done, __ATOMIC_RELEASE);
         n++;
     }
     if (x->done == x->nchunks)
