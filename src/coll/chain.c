@@ -133,14 +133,12 @@ int wh_scan_chain(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt
             } else if (!exclusive) {
                 if (direct) /* res = prev (received); res = my op prev (commutative) */
                     rc = wh_op_apply(op, my, res, len, dth, dt);
-                else { /* res = my; res = prev op my */
-                    if (sbuf != MPI_IN_PLACE)
-                        memcpy(res, my, len * esz);
+                else if (sbuf != MPI_IN_PLACE) /* res = prev op my, one pass */
+                    rc = wh_op_apply3(op, in + lo * esz, my, res, len, dth, dt);
+                else /* res holds my: res = prev op res */
                     rc = wh_op_apply(op, in + lo * esz, res, len, dth, dt);
-                }
-            } else if (!last) { /* res = prev (received); out = prev op my */
-                memcpy(out + lo * esz, my, len * esz);
-                rc = wh_op_apply(op, res, out + lo * esz, len, dth, dt);
+            } else if (!last) { /* res = prev (received); out = prev op my, one pass */
+                rc = wh_op_apply3(op, res, my, out + lo * esz, len, dth, dt);
                 send_from = out + lo * esz;
             }
             wh_coll_note(rc, &err);

@@ -36,7 +36,11 @@ enum wh_opk_group {
 /* in[0..n) op inout[0..n) -> inout; both suitably aligned for the kind */
 typedef void wh_opk_fn(const void *in, void *inout, size_t n);
 
+/* out[0..n) = in[0..n) op b[0..n) in one pass (no buffer overlaps another) */
+typedef void wh_opk3_fn(const void *in, const void *b, void *out, size_t n);
+
 extern wh_opk_fn *const wh_opk_table[WH_OPI_COUNT][WH_K_COUNT];
+extern wh_opk3_fn *const wh_opk3_table[WH_OPI_COUNT][WH_K_COUNT];
 extern const unsigned char wh_opk_size[WH_K_COUNT];
 extern const unsigned char wh_opk_align[WH_K_COUNT];
 /* data bytes of one element: == size except for pairs, whose padding is not

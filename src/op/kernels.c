@@ -17,6 +17,17 @@
         for (size_t i = 0; i < n; i++) {                                                          \
             stmt;                                                                                 \
         }                                                                                         \
+    }                                                                                             \
+    /* the same with a separate output: out = in op b2, b2 read once */                          \
+    static void name##3(const void *in_, const void *b2_, void *out_, size_t n)                   \
+    {                                                                                             \
+        const T *restrict a = in_;                                                                \
+        const T *restrict b2 = b2_;                                                               \
+        T *restrict b = out_;                                                                     \
+        for (size_t i = 0; i < n; i++) {                                                          \
+            b[i] = b2[i];                                                                         \
+            stmt;                                                                                 \
+        }                                                                                         \
     }
 
 /* MAX MIN SUM PROD: integer and floating kinds */
@@ -106,48 +117,53 @@ WH_K_PAIR(2float, float, float)
 WH_K_PAIR(2double, double, double)
 
 /* ---------- the table ---------- */
-#define WH_E_ARITH(K, tn)                                                                         \
-    [WH_OPI_MAX][K] = k_max_##tn, [WH_OPI_MIN][K] = k_min_##tn, [WH_OPI_SUM][K] = k_sum_##tn,     \
-    [WH_OPI_PROD][K] = k_prod_##tn
-#define WH_E_INT(K, tn)                                                                           \
-    WH_E_ARITH(K, tn), [WH_OPI_LAND][K] = k_land_##tn, [WH_OPI_LOR][K] = k_lor_##tn,              \
-                       [WH_OPI_LXOR][K] = k_lxor_##tn, [WH_OPI_BAND][K] = k_band_##tn,            \
-                       [WH_OPI_BOR][K] = k_bor_##tn, [WH_OPI_BXOR][K] = k_bxor_##tn
-#define WH_E_FLOAT(K, tn)                                                                         \
-    WH_E_ARITH(K, tn), [WH_OPI_LAND][K] = k_land_##tn, [WH_OPI_LOR][K] = k_lor_##tn,              \
-                       [WH_OPI_LXOR][K] = k_lxor_##tn
-#define WH_E_CPLX(K, tn) [WH_OPI_SUM][K] = k_sum_##tn, [WH_OPI_PROD][K] = k_prod_##tn
-#define WH_E_PAIR(K, tn) [WH_OPI_MINLOC][K] = k_minloc_##tn, [WH_OPI_MAXLOC][K] = k_maxloc_##tn
+#define WH_E_ARITH(K, tn, S)                                                                         \
+    [WH_OPI_MAX][K] = k_max_##tn##S, [WH_OPI_MIN][K] = k_min_##tn##S, [WH_OPI_SUM][K] = k_sum_##tn##S,     \
+    [WH_OPI_PROD][K] = k_prod_##tn##S
+#define WH_E_INT(K, tn, S)                                                                           \
+    WH_E_ARITH(K, tn, S), [WH_OPI_LAND][K] = k_land_##tn##S, [WH_OPI_LOR][K] = k_lor_##tn##S,              \
+                       [WH_OPI_LXOR][K] = k_lxor_##tn##S, [WH_OPI_BAND][K] = k_band_##tn##S,            \
+                       [WH_OPI_BOR][K] = k_bor_##tn##S, [WH_OPI_BXOR][K] = k_bxor_##tn##S
+#define WH_E_FLOAT(K, tn, S)                                                                         \
+    WH_E_ARITH(K, tn, S), [WH_OPI_LAND][K] = k_land_##tn##S, [WH_OPI_LOR][K] = k_lor_##tn##S,              \
+                       [WH_OPI_LXOR][K] = k_lxor_##tn##S
+#define WH_E_CPLX(K, tn, S) [WH_OPI_SUM][K] = k_sum_##tn##S, [WH_OPI_PROD][K] = k_prod_##tn##S
+#define WH_E_PAIR(K, tn, S) [WH_OPI_MINLOC][K] = k_minloc_##tn##S, [WH_OPI_MAXLOC][K] = k_maxloc_##tn##S
 
-wh_opk_fn *const wh_opk_table[WH_OPI_COUNT][WH_K_COUNT] = {
-    WH_E_INT(WH_K_I8, i8),
-    WH_E_INT(WH_K_U8, u8),
-    WH_E_INT(WH_K_I16, i16),
-    WH_E_INT(WH_K_U16, u16),
-    WH_E_INT(WH_K_I32, i32),
-    WH_E_INT(WH_K_U32, u32),
-    WH_E_INT(WH_K_I64, i64),
-    WH_E_INT(WH_K_U64, u64),
-    WH_E_FLOAT(WH_K_F32, f32),
-    WH_E_FLOAT(WH_K_F64, f64),
-    WH_E_FLOAT(WH_K_F80, f80),
-    WH_E_FLOAT(WH_K_F16, f16),
-    WH_E_CPLX(WH_K_C32, c32),
-    WH_E_CPLX(WH_K_C64, c64),
-    WH_E_CPLX(WH_K_C80, c80),
+#define WH_E_ALL(S) \
+    WH_E_INT(WH_K_I8, i8, S), \
+    WH_E_INT(WH_K_U8, u8, S), \
+    WH_E_INT(WH_K_I16, i16, S), \
+    WH_E_INT(WH_K_U16, u16, S), \
+    WH_E_INT(WH_K_I32, i32, S), \
+    WH_E_INT(WH_K_U32, u32, S), \
+    WH_E_INT(WH_K_I64, i64, S), \
+    WH_E_INT(WH_K_U64, u64, S), \
+    WH_E_FLOAT(WH_K_F32, f32, S), \
+    WH_E_FLOAT(WH_K_F64, f64, S), \
+    WH_E_FLOAT(WH_K_F80, f80, S), \
+    WH_E_FLOAT(WH_K_F16, f16, S), \
+    WH_E_CPLX(WH_K_C32, c32, S), \
+    WH_E_CPLX(WH_K_C64, c64, S), \
+    WH_E_CPLX(WH_K_C80, c80, S), \
+    WH_E_PAIR(WH_K_FLOAT_INT, float_int, S), \
+    WH_E_PAIR(WH_K_DOUBLE_INT, double_int, S), \
+    WH_E_PAIR(WH_K_LONG_INT, long_int, S), \
+    WH_E_PAIR(WH_K_2INT, 2int, S), \
+    WH_E_PAIR(WH_K_SHORT_INT, short_int, S), \
+    WH_E_PAIR(WH_K_LDOUBLE_INT, ldouble_int, S), \
+    WH_E_PAIR(WH_K_2FLOAT, 2float, S), \
+    WH_E_PAIR(WH_K_2DOUBLE, 2double, S)
 #ifdef WH_HAVE_F128
-    WH_E_FLOAT(WH_K_F128, f128),
-    WH_E_CPLX(WH_K_C128, c128),
+#define WH_E_F128(S) \
+    WH_E_FLOAT(WH_K_F128, f128, S), \
+    WH_E_CPLX(WH_K_C128, c128, S),
+#else
+#define WH_E_F128(S)
 #endif
-    WH_E_PAIR(WH_K_FLOAT_INT, float_int),
-    WH_E_PAIR(WH_K_DOUBLE_INT, double_int),
-    WH_E_PAIR(WH_K_LONG_INT, long_int),
-    WH_E_PAIR(WH_K_2INT, 2int),
-    WH_E_PAIR(WH_K_SHORT_INT, short_int),
-    WH_E_PAIR(WH_K_LDOUBLE_INT, ldouble_int),
-    WH_E_PAIR(WH_K_2FLOAT, 2float),
-    WH_E_PAIR(WH_K_2DOUBLE, 2double),
-};
+
+wh_opk_fn *const wh_opk_table[WH_OPI_COUNT][WH_K_COUNT] = {WH_E_F128() WH_E_ALL()};
+wh_opk3_fn *const wh_opk3_table[WH_OPI_COUNT][WH_K_COUNT] = {WH_E_F128(3) WH_E_ALL(3)};
 
 #define WH_SZ(K, T) [K] = sizeof(T)
 #define WH_AL(K, T) [K] = _Alignof(T)

@@ -416,3 +416,23 @@ int wh_op_apply(const wh_op_t *op, const void *in, void *inout, size_t count, MP
     }
     return apply_noncontig(fn, c.kind, in, inout, count, t);
 }
+
+int wh_op_apply3(const wh_op_t *op, const void *in, const void *b, void *out, size_t count, MPI_Datatype th,
+                 const wh_dtype_t *t)
+{
+    if (count && t->size && op->builtin >= 0 && op->builtin != WH_OPI_REPLACE && op->builtin != WH_OPI_NO_OP) {
+        wh_tclass_t c = classify(t);
+        wh_opk3_fn *fn = c.kind != WH_K_NONE && (wh_opk_groups[op->builtin] & c.group)
+                             ? wh_opk3_table[op->builtin][c.kind]
+                             : NULL;
+        size_t ks = fn ? wh_opk_size[c.kind] : 0, al = fn ? wh_opk_align[c.kind] : 1;
+        if (fn && t->extent == (MPI_Aint)ks && t->true_lb == 0 &&
+            (t->size == ks || t->size == wh_opk_dsize[c.kind]) &&
+            (((uintptr_t)in | (uintptr_t)b | (uintptr_t)out) & (al - 1)) == 0) {
+            fn(in, b, out, count);
+            return MPI_SUCCESS;
+        }
+    }
+    int rc = wh_dtype_copy(b, count, t, out, count, t);
+    return rc != MPI_SUCCESS ? rc : wh_op_apply(op, in, out, count, th, t);
+}

@@ -68,6 +68,11 @@ int wh_op_check_reduce(const wh_op_t *op, const wh_dtype_t *t);
  * User functions get (in, inout, &count, &th).  Returns MPI_SUCCESS or an
  * MPI_ERR_OP code when the op is not defined on t. */
 int wh_op_apply(const wh_op_t *op, const void *in, void *inout, size_t count, MPI_Datatype th, const wh_dtype_t *t);
+/* out = in op b (b keeps its value), in one pass over the three buffers for
+ * predefined ops on naturally laid out, aligned elements; otherwise b is
+ * copied to out and wh_op_apply(in, out) runs.  out overlaps neither. */
+int wh_op_apply3(const wh_op_t *op, const void *in, const void *b, void *out, size_t count, MPI_Datatype th,
+                 const wh_dtype_t *t);
 
 /* Bytes (1, 2, 4, 8) of the integer representation predefined ops compute
  * on for t (C and Fortran integers, logicals, MPI_BYTE, MPI_AINT/OFFSET/COUNT;

@@ -295,7 +295,7 @@ static int has_text(int code, const char *s)
 /* ---------- every (op, type) pair ---------- */
 static void test_matrix(void)
 {
-    _Alignas(64) char a[2 * N * 32], b[N * 32];
+    _Alignas(64) char a[2 * N * 32], b[N * 32], b0[N * 32], out[N * 32];
     int applied = 0, refused = 0;
     for (int o = 0; o < NOPS; o++) {
         wh_op_t *op = wh_op_get(ops[o].h);
@@ -314,6 +314,7 @@ static void test_matrix(void)
                             types[t].name, wh_error_class(rc));
                 CHECK(ok);
                 CHECK(wh_error_class(wh_op_apply(op, a, b, N, types[t].h, dt)) == MPI_ERR_OP);
+                CHECK(wh_error_class(wh_op_apply3(op, a, b, out, N, types[t].h, dt)) == MPI_ERR_OP);
                 refused++;
                 continue;
             }
@@ -322,6 +323,14 @@ static void test_matrix(void)
             CHECK(rc == MPI_SUCCESS);
             size_t es = make_case(types[t].rep, ops[o].h, a, b, types[t].group == G_LOG);
             CHECK(es == (size_t)dt->extent);
+            /* three operands first: out = a op b, b untouched */
+            memcpy(b0, b, N * es);
+            memset(out, 0x5c, sizeof out);
+            CHECK(wh_op_apply3(op, a, b, out, N, types[t].h, dt) == MPI_SUCCESS);
+            int ok3 = same(types[t].rep, out, a + N * es, es) && !memcmp(b, b0, N * es);
+            if (!ok3)
+                fprintf(stderr, "  %s on %s: wrong three-operand result\n", ops[o].name, types[t].name);
+            CHECK(ok3);
             CHECK(wh_op_apply(op, a, b, N, types[t].h, dt) == MPI_SUCCESS);
             int ok = same(types[t].rep, b, a + N * es, es);
             if (!ok)
