@@ -20,6 +20,7 @@ enum wh_coll_alg {
     WH_CA_HIER,      /* intra-node + leaders over the network + intra-node */
     WH_CA_SCATTERED, /* alltoall: every receive and send posted at once (p2p: pairwise steps) */
     WH_CA_CHAIN,     /* scan, exscan: pipelined chain of ranks (p2p: recursive doubling) */
+    WH_CA_CMA,       /* single copy: readers copy out of the owners' buffers (shmcma.c) */
     WH_CA_N
 };
 

@@ -32,4 +32,15 @@ int wh_shmc_scatter(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *r
                     wh_dtype_t *rdt, int root, size_t blk, wh_comm_t *c);
 int wh_shmc_alltoall(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
                      wh_dtype_t *rdt, size_t blk, wh_comm_t *c);
+
+/* Single-copy collectives (shmcma.c): owners publish their buffers' addresses,
+ * readers copy out of them with CMA.  wh_cma_usable: by size and communicator
+ * only (the same on every rank; WHARF_COLL_CMA, WHARF_COLL_CMA_MIN, at most
+ * WH_CMA_MAXN ranks).  The calls agree among all ranks: MPI_SUCCESS, an error,
+ * or WH_FALLBACK on every rank (no buffer changed that the caller's fallback
+ * would read).  Contiguous buffers only: pass NULL for one that is not. */
+#define WH_CMA_MAXN 128
+int wh_cma_usable(wh_comm_t *c, size_t bytes);
+int wh_cma_allgather(const void *src, char *dst, size_t blk, wh_comm_t *c);
+int wh_cma_bcast(void *buf, size_t bytes, int root, wh_comm_t *c);
 #endif

@@ -168,6 +168,16 @@ foreach(np 3 4)
   wh_mpi_test(coll.layout_persist.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c ${np} persist)
 endforeach()
 wh_mpi_test(coll.layout.np2 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c 2)
+# single-copy allgather and bcast (shmcma.c) at every size: mixed layouts make
+# the ranks agree to fall back; over shmcopy and net none can read in place
+foreach(np 2 3 4)
+  wh_mpi_test(coll.layout_cma.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c ${np})
+  wh_mpi_test(coll.basic_cma.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_basic.c ${np})
+  foreach(v shm shmcopy net)
+    set_property(TEST mpi.coll.layout_cma.np${np}.${v} mpi.coll.basic_cma.np${np}.${v}
+                 APPEND PROPERTY ENVIRONMENT "WHARF_COLL_CMA_MIN=1")
+  endforeach()
+endforeach()
 # Collectives called with different counts on different ranks: errors, no hang,
 # the communicator usable after; with the default algorithms (shared memory
 # where it runs), the point-to-point ones (WHARF_COLL_SHM=0) and the
