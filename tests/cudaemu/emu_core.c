@@ -702,16 +702,22 @@ uint64_t emu_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The modeled end of a copy.  The last EMU_SPIN_NS are spun, not yielded:
+ * a sched_yield hands the cpu to any runnable thread of that cpu (a rank
+ * polling for this very copy, say) for the rest of its time slice, which
+ * turned a 2 us modeled copy into 200-400 us (8 B device ping-pong through
+ * the pipeline).  Longer waits yield, then sleep. */
+#define EMU_SPIN_NS 50000
 void emu_wait_until(uint64_t t)
 {
-    for (int i = 0; i < 1000000; i++) {
+    for (long i = 0; i < 100000000L; i++) {
         uint64_t now = emu_now_ns();
         if (now >= t)
             return;
         if (t - now > 200000) {
             struct timespec ts = {0, (long)(t - now - 100000)};
             nanosleep(&ts, NULL);
-        } else {
+        } else if (t - now > EMU_SPIN_NS) {
             sched_yield();
         }
     }
