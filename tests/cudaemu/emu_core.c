@@ -647,7 +647,7 @@ int emu_fault(const char *fn)
 /* ---- timing model ---- */
 static double gbps[6], lat_ns;
 static int timing_on = -1;
-static unsigned delay_us, poll_us, spin_ns = 50000;
+static unsigned delay_us, poll_us, spin_ns = 20000;
 static pthread_once_t timing_once = PTHREAD_ONCE_INIT;
 
 static double env_num(const char *name, double dflt)
@@ -672,7 +672,7 @@ static void timing_init(void)
     timing_on = (int)env_num("CUDAEMU_TIMING", 1);
     delay_us = (unsigned)env_num("CUDAEMU_STREAM_DELAY_US", 0);
     poll_us = (unsigned)env_num("CUDAEMU_ENGINE_POLL_US", 0);
-    spin_ns = (unsigned)(env_num("CUDAEMU_WAIT_SPIN_US", 50) * 1000.0);
+    spin_ns = (unsigned)(env_num("CUDAEMU_WAIT_SPIN_US", 20) * 1000.0);
 }
 
 uint64_t emu_model_ns(int path, size_t n)
@@ -703,25 +703,29 @@ uint64_t emu_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The modeled end of a copy: sleep while more than 200 us are left, yield
- * while more than CUDAEMU_WAIT_SPIN_US (50) are, spin the rest.  Yielding to
- * the end handed the cpu to any runnable thread of that cpu (a rank polling
- * for this very copy, say) for the rest of its time slice, which turned a
- * 2 us modeled copy into 200-400 us (8 B device ping-pong through the
- * pipeline).  Sleeping down to the last 20 us instead of yielding was slower
- * for the remote-GPU pipeline (a timer wake-up late on every 64 us chunk;
- * docs/PERFORMANCE.md). */
+/* The modeled end of a copy.  A wait of at most CUDAEMU_WAIT_SPIN_US (20)
+ * is spun: yielding handed the cpu to any runnable thread of that cpu (a
+ * rank polling for this very copy, say) for the rest of its time slice,
+ * which turned a 2 us modeled copy into 200-400 us (8 B device ping-pong
+ * through the pipeline).  Longer waits sleep while more than 200 us are
+ * left and yield after that, as before: spinning their tail, or sleeping
+ * closer to the end, made the remote-GPU pipeline slower (its chunks wait
+ * ~64 us each, and a spinning or late-waking copy engine takes a cpu the
+ * transport needs; docs/PERFORMANCE.md). */
 void emu_wait_until(uint64_t t)
 {
     pthread_once(&timing_once, timing_init);
-    for (;;) {
-        uint64_t now = emu_now_ns();
-        if (now >= t)
-            return;
+    uint64_t now = emu_now_ns();
+    if (now < t && t - now <= spin_ns) {
+        while (emu_now_ns() < t)
+            ;
+        return;
+    }
+    for (; now < t; now = emu_now_ns()) {
         if (t - now > 200000) {
             struct timespec ts = {0, (long)(t - now - 100000)};
             nanosleep(&ts, NULL);
-        } else if (t - now > spin_ns) {
+        } else {
             sched_yield();
         }
     }
