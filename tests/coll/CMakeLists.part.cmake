@@ -11,10 +11,8 @@ foreach(np 2 3 4 8)
 endforeach()
 # the other point-to-point alltoall (the default up to 32 ranks is scattered)
 foreach(np 3 8)
-  wh_mpi_test(coll.alltoall_pairwise.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_alltoall.c ${np})
-  foreach(v shm shmcopy net)
-    set_property(TEST mpi.coll.alltoall_pairwise.np${np}.${v} APPEND PROPERTY ENVIRONMENT "WHARF_COLL_ALLTOALL=pairwise")
-  endforeach()
+  wh_mpi_test_env(coll.alltoall_pairwise.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_alltoall.c ${np}
+                  "WHARF_COLL_ALLTOALL=pairwise")
 endforeach()
 # 5, 6, 7: scan's recursive doubling skips messages by rank position
 foreach(np 2 3 4 5 6 7 8)
@@ -23,11 +21,12 @@ endforeach()
 # scan and exscan along the pipelined chain (chain.c) for every size, in 16-byte
 # chunks: commutative and not, in place, and counts that differ between ranks
 foreach(np 3 5)
-  wh_mpi_test(coll.reduce_chain.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_reduce.c ${np})
-  wh_mpi_test(coll.mismatch_chain.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_mismatch.c ${np})
-  foreach(v shm shmcopy net)
-    set_property(TEST mpi.coll.reduce_chain.np${np}.${v} mpi.coll.mismatch_chain.np${np}.${v}
-                 APPEND PROPERTY ENVIRONMENT "WHARF_COLL_SCAN_CHAIN=1;WHARF_COLL_SCAN_CHUNK=16")
+  foreach(t reduce:coll_reduce mismatch:coll_mismatch)
+    string(REPLACE ":" ";" t "${t}")
+    list(GET t 0 tname)
+    list(GET t 1 src)
+    wh_mpi_test_env(coll.${tname}_chain.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/${src}.c ${np}
+                    "WHARF_COLL_SCAN_CHAIN=1;WHARF_COLL_SCAN_CHUNK=16")
   endforeach()
 endforeach()
 foreach(np 2 3 4 8)
@@ -71,18 +70,12 @@ endforeach()
 # the same with small pipeline chunks (many chunks per message, ragged ends,
 # slices of a few elements) and with the large path off (p2p fallback)
 foreach(np 3 6)
-  wh_mpi_test(coll.shm_chunk.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c ${np})
-  foreach(v shm shmcopy net)
-    set_property(TEST mpi.coll.shm_chunk.np${np}.${v} APPEND PROPERTY ENVIRONMENT "WHARF_COLL_SHM_CHUNK=4160")
-  endforeach()
+  wh_mpi_test_env(coll.shm_chunk.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c ${np} "WHARF_COLL_SHM_CHUNK=4160")
 endforeach()
 # waiters that sleep on the flags (futex) after one poll (no yielding phase), and never
 foreach(mode on off)
-  wh_mpi_test(coll.shm_sleep_${mode}.np5 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c 5)
-  foreach(v shm shmcopy net)
-    set_property(TEST mpi.coll.shm_sleep_${mode}.np5.${v} APPEND PROPERTY ENVIRONMENT
-                 "WHARF_COLL_SLEEP=${mode}" "WHARF_COLL_SPIN=1" "WHARF_COLL_SLEEP_AFTER=0")
-  endforeach()
+  wh_mpi_test_env(coll.shm_sleep_${mode}.np5 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c 5
+                  "WHARF_COLL_SLEEP=${mode};WHARF_COLL_SPIN=1;WHARF_COLL_SLEEP_AFTER=0")
 endforeach()
 # ranks far outnumbering cpus (WHARF_COLL_SLEEP_RATIO; one cpu here): waiters sleep at once and
 # rank 0 alone combines an allreduce and releases the others; the debug log must say so
@@ -99,20 +92,10 @@ add_test(NAME mpi.coll.mismatch_herd.np4.shm
 set_tests_properties(mpi.coll.mismatch_herd.np4.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm"
   ENVIRONMENT "WHARF_COLL_SLEEP_RATIO=1;WHARF_COLL_SLEEP=on")
 # the flat barrier (WHARF_COLL_SHM_BARRIER=flat; the default is release), with and without sleeping
-foreach(np 3 5)
-  wh_mpi_test(coll.shm_flat.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c ${np})
-  foreach(v shm shmcopy net)
-    set_property(TEST mpi.coll.shm_flat.np${np}.${v} APPEND PROPERTY ENVIRONMENT "WHARF_COLL_SHM_BARRIER=flat")
-  endforeach()
-endforeach()
-foreach(v shm shmcopy net)
-  set_property(TEST mpi.coll.shm_flat.np5.${v} APPEND PROPERTY ENVIRONMENT "WHARF_COLL_SLEEP=on"
-               "WHARF_COLL_SPIN=1" "WHARF_COLL_SLEEP_AFTER=0")
-endforeach()
-wh_mpi_test(coll.shm_nolarge.np4 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c 4)
-foreach(v shm shmcopy net)
-  set_property(TEST mpi.coll.shm_nolarge.np4.${v} APPEND PROPERTY ENVIRONMENT "WHARF_COLL_SHM_CHUNK=0")
-endforeach()
+wh_mpi_test_env(coll.shm_flat.np3 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c 3 "WHARF_COLL_SHM_BARRIER=flat")
+wh_mpi_test_env(coll.shm_flat.np5 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c 5
+                "WHARF_COLL_SHM_BARRIER=flat;WHARF_COLL_SLEEP=on;WHARF_COLL_SPIN=1;WHARF_COLL_SLEEP_AFTER=0")
+wh_mpi_test_env(coll.shm_nolarge.np4 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c 4 "WHARF_COLL_SHM_CHUNK=0")
 
 # Hierarchical collectives (src/coll/hier.c) over node groups emulated on one
 # machine: WHARF_LOCALITY=launcher and a WHARF_HOST_ID per rank computed from
@@ -171,12 +154,8 @@ wh_mpi_test(coll.layout.np2 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c 2)
 # single-copy allgather and bcast (shmcma.c) at every size: mixed layouts make
 # the ranks agree to fall back; over shmcopy and net none can read in place
 foreach(np 2 3 4)
-  wh_mpi_test(coll.layout_cma.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c ${np})
-  wh_mpi_test(coll.basic_cma.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_basic.c ${np})
-  foreach(v shm shmcopy net)
-    set_property(TEST mpi.coll.layout_cma.np${np}.${v} mpi.coll.basic_cma.np${np}.${v}
-                 APPEND PROPERTY ENVIRONMENT "WHARF_COLL_CMA_MIN=1")
-  endforeach()
+  wh_mpi_test_env(coll.layout_cma.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c ${np} "WHARF_COLL_CMA_MIN=1")
+  wh_mpi_test_env(coll.basic_cma.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_basic.c ${np} "WHARF_COLL_CMA_MIN=1")
 endforeach()
 # Collectives called with different counts on different ranks: errors, no hang,
 # the communicator usable after; with the default algorithms (shared memory
@@ -184,10 +163,7 @@ endforeach()
 # hierarchical ones (two and three node groups).
 foreach(np 2 3 4)
   wh_mpi_test(coll.mismatch.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_mismatch.c ${np})
-  wh_mpi_test(coll.mismatch_p2p.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_mismatch.c ${np})
-  foreach(v shm shmcopy net)
-    set_property(TEST mpi.coll.mismatch_p2p.np${np}.${v} APPEND PROPERTY ENVIRONMENT "WHARF_COLL_SHM=0")
-  endforeach()
+  wh_mpi_test_env(coll.mismatch_p2p.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_mismatch.c ${np} "WHARF_COLL_SHM=0")
 endforeach()
 # the large shared-memory paths with counts that need different numbers of chunks
 foreach(np 2 3 4)

@@ -21,30 +21,16 @@ static CUstream s;
 static CUevent ev;
 static _Atomic int stop;
 
-/* spin on queries of the shared stream and event */
+/* spin on queries of the event, and of the shared stream unless arg is
+ * non-NULL (the event's stream comes and goes) */
 static void *helper(void *arg)
 {
-    (void)arg;
     if (p_cuCtxSetCurrent(ctx))
         return (void *)1;
     while (!stop) {
-        CUresult r = p_cuStreamQuery(s);
+        CUresult r = arg ? CUDA_SUCCESS : p_cuStreamQuery(s);
         CUresult q = p_cuEventQuery(ev);
         if ((r && r != CUDA_ERROR_NOT_READY) || (q && q != CUDA_ERROR_NOT_READY))
-            return (void *)1;
-    }
-    return NULL;
-}
-
-/* spin on queries of the event only (its stream comes and goes) */
-static void *ev_helper(void *arg)
-{
-    (void)arg;
-    if (p_cuCtxSetCurrent(ctx))
-        return (void *)1;
-    while (!stop) {
-        CUresult q = p_cuEventQuery(ev);
-        if (q && q != CUDA_ERROR_NOT_READY)
             return (void *)1;
     }
     return NULL;
@@ -123,7 +109,7 @@ int main(void)
             CK(p_cuMemsetD8Async(d, (unsigned char)k, N, t));
         CK(p_cuEventRecord(ev, t));
         stop = 0;
-        CHECK(pthread_create(&q, NULL, ev_helper, NULL) == 0);
+        CHECK(pthread_create(&q, NULL, helper, (void *)1) == 0);
         CK(p_cuStreamDestroy(t)); /* waits for its work */
         CK(p_cuEventQuery(ev));
         for (int k = 0; k < 1000; k++) /* the helper keeps querying after the destroy */
