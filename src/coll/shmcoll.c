@@ -713,13 +713,25 @@ int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Data
     size_t esz = dt->size, per = s->bcell / esz; /* elements per chunk */
     const char *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     size_t m = (size_t)(((size_t)count + per - 1) / per); /* chunks */
-    /* chunk j: elements [j * per, j * per + len(j)) */
+    /* the root of a reduce (not in place) combines its own slice straight into rbuf */
+    int direct = root >= 0 && me == root && sbuf != MPI_IN_PLACE;
+    /* chunk j: elements [j * per, j * per + len(j)); rank r combines its
+     * slice [SL(len, r), SL(len, r + 1)) of it, in its own cell, where it
+     * copied nothing in: its own elements of that slice stay in its buffer */
 #define CH_LEN(j) ((size_t)count - (j) * per < per ? (size_t)count - (j) * per : per)
+#define SL(len, r) ((len) * (size_t)(r) / (size_t)n)
+#define COPY_IN(j, t)                                                                                    \
+    do {                                                                                                 \
+        size_t l_ = CH_LEN(j), lo_ = SL(l_, me), hi_ = SL(l_, me + 1);                                   \
+        const char *src_ = mine + (j) * per * esz;                                                       \
+        memcpy(bcell(s, me, t), src_, lo_ * esz);                                                        \
+        memcpy(bcell(s, me, t) + hi_ * esz, src_ + hi_ * esz, (l_ - hi_) * esz);                         \
+    } while (0)
     uint64_t tprev = 0, t = next_chunk(s, n), k = ++s->bseq;
     *bsize(s, me, k) = (size_t)count * esz;
-    memcpy(bcell(s, me, t), mine, CH_LEN(0) * esz);
+    COPY_IN(0, t);
     post(s, bflag(s, me), k);
-    for (size_t j = 0; j < m; j++) {
+    for (size_t j = 0; j <= m; j++) {
         wait_all(s, n, bflag, k); /* chunk j copied in by all; chunk j - 1 reduced by all */
         if (j == 0) { /* every rank sees every size: all stop here alike when counts differ */
             for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
@@ -730,28 +742,36 @@ int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Data
                 return rc;
             }
         }
-        if (j > 0) {
-            if (out)
-                memcpy((char *)rbuf + (j - 1) * per * esz, bcell(s, n - 1, tprev), CH_LEN(j - 1) * esz);
+        if (j > 0) { /* chunk j - 1 is reduced, slice r in rank r's cell */
+            size_t l = CH_LEN(j - 1);
+            char *dst = (char *)rbuf + (j - 1) * per * esz;
+            for (int r = 0; out && r < n; r++)
+                if (!(direct && r == me))
+                    memcpy(dst + SL(l, r) * esz, bcell(s, r, tprev) + SL(l, r) * esz, (SL(l, r + 1) - SL(l, r)) * esz);
             post(s, bout(s, me), tprev);
         }
-        /* my slice of chunk j: elements [lo, hi) */
-        size_t len = CH_LEN(j), lo = len * (size_t)me / (size_t)n, hi = len * (size_t)(me + 1) / (size_t)n;
-        unsigned char *acc = bcell(s, n - 1, t) + lo * esz;
-        for (int r = n - 2; r >= 0 && rc == MPI_SUCCESS && hi > lo; r--)
-            rc = wh_op_apply(op, bcell(s, r, t) + lo * esz, acc, hi - lo, dth, dt);
+        if (j == m)
+            break;
+        /* my slice of chunk j: acc = x0 op (x1 op (... op x(n-1))), rank order */
+        size_t len = CH_LEN(j), lo = SL(len, me), hi = SL(len, me + 1), off = j * per + lo;
+        unsigned char *acc = direct ? (unsigned char *)rbuf + off * esz : bcell(s, me, t) + lo * esz;
+#define X(r) ((r) == me ? (const void *)(mine + off * esz) : (const void *)(bcell(s, r, t) + lo * esz))
+        if (hi > lo) {
+            rc = wh_op_apply3(op, X(n - 2), X(n - 1), acc, hi - lo, dth, dt);
+            for (int r = n - 3; r >= 0 && rc == MPI_SUCCESS; r--)
+                rc = wh_op_apply(op, X(r), acc, hi - lo, dth, dt);
+        }
+#undef X
         tprev = t;
         if (j + 1 < m) {
             t = next_chunk(s, n);
-            memcpy(bcell(s, me, t), mine + (j + 1) * per * esz, CH_LEN(j + 1) * esz);
+            COPY_IN(j + 1, t);
         }
         k = ++s->bseq;
         post(s, bflag(s, me), k);
     }
-    wait_all(s, n, bflag, k); /* the last chunk reduced by all */
-    if (out)
-        memcpy((char *)rbuf + (m - 1) * per * esz, bcell(s, n - 1, tprev), CH_LEN(m - 1) * esz);
-    post(s, bout(s, me), tprev);
+#undef COPY_IN
+#undef SL
 #undef CH_LEN
     return rc;
 }
