@@ -621,9 +621,11 @@ int wh_shmc_alltoall(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *
  *   bcast: the root copies the chunk into its cell and raises its flag;
  *          the others copy it out.
  *   reduce/allreduce ("parallel slices"): everyone copies its chunk into
- *          its cell; once all have, rank r combines slice r of all cells in
- *          rank order into the last rank's cell; once all have, the result
- *          is copied out of the last rank's cell (by everyone, or the root).
+ *          its cell, all but its own slice; once all have, rank r combines
+ *          slice r of all cells and of its own buffer in rank order into
+ *          that slice of its own cell (a reduce root not in place: into
+ *          rbuf); once all have, the result is copied out of the n cells
+ *          (by everyone, or the root).
  *          Pipelined: the step that says "my slice of chunk j is reduced"
  *          also says "chunk j + 1 is copied in" (one wait per chunk). */
 static inline volatile uint64_t *bflag(const shmc_t *s, int r)
