@@ -272,6 +272,16 @@ int wh_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcounts, MP
 {
     if (dt->size == 0)
         return MPI_SUCCESS;
+    MPI_Count all = 0;
+    for (int r = 0; r < c->size; r++)
+        all += rcounts[r];
+    size_t total = (size_t)all * dt->size; /* the same on every rank: rcounts are */
+    if (total > 0 && c->size > 1 && total <= wh_tun.coll_shm_max && shm_contig(dt, all) &&
+        wh_shmc_usable(c, total)) {
+        wh_coll_count(c, WH_CK_REDUCE_SCATTER, WH_CA_SHM);
+        return wh_shmc_reduce_scatter(sbuf, rbuf, rcounts, dth, dt, op, total, c);
+    }
+    wh_coll_count(c, WH_CK_REDUCE_SCATTER, WH_CA_P2P);
     if (op->commute)
         return wh_reduce_scatter_pairwise(sbuf, rbuf, rcounts, dth, dt, op, c);
     return wh_reduce_scatter_ordered(sbuf, rbuf, rcounts, dth, dt, op, c);
@@ -282,7 +292,7 @@ int wh_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_
 {
     if (rcount == 0 || dt->size == 0)
         return MPI_SUCCESS;
-    MPI_Count one[64], *counts = c->size <= 64 ? one : malloc((size_t)c->size * sizeof *counts);
+    MPI_Count one[64] = {0}, *counts = c->size <= 64 ? one : malloc((size_t)c->size * sizeof *counts);
     if (!counts)
         return wh_coll_nomem("reduce_scatter_block counts", (size_t)c->size * sizeof *counts);
     for (int i = 0; i < c->size; i++)
@@ -313,6 +323,10 @@ int wh_scan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_
         wh_coll_count(c, WH_CK_SCAN, WH_CA_CHAIN);
         return wh_scan_chain(sbuf, rbuf, count, dth, dt, op, c, 0);
     }
+    if (shm_contig(dt, count) && wh_shmc_usable(c, (size_t)count * dt->size)) {
+        wh_coll_count(c, WH_CK_SCAN, WH_CA_SHM);
+        return wh_shmc_scan(sbuf, rbuf, count, dth, dt, op, 0, c);
+    }
     wh_coll_count(c, WH_CK_SCAN, WH_CA_P2P);
     return wh_scan_recdbl(sbuf, rbuf, count, dth, dt, op, c);
 }
@@ -325,6 +339,10 @@ int wh_exscan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, w
     if (scan_chain(dt, count, c)) {
         wh_coll_count(c, WH_CK_EXSCAN, WH_CA_CHAIN);
         return wh_scan_chain(sbuf, rbuf, count, dth, dt, op, c, 1);
+    }
+    if (shm_contig(dt, count) && wh_shmc_usable(c, (size_t)count * dt->size)) {
+        wh_coll_count(c, WH_CK_EXSCAN, WH_CA_SHM);
+        return wh_shmc_scan(sbuf, rbuf, count, dth, dt, op, 1, c);
     }
     wh_coll_count(c, WH_CK_EXSCAN, WH_CA_P2P);
     return wh_exscan_recdbl(sbuf, rbuf, count, dth, dt, op, c);

@@ -309,7 +309,7 @@ static shmc_t *setup(wh_comm_t *c, wh_coll_state_t *st)
     if (block_alloc(c, (size_t)c->size * s->stride, &s->off, &s->base))
         s->state = 1;
     s->can_sleep = may_sleep(c);
-    s->spin = wh_tun.coll_spin;
+    s->spin = wh_tun.coll_spin >= 0 ? wh_tun.coll_spin : wh_job.oversubscribed ? 0 : 20;
     s->sleep_after = wh_tun.coll_sleep_after > 0 ? (uint64_t)wh_tun.coll_sleep_after : 0;
     /* far more ranks than cpus: the ranks a waiter needs are mostly not running */
     if (s->can_sleep && wh_tun.coll_sleep_ratio > 0 && wh_job.ncpu > 0 &&
@@ -604,6 +604,78 @@ int wh_shmc_alltoall(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *
         }
         rc = first_err(rc, wh_dtype_copy(cell(s, q, k, blk * (size_t)n) + (size_t)me * blk, blk, byte,
                                          wh_coll_elt(rbuf, (MPI_Aint)q * rcount, rdt), (size_t)rcount, rdt));
+    }
+    s->floor = k;
+    __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
+    return rc;
+}
+
+/* ---------- scan, exscan, reduce_scatter through the cells ----------
+ * Every rank copies its input into its cell and raises its flag.
+ * scan/exscan: rank r combines the cells of ranks r (scan) or r - 1
+ * (exscan) down to 0 in rank order into rbuf, waiting only for the ranks
+ * below it: rank 0 leaves at once, as in a chain, without a message per
+ * link (count x dt one contiguous block: the selectors check).
+ * reduce_scatter: rank r combines its own slice of every cell in rank order.
+ * A size that differs is reported after every flag this rank needs was
+ * waited for, so nobody reads a cell that is being rewritten. */
+int wh_shmc_scan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
+                 int exclusive, wh_comm_t *c)
+{
+    shmc_t *s = get(c);
+    int me = c->rank, rc = MPI_SUCCESS;
+    size_t bytes = (size_t)count * dt->size;
+    uint64_t k = ++s->seq;
+    if (k >= NCELL)
+        wait_flags(s, c->size, k - NCELL + 1);
+    memcpy(cell(s, me, k, bytes), sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes);
+    *csize(s, me, k) = (uint32_t)bytes;
+    post(s, flag(s, me, k), k);
+    int top = exclusive ? me - 1 : me; /* the highest rank whose input is in my result */
+    for (int r = top; r >= 0; r--) {
+        wait_ge(s, flag(s, r, k), k);
+        if (__builtin_expect(*csize(s, r, k) != (uint32_t)bytes, 0)) {
+            rc = first_err(rc, size_mismatch(*csize(s, r, k), bytes, r));
+            continue;
+        }
+        if (rc != MPI_SUCCESS)
+            continue;
+        if (r == top)
+            memcpy(rbuf, cell(s, r, k, bytes), bytes);
+        else
+            rc = wh_op_apply(op, cell(s, r, k, bytes), rbuf, (size_t)count, dth, dt);
+    }
+    __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
+    return rc;
+}
+
+int wh_shmc_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcounts, MPI_Datatype dth, wh_dtype_t *dt,
+                           wh_op_t *op, size_t total, wh_comm_t *c)
+{
+    shmc_t *s = get(c);
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    uint64_t k = ++s->seq;
+    size_t off = 0;
+    for (int r = 0; r < me; r++)
+        off += (size_t)rcounts[r] * dt->size;
+    size_t mine = (size_t)rcounts[me] * dt->size;
+    if (k >= NCELL)
+        wait_flags(s, n, k - NCELL + 1);
+    memcpy(cell(s, me, k, total), sbuf == MPI_IN_PLACE ? rbuf : sbuf, total);
+    *csize(s, me, k) = (uint32_t)total;
+    post(s, flag(s, me, k), k);
+    for (int r = n - 1; r >= 0; r--) {
+        wait_ge(s, flag(s, r, k), k);
+        if (__builtin_expect(*csize(s, r, k) != (uint32_t)total, 0)) {
+            rc = first_err(rc, size_mismatch(*csize(s, r, k), total, r));
+            continue;
+        }
+        if (rc != MPI_SUCCESS || mine == 0)
+            continue;
+        if (r == n - 1)
+            memcpy(rbuf, cell(s, r, k, total) + off, mine);
+        else
+            rc = wh_op_apply(op, cell(s, r, k, total) + off, rbuf, (size_t)rcounts[me], dth, dt);
     }
     s->floor = k;
     __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
