@@ -36,7 +36,11 @@
  * them.  Short waits never reach the futex, so neither side pays for it;
  * long ones stop burning time slices in yields.  The sleep is bounded
  * (200 us) so point-to-point traffic still progresses; only where every
- * member shares this kernel (boot_id), never across VMs. */
+ * member shares this kernel (boot_id), never across VMs.  auto on a node
+ * the job does not oversubscribe: a waiter sleeps right after the spin
+ * polls while the host is busy (more runnable tasks than cpus, counting
+ * processes in other containers: util/hostload.h), since a yield there
+ * often keeps the cpu from the rank it waits for, and never otherwise. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -53,6 +57,7 @@
 #include "locality/locality.h"
 #include "locality/nodeheap.h"
 #include "pmi/pmi.h"
+#include "util/hostload.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
@@ -68,6 +73,7 @@ typedef struct shmc {
     uint64_t seq;       /* the collective being run */
     uint64_t floor;     /* every flag was >= floor when last looked at */
     int can_sleep;      /* waiters may sleep on a futex (same kernel, WHARF_COLL_SLEEP) */
+    int sleep_busy;     /* auto, node not oversubscribed: sleep only while the host is busy (util/hostload.h) */
     int spin;           /* polls before giving the core away (WHARF_COLL_SPIN, 0 when sleeping at once) */
     uint64_t sleep_after; /* microseconds of yielding before a sleep (WHARF_COLL_SLEEP_AFTER, or 0) */
     int release;        /* WHARF_COLL_SHM_BARRIER=release: rank 0 releases the barrier */
@@ -122,6 +128,16 @@ static inline volatile uint32_t *csize(const shmc_t *s, int r, uint64_t k)
     return (volatile uint32_t *)((volatile unsigned char *)flag(s, r, k) + 12);
 }
 
+/* sleep_busy: whether any rank has slept on a flag of the block (0, then 1
+ * for good; a word of rank 0's done line).  Until then a writer skips the
+ * fence and the waiter count, as where nobody may sleep; the first sleeper
+ * sets it before it counts itself, so a writer that looked just before can
+ * miss waking that one sleeper once, which then wakes from its bounded nap. */
+static inline volatile uint32_t *sleepy(const shmc_t *s)
+{
+    return (volatile uint32_t *)((volatile unsigned char *)done(s, 0) + 16);
+}
+
 /* the waiter count of a flag: the 32-bit word after it (flags start their line) */
 static inline volatile uint32_t *sleepers(volatile uint64_t *p)
 {
@@ -146,7 +162,7 @@ static inline long futex(volatile uint64_t *p, int op, uint32_t val, const struc
  * count) costs a 2-rank barrier about a fifth of its time */
 static inline void post(const shmc_t *s, volatile uint64_t *p, uint64_t v)
 {
-    if (!s->can_sleep) {
+    if (!s->can_sleep || (s->sleep_busy && !__atomic_load_n(sleepy(s), __ATOMIC_RELAXED))) {
         __atomic_store_n(p, v, __ATOMIC_RELEASE);
         return;
     }
@@ -203,10 +219,21 @@ static void wait_ge(const shmc_t *s, volatile uint64_t *p, uint64_t v)
             continue;
         }
         if (s->can_sleep) {
-            uint64_t t = s->sleep_after ? now_us() : 1;
-            if (!since && s->sleep_after)
-                since = t;
-            else if (t - since >= s->sleep_after) {
+            int now;
+            if (s->sleep_busy) { /* at once, while the host is busy: a yield there often keeps the cpu */
+                now = wh_host_busy();
+            } else {
+                uint64_t t = s->sleep_after ? now_us() : 1;
+                if (!since && s->sleep_after)
+                    since = t;
+                now = since && t - since >= s->sleep_after;
+                now |= !s->sleep_after;
+            }
+            if (now) {
+                /* whatever its own mode, a sleeper tells every writer to look
+                 * for sleepers (ranks whose cpusets differ may differ in mode) */
+                if (!__atomic_load_n(sleepy(s), __ATOMIC_RELAXED))
+                    __atomic_store_n(sleepy(s), 1, __ATOMIC_SEQ_CST);
                 nap(p, v, &naps);
                 continue;
             }
@@ -250,11 +277,12 @@ static int members_local(const wh_comm_t *c)
     return 1;
 }
 
-/* WHARF_COLL_SLEEP for c: on (or auto and the node oversubscribed) and
- * every member on this kernel (a futex cannot wake a waiter in another VM) */
+/* WHARF_COLL_SLEEP for c: not off, and every member on this kernel (a
+ * futex cannot wake a waiter in another VM); auto on a node the job does not
+ * oversubscribe sleeps only while the host is busy (s->sleep_busy) */
 static int may_sleep(const wh_comm_t *c)
 {
-    if (!strcmp(wh_tun.coll_sleep, "off") || (!strcmp(wh_tun.coll_sleep, "auto") && !wh_job.oversubscribed))
+    if (!strcmp(wh_tun.coll_sleep, "off"))
         return 0;
     const wh_reg_rec_t *me = wh_loc_me();
     if (!me)
@@ -309,6 +337,7 @@ static shmc_t *setup(wh_comm_t *c, wh_coll_state_t *st)
     if (block_alloc(c, (size_t)c->size * s->stride, &s->off, &s->base))
         s->state = 1;
     s->can_sleep = may_sleep(c);
+    s->sleep_busy = s->can_sleep && !strcmp(wh_tun.coll_sleep, "auto") && !wh_job.oversubscribed;
     s->spin = wh_tun.coll_spin >= 0 ? wh_tun.coll_spin : wh_job.oversubscribed ? 0 : 20;
     s->sleep_after = wh_tun.coll_sleep_after > 0 ? (uint64_t)wh_tun.coll_sleep_after : 0;
     /* far more ranks than cpus: the ranks a waiter needs are mostly not running */
@@ -322,6 +351,7 @@ static shmc_t *setup(wh_comm_t *c, wh_coll_state_t *st)
     WH_DEBUG("coll", "communicator %#x: shared-memory collectives %s, waiters %s", (unsigned)c->obj.handle,
              s->state == 1 ? "on" : "off",
              s->herd        ? "sleep on the flags at once, allreduce combined by rank 0 (ranks far outnumber cpus)"
+             : s->sleep_busy ? "sleep on the flags after WHARF_COLL_SPIN polls while the host is busy, else yield"
              : s->can_sleep ? "sleep on the flags after WHARF_COLL_SPIN polls"
                             : "yield");
     return s;

@@ -5,7 +5,9 @@
  * Sleeping (WHARF_WAIT_SLEEP, mirrors the shared-memory collectives'
  * WHARF_COLL_SLEEP): a wait that has yielded for WHARF_WAIT_SLEEP_AFTER
  * microseconds, where sleeping is allowed (auto: the node runs more ranks
- * than the cpuset has cpus), sleeps on the rank's doorbell in the node
+ * than the cpuset has cpus; on a node the job does not oversubscribe, only
+ * while the host is busy, util/hostload.h, and then right after the spin
+ * polls: there a yield often keeps the cpu from the rank waited for), sleeps on the rank's doorbell in the node
  * region (the shm channel's nap: futex, rung by every co-resident rank that
  * puts a message in its queues — eager cells, rendezvous control messages,
  * CMA FINs, fragments — and, when it sleeps with sends queued, by whoever
@@ -27,6 +29,7 @@
 #include <unistd.h>
 
 #include "core/cs.h"
+#include "util/hostload.h"
 #include "proto/proto.h"
 #include "pmi/pmi.h"
 #include "util/log.h"
@@ -71,6 +74,9 @@ static unsigned poll_tick;
  * says it cannot); the current idle spell (the caller's idle count and when
  * its yielding began); when the slow checks last ran while sleeping */
 static int sleep_mode;
+/* auto on a node this job does not oversubscribe: sleep only while the
+ * host is busy (util/hostload.h), and then right after the spin phase */
+static int sleep_busy;
 static unsigned spell_idle;
 static uint64_t spell_t0, checked_t, lost_t;
 
@@ -96,8 +102,10 @@ int wh_progress_hook_add(wh_progress_hook_t fn, const int *work)
 void wh_progress_init(void)
 {
     spin_mode = !strcmp(wh_tun.wait, "spin"); /* yield and auto: the hybrid (tunable choices checked at load) */
+    int autom = !strcmp(wh_tun.wait_sleep, "auto");
     sleep_mode = !spin_mode && wh_chan_polled[WH_CHAN_SHM] && wh_chans[WH_CHAN_SHM]->nap &&
-                 (!strcmp(wh_tun.wait_sleep, "on") || (!strcmp(wh_tun.wait_sleep, "auto") && wh_job.oversubscribed));
+                 (!strcmp(wh_tun.wait_sleep, "on") || autom);
+    sleep_busy = autom && !wh_job.oversubscribed;
     spell_idle = 0;
     naps = naps_rung = 0;
     char polled[64] = "";
@@ -105,7 +113,9 @@ void wh_progress_init(void)
         if (wh_chan_polled[c] && c != WH_CHAN_SELF)
             snprintf(polled + strlen(polled), sizeof polled - strlen(polled), " %s", wh_chans[c]->name);
     WH_DEBUG("progress", "wait policy %s%s (local ranks %d, oversubscribed %d); channels polled:%s",
-             spin_mode ? "spin" : "yield", sleep_mode ? ", then sleep on the doorbell" : "", wh_job.local_size,
+             spin_mode ? "spin" : "yield",
+             !sleep_mode ? "" : sleep_busy ? ", sleep on the doorbell while the host is busy" : ", then sleep on the doorbell",
+             wh_job.local_size,
              wh_job.oversubscribed, polled);
 }
 
@@ -151,11 +161,13 @@ static int idle_sleep(unsigned i)
         max = wh_tun.wait_sleep_net;
     if (max <= 0)
         return 0;
+    if (sleep_busy && !wh_host_busy())
+        return 0;
     uint64_t t = now_us();
     if (i != spell_idle + 1) /* a new idle spell (the caller counts from 0 again) */
         spell_t0 = t;
     spell_idle = i;
-    if (t - spell_t0 < (uint64_t)wh_tun.wait_sleep_after)
+    if (!sleep_busy && t - spell_t0 < (uint64_t)wh_tun.wait_sleep_after)
         return 0;
     int r = wh_chans[WH_CHAN_SHM]->nap(max, wh_pend_head != NULL || wh_rndv_nstreams > 0, wh_progress);
     if (r < 0) {

@@ -23,6 +23,7 @@ wh_mpi_test(p2p.alltoall8 ${P2P_T}/p2p_alltoall.c 8)
 # on one cpu yielding is as fast) and the ranks must have slept on their
 # doorbells (voluntary context switches; 0 with yielding only).
 wh_unit_test(doorbell ${CMAKE_SOURCE_DIR}/tests/unit/test_doorbell.c)
+wh_unit_test(hostload ${CMAKE_SOURCE_DIR}/tests/unit/test_hostload.c)
 wh_mpi_test(p2p.oversub8 ${P2P_T}/p2p_oversub.c 8)
 foreach(v shm shmcopy)
   add_test(NAME mpi.p2p.oversub8_1cpu.${v}
