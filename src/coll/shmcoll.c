@@ -54,6 +54,7 @@
 #include "coll/cstate.h"
 #include "coll/shmcoll.h"
 #include "coord/coord.h"
+#include "core/cs.h"
 #include "locality/locality.h"
 #include "locality/nodeheap.h"
 #include "pmi/pmi.h"
@@ -220,8 +221,10 @@ static void wait_ge(const shmc_t *s, volatile uint64_t *p, uint64_t v)
         }
         if (s->can_sleep) {
             int now;
-            if (s->sleep_busy) { /* at once, while the host is busy: a yield there often keeps the cpu */
-                now = wh_host_busy();
+            if (s->sleep_busy) {
+                /* at once, while the host is busy: a yield there often keeps
+                 * the cpu (not while other threads wait for the MPI lock) */
+                now = !wh_cs_on && wh_host_busy();
             } else {
                 uint64_t t = s->sleep_after ? now_us() : 1;
                 if (!since && s->sleep_after)
