@@ -236,6 +236,16 @@ int wh_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf
 int wh_allgatherv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, const MPI_Count *rcounts,
                   const MPI_Aint *displs, wh_dtype_t *rdt, wh_comm_t *c)
 {
+    /* the largest block decides; rcounts are the same on every rank */
+    size_t maxb = 0;
+    for (int r = 0; r < c->size; r++)
+        if ((size_t)rcounts[r] * rdt->size > maxb)
+            maxb = (size_t)rcounts[r] * rdt->size;
+    if (c->size > 1 && maxb > 0 && maxb <= wh_tun.coll_shm_max && wh_shmc_usable(c, maxb)) {
+        wh_coll_count(c, WH_CK_ALLGATHERV, WH_CA_SHM);
+        return wh_shmc_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
+    }
+    wh_coll_count(c, WH_CK_ALLGATHERV, WH_CA_P2P);
     return wh_allgatherv_ring(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
 }
 

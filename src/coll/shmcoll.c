@@ -44,6 +44,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -709,6 +710,57 @@ int wh_shmc_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcount
             memcpy(rbuf, cell(s, r, k, total) + off, mine);
         else
             rc = wh_op_apply(op, cell(s, r, k, total) + off, rbuf, (size_t)rcounts[me], dth, dt);
+    }
+    s->floor = k;
+    __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
+    return rc;
+}
+
+/* allgatherv with every block at most WHARF_COLL_SHM_MAX bytes (rcounts,
+ * the same on every rank, decide it): each rank packs its block into its
+ * cell, everyone unpacks every cell at its displacement.  A rank whose send
+ * size differs from what rcounts say contributes what fits and reports it;
+ * the readers see the size it published and report it too. */
+int wh_shmc_allgatherv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, const MPI_Count *rcounts,
+                       const MPI_Aint *displs, wh_dtype_t *rdt, wh_comm_t *c)
+{
+    shmc_t *s = get(c);
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    wh_dtype_t *byte = wh_coll_byte();
+    uint64_t k = ++s->seq;
+    size_t mine = (size_t)rcounts[me] * rdt->size;
+    size_t sbytes = sbuf == MPI_IN_PLACE ? mine : (size_t)scount * sdt->size;
+    if (k >= NCELL)
+        wait_flags(s, n, k - NCELL + 1);
+    unsigned char *out = cell(s, me, k, mine);
+    if (sbuf == MPI_IN_PLACE) {
+        rc = wh_dtype_copy(wh_coll_elt(rbuf, displs[me], rdt), (size_t)rcounts[me], rdt, out, mine, byte);
+    } else if (__builtin_expect(sbytes == mine, 1)) {
+        rc = wh_dtype_copy(sbuf, (size_t)scount, sdt, out, mine, byte);
+    } else {
+        size_t len = sbytes > mine ? sbytes : mine;
+        char *tmp = calloc(1, len ? len : 1);
+        if (!tmp)
+            rc = wh_coll_nomem("shared-memory allgatherv", len);
+        else if ((rc = wh_dtype_copy(sbuf, (size_t)scount, sdt, tmp, sbytes, byte)) == MPI_SUCCESS)
+            rc = size_mismatch(sbytes, mine, me);
+        if (tmp)
+            memcpy(out, tmp, mine);
+        free(tmp);
+    }
+    *csize(s, me, k) = sbytes > UINT32_MAX ? UINT32_MAX : (uint32_t)sbytes;
+    post(s, flag(s, me, k), k);
+    for (int i = 0; i < n; i++) {
+        int q = (me + i) % n;
+        size_t want = (size_t)rcounts[q] * rdt->size;
+        wait_ge(s, flag(s, q, k), k);
+        if (__builtin_expect(*csize(s, q, k) != (uint32_t)want, 0)) {
+            rc = first_err(rc, size_mismatch(*csize(s, q, k), want, q));
+            continue;
+        }
+        if (want && !(q == me && sbuf == MPI_IN_PLACE))
+            rc = first_err(rc, wh_dtype_copy(cell(s, q, k, want), want, byte, wh_coll_elt(rbuf, displs[q], rdt),
+                                             (size_t)rcounts[q], rdt));
     }
     s->floor = k;
     __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);

@@ -40,6 +40,9 @@ int wh_shmc_scan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth
 /* total = sum(rcounts) x dt->size bytes, contiguous (wh_shmc_usable(c, total)) */
 int wh_shmc_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcounts, MPI_Datatype dth, wh_dtype_t *dt,
                            wh_op_t *op, size_t total, wh_comm_t *c);
+/* every block (rcounts[r] x rdt->size) at most WHARF_COLL_SHM_MAX bytes, any datatypes */
+int wh_shmc_allgatherv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, const MPI_Count *rcounts,
+                       const MPI_Aint *displs, wh_dtype_t *rdt, wh_comm_t *c);
 /* Single-copy collectives (shmcma.c): owners publish their buffers' addresses,
  * readers copy out of them with CMA.  wh_cma_usable: by size and communicator
  * only (the same on every rank; WHARF_COLL_CMA, WHARF_COLL_CMA_MIN, at most
