@@ -63,115 +63,7 @@
 #include "util/log.h"
 #include "util/tunables.h"
 
-#define LINE 64
-#define NCELL 8 /* cells per rank: a root (or a reduce leaf) may run NCELL - 1 collectives ahead */
-
-typedef struct shmc {
-    int state;          /* 1 ready, -1 not available */
-    unsigned char *base;
-    uint64_t off;       /* node-heap offset (rank 0 frees it) */
-    size_t cell;        /* bytes per cell */
-    size_t stride;      /* bytes per rank */
-    uint64_t seq;       /* the collective being run */
-    uint64_t floor;     /* every flag was >= floor when last looked at */
-    int can_sleep;      /* waiters may sleep on a futex (same kernel, WHARF_COLL_SLEEP) */
-    int sleep_busy;     /* auto, node not oversubscribed: sleep only while the host is busy (util/hostload.h) */
-    int spin;           /* polls before giving the core away (WHARF_COLL_SPIN, 0 when sleeping at once) */
-    uint64_t sleep_after; /* microseconds of yielding before a sleep (WHARF_COLL_SLEEP_AFTER, or 0) */
-    int release;        /* WHARF_COLL_SHM_BARRIER=release: rank 0 releases the barrier */
-    int herd;           /* far more ranks than cpus (WHARF_COLL_SLEEP_RATIO): rank 0 combines and releases */
-    /* the large block (shm-large), set up by the first large collective */
-    int bstate;         /* 0 not tried, 1 ready, -1 not available */
-    unsigned char *bbase;
-    uint64_t boff;
-    size_t bcell;       /* bytes per cell (WHARF_COLL_SHM_CHUNK, rounded) */
-    size_t bstride;     /* bytes per rank: flag line, out line, 2 cells */
-    uint64_t bseq;      /* steps (bflag values) */
-    uint64_t bchunk;    /* chunks run (bout values; chunk t uses cell t % 2) */
-} shmc_t;
-
-/* Per rank: NCELL slot lines, the done line, NCELL cells.  The slot line of
- * collective k (k % NCELL) holds r's flag for k (the sequence number, at
- * offset 0), the waiter count of that flag (8), the bytes r wrote for k (12)
- * and, when they fit (INLINE bytes), the payload itself (16): a reader of a
- * small collective takes flag, size and data with one cache line.  A slot
- * only grows (k, k + NCELL, ...), so "r arrived at v" is the slot of v
- * holding at least v, for any v. */
-#define INLINE (LINE - 16)
-static inline volatile uint64_t *flag(const shmc_t *s, int r, uint64_t k)
-{
-    return (volatile uint64_t *)(s->base + (size_t)r * s->stride + (size_t)(k % NCELL) * LINE);
-}
-static inline volatile uint64_t *done(const shmc_t *s, int r)
-{
-    return (volatile uint64_t *)(s->base + (size_t)r * s->stride + NCELL * LINE);
-}
-/* herd allreduce: whether rank 0 failed to combine the last one it released
- * (the word after the done line's waiter count) */
-static inline volatile uint32_t *herd_rc(const shmc_t *s)
-{
-    return (volatile uint32_t *)((volatile unsigned char *)done(s, 0) + 12);
-}
-/* where rank r's `total` bytes of collective k are: inline in its slot line,
- * or its cell k % NCELL (the writer's total decides; readers use the size
- * the writer published, or their own once they checked it matches) */
-static inline unsigned char *cell(const shmc_t *s, int r, uint64_t k, size_t total)
-{
-    if (total <= INLINE)
-        return (unsigned char *)flag(s, r, k) + 16;
-    return s->base + (size_t)r * s->stride + (NCELL + 1) * LINE + (size_t)(k % NCELL) * s->cell;
-}
-
-/* bytes rank r wrote for collective k, published in the slot line before
- * the flag is raised.  Ranks that pass different counts (erroneous: type
- * signatures must match) get an error instead of garbage. */
-static inline volatile uint32_t *csize(const shmc_t *s, int r, uint64_t k)
-{
-    return (volatile uint32_t *)((volatile unsigned char *)flag(s, r, k) + 12);
-}
-
-/* sleep_busy: whether any rank has slept on a flag of the block (0, then 1
- * for good; a word of rank 0's done line).  Until then a writer skips the
- * fence and the waiter count, as where nobody may sleep; the first sleeper
- * sets it before it counts itself, so a writer that looked just before can
- * miss waking that one sleeper once, which then wakes from its bounded nap. */
-static inline volatile uint32_t *sleepy(const shmc_t *s)
-{
-    return (volatile uint32_t *)((volatile unsigned char *)done(s, 0) + 16);
-}
-
-/* the waiter count of a flag: the 32-bit word after it (flags start their line) */
-static inline volatile uint32_t *sleepers(volatile uint64_t *p)
-{
-    return (volatile uint32_t *)(p + 1);
-}
-
-static inline long futex(volatile uint64_t *p, int op, uint32_t val, const struct timespec *ts)
-{
-    /* the low half of the 64-bit flag: it changes with every new value */
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    volatile uint32_t *w = (volatile uint32_t *)p;
-#else
-    volatile uint32_t *w = (volatile uint32_t *)p + 1;
-#endif
-    return syscall(SYS_futex, w, op, val, ts, NULL, 0);
-}
-
-/* raise a flag (single writer) and wake whoever sleeps on it; where no
- * waiter of c may sleep (s->can_sleep is alike on every rank) a release
- * store is enough: nobody counts itself in the word after the flag, and the
- * full fence the sleeper handshake needs (store the flag, then read the
- * count) costs a 2-rank barrier about a fifth of its time */
-static inline void post(const shmc_t *s, volatile uint64_t *p, uint64_t v)
-{
-    if (!s->can_sleep || (s->sleep_busy && !__atomic_load_n(sleepy(s), __ATOMIC_RELAXED))) {
-        __atomic_store_n(p, v, __ATOMIC_RELEASE);
-        return;
-    }
-    __atomic_store_n(p, v, __ATOMIC_SEQ_CST);
-    if (__builtin_expect(__atomic_load_n(sleepers(p), __ATOMIC_SEQ_CST) != 0, 0))
-        futex(p, FUTEX_WAKE, INT_MAX, NULL);
-}
+#include "coll/shmc_impl.h"
 
 static inline uint64_t now_us(void)
 {
@@ -203,7 +95,7 @@ static void nap(volatile uint64_t *p, uint64_t v, unsigned *naps)
  * oversubscription), and where sleeping is allowed (s->can_sleep) sleep on
  * the flag once the wait has lasted WHARF_COLL_SLEEP_AFTER microseconds —
  * a short wait never reaches the futex, so neither side pays for it. */
-static void wait_ge(const shmc_t *s, volatile uint64_t *p, uint64_t v)
+void wh_shmc_wait_slow(const shmc_t *s, volatile uint64_t *p, uint64_t v)
 {
     if (__builtin_expect(__atomic_load_n(p, __ATOMIC_ACQUIRE) >= v, 1))
         return;
@@ -250,20 +142,20 @@ static void wait_ge(const shmc_t *s, volatile uint64_t *p, uint64_t v)
 static void wait_all(const shmc_t *s, int n, volatile uint64_t *(*which)(const shmc_t *, int), uint64_t v)
 {
     for (int r = 0; r < n; r++)
-        wait_ge(s, which(s, r), v);
+        wh_shmc_wait_ge(s, which(s, r), v);
 }
 
 /* every flag >= v; flags only grow, so the least value seen in the last
  * scan is a floor that spares the next scans (a root or leaf running ahead
  * checks the NCELL window without touching every rank's line) */
-static void wait_flags(shmc_t *s, int n, uint64_t v)
+void wh_shmc_wait_flags(shmc_t *s, int n, uint64_t v)
 {
     if (s->floor >= v)
         return;
     uint64_t lo = UINT64_MAX;
     for (int r = 0; r < n; r++) {
         volatile uint64_t *p = flag(s, r, v);
-        wait_ge(s, p, v);
+        wh_shmc_wait_ge(s, p, v);
         uint64_t cur = __atomic_load_n(p, __ATOMIC_ACQUIRE);
         lo = cur < lo ? cur : lo;
     }
@@ -362,7 +254,7 @@ static shmc_t *setup(wh_comm_t *c, wh_coll_state_t *st)
 }
 
 /* the block of c, or NULL when c uses the point-to-point algorithms */
-static shmc_t *get(wh_comm_t *c)
+shmc_t *wh_shmc_get(wh_comm_t *c)
 {
     wh_coll_state_t *st = c->coll_data;
     if (__builtin_expect(st != NULL && st->shm != NULL, 1))
@@ -405,7 +297,7 @@ int wh_shmc_usable(wh_comm_t *c, size_t bytes)
 {
     if (bytes > wh_tun.coll_shm_max)
         return 0;
-    return get(c) != NULL;
+    return wh_shmc_get(c) != NULL;
 }
 
 /* flat: everyone waits for every arrival flag.  release
@@ -414,17 +306,17 @@ int wh_shmc_usable(wh_comm_t *c, size_t bytes)
  * seen everyone arrive at k). */
 int wh_shmc_barrier(wh_comm_t *c)
 {
-    shmc_t *s = get(c);
+    shmc_t *s = wh_shmc_get(c);
     uint64_t k = ++s->seq;
     post(s, flag(s, c->rank, k), k);
     if (!s->release || c->rank == 0) {
-        wait_flags(s, c->size, k);
+        wh_shmc_wait_flags(s, c->size, k);
         if (s->release) {
             post(s, done(s, 0), k);
             return MPI_SUCCESS;
         }
     } else {
-        wait_ge(s, done(s, 0), k);
+        wh_shmc_wait_ge(s, done(s, 0), k);
         s->floor = k; /* everyone arrived at k */
     }
     __atomic_store_n(done(s, c->rank), k, __ATOMIC_RELEASE);
@@ -433,7 +325,7 @@ int wh_shmc_barrier(wh_comm_t *c)
 
 /* rank `from` contributed `got` bytes where this rank has `want`: the
  * classes MPICH gives (more than the buffer holds: truncation) */
-static int size_mismatch(size_t got, size_t want, int from)
+int wh_shmc_size_mismatch(size_t got, size_t want, int from)
 {
     if (got > want)
         return wh_error(MPI_ERR_TRUNCATE,
@@ -448,22 +340,22 @@ static int size_mismatch(size_t got, size_t want, int from)
 
 int wh_shmc_bcast(void *buf, size_t bytes, int root, wh_comm_t *c)
 {
-    shmc_t *s = get(c);
+    shmc_t *s = wh_shmc_get(c);
     uint64_t k = ++s->seq;
     if (c->rank == root) {
         if (k >= NCELL)
-            wait_flags(s, c->size, k - NCELL + 1);
+            wh_shmc_wait_flags(s, c->size, k - NCELL + 1);
         memcpy(cell(s, root, k, bytes), buf, bytes);
         *csize(s, root, k) = (uint32_t)bytes;
         post(s, flag(s, root, k), k);
     } else {
         post(s, flag(s, c->rank, k), k);
-        wait_ge(s, flag(s, root, k), k);
+        wh_shmc_wait_ge(s, flag(s, root, k), k);
         size_t got = *csize(s, root, k);
         memcpy(buf, cell(s, root, k, got), got < bytes ? got : bytes);
         if (__builtin_expect(got != bytes, 0)) {
             __atomic_store_n(done(s, c->rank), k, __ATOMIC_RELEASE);
-            return size_mismatch(got, bytes, root);
+            return wh_shmc_size_mismatch(got, bytes, root);
         }
     }
     __atomic_store_n(done(s, c->rank), k, __ATOMIC_RELEASE);
@@ -475,7 +367,7 @@ int wh_shmc_bcast(void *buf, size_t bytes, int root, wh_comm_t *c)
 int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
                    int root, wh_comm_t *c)
 {
-    shmc_t *s = get(c);
+    shmc_t *s = wh_shmc_get(c);
     uint64_t k = ++s->seq;
     int n = c->size, me = c->rank;
     size_t bytes = (size_t)count * dt->size;
@@ -489,23 +381,23 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
     if (herd)
         root = 0;
     if (k >= NCELL)
-        wait_flags(s, n, k - NCELL + 1);
+        wh_shmc_wait_flags(s, n, k - NCELL + 1);
     memcpy(cell(s, me, k, bytes), mine, bytes);
     *csize(s, me, k) = (uint32_t)bytes;
     post(s, flag(s, me, k), k);
     int rc = MPI_SUCCESS;
     if (root < 0 || me == root) {
-        wait_ge(s, flag(s, n - 1, k), k);
+        wh_shmc_wait_ge(s, flag(s, n - 1, k), k);
         memcpy(rbuf, cell(s, n - 1, k, *csize(s, n - 1, k)), bytes);
         if (__builtin_expect(*csize(s, n - 1, k) != (uint32_t)bytes, 0))
-            rc = size_mismatch(*csize(s, n - 1, k), bytes, n - 1);
+            rc = wh_shmc_size_mismatch(*csize(s, n - 1, k), bytes, n - 1);
         /* out = c0 op (c1 op (... op c(n-1))): rank order for non-commutative ops.
          * Every flag is waited for even after an error (a reduce leaf's cell
          * stays in use until the combiners have read it). */
         for (int r = n - 2; r >= 0; r--) {
-            wait_ge(s, flag(s, r, k), k);
+            wh_shmc_wait_ge(s, flag(s, r, k), k);
             if (__builtin_expect(*csize(s, r, k) != (uint32_t)bytes, 0) && rc == MPI_SUCCESS)
-                rc = size_mismatch(*csize(s, r, k), bytes, r);
+                rc = wh_shmc_size_mismatch(*csize(s, r, k), bytes, r);
             if (rc == MPI_SUCCESS)
                 rc = wh_op_apply(op, cell(s, r, k, bytes), rbuf, (size_t)count, dth, dt);
         }
@@ -518,7 +410,7 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
             post(s, done(s, 0), k);
         }
     } else if (herd) {
-        wait_ge(s, done(s, 0), k);
+        wh_shmc_wait_ge(s, done(s, 0), k);
         s->floor = k; /* rank 0 saw every flag at k */
         if (__builtin_expect(*herd_rc(s) != 0, 0)) {
             /* name a rank whose size differs from mine, or from rank 0's */
@@ -526,7 +418,7 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
             while (r < n && *csize(s, r, k) == (uint32_t)bytes)
                 r++;
             if (r < n)
-                rc = size_mismatch(*csize(s, r, k), bytes, r);
+                rc = wh_shmc_size_mismatch(*csize(s, r, k), bytes, r);
             else
                 rc = wh_error(MPI_ERR_OTHER, "the allreduce failed at rank 0, which combines it: every rank passed "
                                              "%zu bytes (different datatypes or operations?)", bytes);
@@ -534,235 +426,6 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
             memcpy(rbuf, cell(s, 0, k, bytes), bytes);
         }
     }
-    __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
-    return rc;
-}
-
-/* ---------- gather, scatter, alltoall through the inline cells ----------
- * Blocks are packed straight into the cells and unpacked straight out of
- * them (wh_dtype_copy to and from bytes), so any layout on any rank works
- * and every rank runs the same steps.  A copy that fails (it cannot with
- * matching signatures) is reported after the flags are raised, so nobody
- * is left waiting. */
-static inline int first_err(int rc, int r)
-{
-    return rc != MPI_SUCCESS ? rc : r;
-}
-
-int wh_shmc_gather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
-                   wh_dtype_t *rdt, int root, size_t blk, wh_comm_t *c)
-{
-    shmc_t *s = get(c);
-    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
-    wh_dtype_t *byte = wh_coll_byte();
-    uint64_t k = ++s->seq;
-    if (me != root) {
-        if (k >= NCELL)
-            wait_flags(s, n, k - NCELL + 1);
-        rc = wh_dtype_copy(sbuf, (size_t)scount, sdt, cell(s, me, k, blk), blk, byte);
-        *csize(s, me, k) = (uint32_t)blk;
-        post(s, flag(s, me, k), k);
-    } else {
-        post(s, flag(s, me, k), k); /* the root writes no cell */
-        if (sbuf != MPI_IN_PLACE)
-            rc = wh_coll_copy(sbuf, scount, sdt, wh_coll_elt(rbuf, (MPI_Aint)me * rcount, rdt), rcount, rdt);
-        for (int i = 1; i < n; i++) {
-            int q = (me + i) % n;
-            wait_ge(s, flag(s, q, k), k);
-            if (__builtin_expect(*csize(s, q, k) != (uint32_t)blk, 0)) {
-                rc = first_err(rc, size_mismatch(*csize(s, q, k), blk, q));
-                continue;
-            }
-            rc = first_err(rc, wh_dtype_copy(cell(s, q, k, blk), blk, byte, wh_coll_elt(rbuf, (MPI_Aint)q * rcount, rdt),
-                                             (size_t)rcount, rdt));
-        }
-        s->floor = k;
-    }
-    __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
-    return rc;
-}
-
-int wh_shmc_scatter(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
-                    wh_dtype_t *rdt, int root, size_t blk, wh_comm_t *c)
-{
-    shmc_t *s = get(c);
-    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
-    wh_dtype_t *byte = wh_coll_byte();
-    uint64_t k = ++s->seq;
-    if (me == root) {
-        if (k >= NCELL)
-            wait_flags(s, n, k - NCELL + 1);
-        rc = wh_dtype_copy(sbuf, (size_t)scount * (size_t)n, sdt, cell(s, me, k, blk * (size_t)n), blk * (size_t)n, byte);
-        *csize(s, me, k) = (uint32_t)blk;
-        post(s, flag(s, me, k), k);
-        if (rbuf != MPI_IN_PLACE)
-            rc = first_err(rc, wh_coll_copy(wh_coll_elt(sbuf, (MPI_Aint)me * scount, sdt), scount, sdt, rbuf, rcount,
-                                            rdt));
-    } else {
-        post(s, flag(s, me, k), k); /* arrived: done with every earlier cell */
-        wait_ge(s, flag(s, root, k), k);
-        if (__builtin_expect(*csize(s, root, k) != (uint32_t)blk, 0))
-            rc = size_mismatch(*csize(s, root, k), blk, root);
-        else
-            rc = wh_dtype_copy(cell(s, root, k, blk * (size_t)n) + (size_t)me * blk, blk, byte, rbuf, (size_t)rcount, rdt);
-    }
-    __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
-    return rc;
-}
-
-int wh_shmc_alltoall(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
-                     wh_dtype_t *rdt, size_t blk, wh_comm_t *c)
-{
-    shmc_t *s = get(c);
-    int n = c->size, me = c->rank, rc;
-    wh_dtype_t *byte = wh_coll_byte();
-    uint64_t k = ++s->seq;
-    if (k >= NCELL)
-        wait_flags(s, n, k - NCELL + 1);
-    /* my blocks' size as sent (a send count that disagrees with the receive
-     * count is the readers' error to report, and mine); it places them */
-    size_t sblk = sbuf == MPI_IN_PLACE ? blk : (size_t)scount * sdt->size;
-    unsigned char *out = cell(s, me, k, sblk * (size_t)n);
-    if (sbuf == MPI_IN_PLACE) /* my outgoing blocks are in rbuf: packed before anything lands there */
-        rc = wh_dtype_copy(rbuf, (size_t)rcount * (size_t)n, rdt, out, blk * (size_t)n, byte);
-    else
-        rc = wh_dtype_copy(sbuf, (size_t)scount * (size_t)n, sdt, out, blk * (size_t)n, byte);
-    *csize(s, me, k) = (uint32_t)sblk;
-    post(s, flag(s, me, k), k);
-    for (int i = 0; i < n; i++) {
-        int q = (me + i) % n;
-        wait_ge(s, flag(s, q, k), k);
-        if (__builtin_expect(*csize(s, q, k) != (uint32_t)blk, 0)) {
-            rc = first_err(rc, size_mismatch(*csize(s, q, k), blk, q));
-            continue;
-        }
-        rc = first_err(rc, wh_dtype_copy(cell(s, q, k, blk * (size_t)n) + (size_t)me * blk, blk, byte,
-                                         wh_coll_elt(rbuf, (MPI_Aint)q * rcount, rdt), (size_t)rcount, rdt));
-    }
-    s->floor = k;
-    __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
-    return rc;
-}
-
-/* ---------- scan, exscan, reduce_scatter through the cells ----------
- * Every rank copies its input into its cell and raises its flag.
- * scan/exscan: rank r combines the cells of ranks r (scan) or r - 1
- * (exscan) down to 0 in rank order into rbuf, waiting only for the ranks
- * below it: rank 0 leaves at once, as in a chain, without a message per
- * link (count x dt one contiguous block: the selectors check).
- * reduce_scatter: rank r combines its own slice of every cell in rank order.
- * A size that differs is reported after every flag this rank needs was
- * waited for, so nobody reads a cell that is being rewritten. */
-int wh_shmc_scan(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
-                 int exclusive, wh_comm_t *c)
-{
-    shmc_t *s = get(c);
-    int me = c->rank, rc = MPI_SUCCESS;
-    size_t bytes = (size_t)count * dt->size;
-    uint64_t k = ++s->seq;
-    if (k >= NCELL)
-        wait_flags(s, c->size, k - NCELL + 1);
-    memcpy(cell(s, me, k, bytes), sbuf == MPI_IN_PLACE ? rbuf : sbuf, bytes);
-    *csize(s, me, k) = (uint32_t)bytes;
-    post(s, flag(s, me, k), k);
-    int top = exclusive ? me - 1 : me; /* the highest rank whose input is in my result */
-    for (int r = top; r >= 0; r--) {
-        wait_ge(s, flag(s, r, k), k);
-        if (__builtin_expect(*csize(s, r, k) != (uint32_t)bytes, 0)) {
-            rc = first_err(rc, size_mismatch(*csize(s, r, k), bytes, r));
-            continue;
-        }
-        if (rc != MPI_SUCCESS)
-            continue;
-        if (r == top)
-            memcpy(rbuf, cell(s, r, k, bytes), bytes);
-        else
-            rc = wh_op_apply(op, cell(s, r, k, bytes), rbuf, (size_t)count, dth, dt);
-    }
-    __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
-    return rc;
-}
-
-int wh_shmc_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcounts, MPI_Datatype dth, wh_dtype_t *dt,
-                           wh_op_t *op, size_t total, wh_comm_t *c)
-{
-    shmc_t *s = get(c);
-    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
-    uint64_t k = ++s->seq;
-    size_t off = 0;
-    for (int r = 0; r < me; r++)
-        off += (size_t)rcounts[r] * dt->size;
-    size_t mine = (size_t)rcounts[me] * dt->size;
-    if (k >= NCELL)
-        wait_flags(s, n, k - NCELL + 1);
-    memcpy(cell(s, me, k, total), sbuf == MPI_IN_PLACE ? rbuf : sbuf, total);
-    *csize(s, me, k) = (uint32_t)total;
-    post(s, flag(s, me, k), k);
-    for (int r = n - 1; r >= 0; r--) {
-        wait_ge(s, flag(s, r, k), k);
-        if (__builtin_expect(*csize(s, r, k) != (uint32_t)total, 0)) {
-            rc = first_err(rc, size_mismatch(*csize(s, r, k), total, r));
-            continue;
-        }
-        if (rc != MPI_SUCCESS || mine == 0)
-            continue;
-        if (r == n - 1)
-            memcpy(rbuf, cell(s, r, k, total) + off, mine);
-        else
-            rc = wh_op_apply(op, cell(s, r, k, total) + off, rbuf, (size_t)rcounts[me], dth, dt);
-    }
-    s->floor = k;
-    __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
-    return rc;
-}
-
-/* allgatherv with every block at most WHARF_COLL_SHM_MAX bytes (rcounts,
- * the same on every rank, decide it): each rank packs its block into its
- * cell, everyone unpacks every cell at its displacement.  A rank whose send
- * size differs from what rcounts say contributes what fits and reports it;
- * the readers see the size it published and report it too. */
-int wh_shmc_allgatherv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, const MPI_Count *rcounts,
-                       const MPI_Aint *displs, wh_dtype_t *rdt, wh_comm_t *c)
-{
-    shmc_t *s = get(c);
-    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
-    wh_dtype_t *byte = wh_coll_byte();
-    uint64_t k = ++s->seq;
-    size_t mine = (size_t)rcounts[me] * rdt->size;
-    size_t sbytes = sbuf == MPI_IN_PLACE ? mine : (size_t)scount * sdt->size;
-    if (k >= NCELL)
-        wait_flags(s, n, k - NCELL + 1);
-    unsigned char *out = cell(s, me, k, mine);
-    if (sbuf == MPI_IN_PLACE) {
-        rc = wh_dtype_copy(wh_coll_elt(rbuf, displs[me], rdt), (size_t)rcounts[me], rdt, out, mine, byte);
-    } else if (__builtin_expect(sbytes == mine, 1)) {
-        rc = wh_dtype_copy(sbuf, (size_t)scount, sdt, out, mine, byte);
-    } else {
-        size_t len = sbytes > mine ? sbytes : mine;
-        char *tmp = calloc(1, len ? len : 1);
-        if (!tmp)
-            rc = wh_coll_nomem("shared-memory allgatherv", len);
-        else if ((rc = wh_dtype_copy(sbuf, (size_t)scount, sdt, tmp, sbytes, byte)) == MPI_SUCCESS)
-            rc = size_mismatch(sbytes, mine, me);
-        if (tmp)
-            memcpy(out, tmp, mine);
-        free(tmp);
-    }
-    *csize(s, me, k) = sbytes > UINT32_MAX ? UINT32_MAX : (uint32_t)sbytes;
-    post(s, flag(s, me, k), k);
-    for (int i = 0; i < n; i++) {
-        int q = (me + i) % n;
-        size_t want = (size_t)rcounts[q] * rdt->size;
-        wait_ge(s, flag(s, q, k), k);
-        if (__builtin_expect(*csize(s, q, k) != (uint32_t)want, 0)) {
-            rc = first_err(rc, size_mismatch(*csize(s, q, k), want, q));
-            continue;
-        }
-        if (want && !(q == me && sbuf == MPI_IN_PLACE))
-            rc = first_err(rc, wh_dtype_copy(cell(s, q, k, want), want, byte, wh_coll_elt(rbuf, displs[q], rdt),
-                                             (size_t)rcounts[q], rdt));
-    }
-    s->floor = k;
     __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
     return rc;
 }
@@ -809,7 +472,7 @@ int wh_shmc_large_usable(wh_comm_t *c, size_t bytes, size_t elem)
 {
     if (bytes <= wh_tun.coll_shm_max || wh_tun.coll_shm_chunk < LINE || elem > (wh_tun.coll_shm_chunk & ~(size_t)(LINE - 1)))
         return 0;
-    shmc_t *s = get(c);
+    shmc_t *s = wh_shmc_get(c);
     if (!s)
         return 0;
     if (__builtin_expect(s->bstate == 0, 0)) {
@@ -833,7 +496,7 @@ static uint64_t next_chunk(shmc_t *s, int n)
 
 int wh_shmc_bcast_large(void *buf, size_t bytes, int root, wh_comm_t *c)
 {
-    shmc_t *s = get(c);
+    shmc_t *s = wh_shmc_get(c);
     int n = c->size, me = c->rank;
     if (me == root) {
         for (size_t pos = 0; pos < bytes; pos += s->bcell) {
@@ -853,7 +516,7 @@ int wh_shmc_bcast_large(void *buf, size_t bytes, int root, wh_comm_t *c)
     for (size_t pos = 0; pos < total; pos += s->bcell) {
         uint64_t t = ++s->bchunk; /* the root waits for readers, they need not wait for each other */
         uint64_t k = ++s->bseq;
-        wait_ge(s, bflag(s, root), k);
+        wh_shmc_wait_ge(s, bflag(s, root), k);
         if (pos == 0)
             total = *bsize(s, root, k);
         size_t len = total - pos < s->bcell ? total - pos : s->bcell;
@@ -861,13 +524,13 @@ int wh_shmc_bcast_large(void *buf, size_t bytes, int root, wh_comm_t *c)
             memcpy((char *)buf + pos, bcell(s, root, t), len < bytes - pos ? len : bytes - pos);
         post(s, bout(s, me), t);
     }
-    return total == bytes ? MPI_SUCCESS : size_mismatch(total, bytes, root);
+    return total == bytes ? MPI_SUCCESS : wh_shmc_size_mismatch(total, bytes, root);
 }
 
 int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
                          wh_op_t *op, int root, wh_comm_t *c)
 {
-    shmc_t *s = get(c);
+    shmc_t *s = wh_shmc_get(c);
     int n = c->size, me = c->rank, rc = MPI_SUCCESS, out = root < 0 || me == root;
     size_t esz = dt->size, per = s->bcell / esz; /* elements per chunk */
     const char *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
@@ -895,7 +558,7 @@ int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Data
         if (j == 0) { /* every rank sees every size: all stop here alike when counts differ */
             for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
                 if (*bsize(s, r, k) != (size_t)count * esz)
-                    rc = size_mismatch(*bsize(s, r, k), (size_t)count * esz, r);
+                    rc = wh_shmc_size_mismatch(*bsize(s, r, k), (size_t)count * esz, r);
             if (rc != MPI_SUCCESS) {
                 post(s, bout(s, me), t);
                 return rc;
@@ -942,7 +605,7 @@ int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Data
 int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
                       wh_dtype_t *rdt, wh_comm_t *c)
 {
-    shmc_t *s = get(c);
+    shmc_t *s = wh_shmc_get(c);
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
     size_t blk = (size_t)rcount * rdt->size;
     wh_dtype_t *byte = wh_coll_byte();
@@ -963,7 +626,7 @@ int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
             return wh_coll_nomem("shared-memory allgather", len);
         rc = wh_dtype_copy(sbuf, (size_t)scount, sdt, stmp, sbytes, byte);
         if (rc == MPI_SUCCESS && sbytes != blk)
-            rc = size_mismatch(sbytes, blk, me);
+            rc = wh_shmc_size_mismatch(sbytes, blk, me);
         src = stmp;
     }
     const char *rstart;
@@ -976,14 +639,14 @@ int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
     if (blk <= wh_tun.coll_shm_max) {
         uint64_t k = ++s->seq;
         if (k >= NCELL)
-            wait_flags(s, n, k - NCELL + 1);
+            wh_shmc_wait_flags(s, n, k - NCELL + 1);
         memcpy(cell(s, me, k, blk), src, blk);
         *csize(s, me, k) = (uint32_t)sbytes;
         post(s, flag(s, me, k), k);
         for (int q = 0; q < n; q++) {
-            wait_ge(s, flag(s, q, k), k);
+            wh_shmc_wait_ge(s, flag(s, q, k), k);
             if (__builtin_expect(*csize(s, q, k) != (uint32_t)blk, 0) && rc == MPI_SUCCESS)
-                rc = size_mismatch(*csize(s, q, k), blk, q);
+                rc = wh_shmc_size_mismatch(*csize(s, q, k), blk, q);
             if (!(q == me && dst + (size_t)q * blk == src))
                 memcpy(dst + (size_t)q * blk, cell(s, q, k, blk), blk);
         }
@@ -996,7 +659,7 @@ int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
             memcpy(bcell(s, me, t), src + pos, len);
             post(s, bflag(s, me), k);
             for (int q = 0; q < n; q++) {
-                wait_ge(s, bflag(s, q), k);
+                wh_shmc_wait_ge(s, bflag(s, q), k);
                 if (!(q == me && dst + (size_t)q * blk == src))
                     memcpy(dst + (size_t)q * blk + pos, bcell(s, q, t), len);
             }
