@@ -65,6 +65,7 @@ struct CUstream_st {
     int stop;
     int running;             /* the head op is being run (by the worker or a helper) */
     pthread_t thr;
+    _Atomic int refs;        /* the handle's, plus one per op or waiter naming it in a dependency */
     unsigned rng;
     struct CUstream_st *next; /* in ctx->streams */
     struct CUstream_st *live_next; /* in `live` */
@@ -77,6 +78,24 @@ static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t done_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
 static struct CUstream_st *live; /* every stream not yet stopped (under q_lock) */
+
+/* A stream's struct outlives its handle while an op of another stream (or a
+ * context synchronize) still names it in a dependency: cuStreamDestroy drains
+ * the stream, but a dependent op may not have looked at its counter yet. */
+static struct CUstream_st *stream_ref(struct CUstream_st *s)
+{
+    atomic_fetch_add(&s->refs, 1);
+    return s;
+}
+
+static void stream_unref(struct CUstream_st *s)
+{
+    if (atomic_fetch_sub(&s->refs, 1) == 1) {
+        pthread_mutex_destroy(&s->mu);
+        pthread_cond_destroy(&s->cv);
+        free(s);
+    }
+}
 
 static int help_on(void)
 {
@@ -188,6 +207,8 @@ static void op_complete(struct CUstream_st *s, emu_op_t *op)
     s->running = 0;
     pthread_cond_signal(&s->cv);
     pthread_mutex_unlock(&s->mu);
+    for (int i = 0; i < op->ndeps; i++)
+        stream_unref(op->deps[i].s);
     free(op->deps);
     free(op);
 }
@@ -205,15 +226,18 @@ static int deps_done(const emu_op_t *op)
  * and event operations only).  1 if s has completed seq. */
 static int help(struct CUstream_st *s, uint64_t seq, int blocking)
 {
-    if (!help_on() || emu_stream_delay_us() || in_op)
-        return atomic_load(&s->done) >= seq;
-    while (atomic_load(&s->done) < seq) {
-        pthread_mutex_lock(&q_lock); /* s is alive while listed */
+    /* s may be a stream another thread destroyed (an event's last stream):
+     * it is only read under q_lock while it is listed; gone = 0, and the
+     * caller judges by its own state (the event's counters) */
+    int may = help_on() && !emu_stream_delay_us() && !in_op;
+    for (;;) {
+        pthread_mutex_lock(&q_lock);
         struct CUstream_st *t = live;
         while (t && t != s)
             t = t->live_next;
+        int done = t && atomic_load(&s->done) >= seq;
         emu_op_t *op = NULL;
-        if (t) {
+        if (t && !done && may) {
             pthread_mutex_lock(&s->mu);
             op = s->head;
             if (op && (s->running || op->seq > seq || (!blocking && op->type == OP_CALL) || !deps_done(op)))
@@ -224,11 +248,10 @@ static int help(struct CUstream_st *s, uint64_t seq, int blocking)
         }
         pthread_mutex_unlock(&q_lock);
         if (!op)
-            break;
+            return done;
         run_op(s, op);
         op_complete(s, op);
     }
-    return atomic_load(&s->done) >= seq;
 }
 
 static void *worker(void *arg)
@@ -270,6 +293,7 @@ static struct CUstream_st *stream_new(CUcontext ctx, unsigned flags, int legacy)
     s->legacy = legacy;
     const char *seed = getenv("CUDAEMU_SEED");
     s->rng = seed ? (unsigned)atoi(seed) : (unsigned)(emu_now_ns() ^ (uintptr_t)s);
+    atomic_init(&s->refs, 1);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (pthread_create(&s->thr, NULL, worker, s)) {
@@ -298,7 +322,7 @@ static void stream_stop(struct CUstream_st *s)
     pthread_mutex_unlock(&s->mu);
     pthread_join(s->thr, NULL);
     s->magic = 0;
-    free(s);
+    stream_unref(s);
 }
 
 int emu_stream_attach(CUcontext ctx)
@@ -333,13 +357,15 @@ void emu_ctx_sync(CUcontext ctx)
     emu_dep_t *w = malloc((size_t)n * sizeof *w);
     int k = 0;
     if (w) {
-        w[k++] = (emu_dep_t){ctx->legacy, ctx->legacy->enq};
+        w[k++] = (emu_dep_t){stream_ref(ctx->legacy), ctx->legacy->enq};
         for (struct CUstream_st *s = ctx->streams; s; s = s->next)
-            w[k++] = (emu_dep_t){s, s->enq};
+            w[k++] = (emu_dep_t){stream_ref(s), s->enq};
     }
     pthread_mutex_unlock(&q_lock);
-    for (int i = 0; i < k; i++)
+    for (int i = 0; i < k; i++) {
         wait_done(w[i].s, w[i].seq);
+        stream_unref(w[i].s);
+    }
     free(w);
 }
 
@@ -371,11 +397,11 @@ static uint64_t enqueue(struct CUstream_st *s, emu_op_t *op)
         if (op->deps)
             for (struct CUstream_st *t = c->streams; t; t = t->next)
                 if (!(t->flags & CU_STREAM_NON_BLOCKING))
-                    op->deps[op->ndeps++] = (emu_dep_t){t, t->enq};
+                    op->deps[op->ndeps++] = (emu_dep_t){stream_ref(t), t->enq};
     } else if (!(s->flags & CU_STREAM_NON_BLOCKING)) {
         op->deps = malloc(sizeof *op->deps);
         if (op->deps)
-            op->deps[op->ndeps++] = (emu_dep_t){c->legacy, c->legacy->enq};
+            op->deps[op->ndeps++] = (emu_dep_t){stream_ref(c->legacy), c->legacy->enq};
     }
     uint64_t seq = op->seq = ++s->enq;
     pthread_mutex_lock(&s->mu);

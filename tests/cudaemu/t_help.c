@@ -2,7 +2,8 @@
  * waits for a stream runs its ready head operations itself; the test checks
  * that this keeps stream order with several threads helping at once, that
  * the worker still completes work nobody asks about, and that a stream can be
- * destroyed while another thread queries an event recorded on it. */
+ * destroyed while another thread queries an event recorded on it, or while
+ * an op of the legacy stream still depends on it. */
 #include <pthread.h>
 #include <stdint.h>
 #include <time.h>
@@ -117,6 +118,20 @@ int main(void)
         stop = 1;
         pthread_join(q, &rv);
         CHECK(rv == NULL);
+    }
+
+    /* 4. a blocking stream destroyed while an op of the legacy stream still
+     * depends on it (the legacy op must not read the freed stream) */
+    for (int r = 0; r < 50; r++) {
+        CUstream t;
+        CK(p_cuStreamCreate(&t, 0));
+        for (int k = 0; k < OPS; k++)
+            CK(p_cuMemsetD8Async(d, (unsigned char)k, N, t));
+        CK(p_cuMemsetD8Async(d, 0x33, N, CU_STREAM_LEGACY)); /* waits for t's memsets */
+        CK(p_cuStreamDestroy(t));
+        CK(p_cuMemcpyDtoHAsync((void *)h, d, N, CU_STREAM_LEGACY));
+        CK(p_cuStreamSynchronize(CU_STREAM_LEGACY));
+        CHECK(h[0] == 0x33 && h[N - 1] == 0x33);
     }
     CK(p_cuEventDestroy(ev));
     CK(p_cuMemFree(d));
