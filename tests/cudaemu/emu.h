@@ -59,6 +59,7 @@ enum emu_path { EMU_H2D, EMU_D2H, EMU_D2D, EMU_P2P, EMU_D2D_STAGED, EMU_H2H };
 uint64_t emu_model_ns(int path, size_t n);
 uint64_t emu_now_ns(void);
 void emu_wait_until(uint64_t t_ns);
+uint64_t emu_spin_ns(void); /* waits up to this long are spun (CUDAEMU_WAIT_SPIN_US) */
 unsigned emu_stream_delay_us(void);
 /* CUDAEMU_ENGINE_POLL_US: how long an idle stream worker (a copy engine) polls for its next operation before it sleeps */
 unsigned emu_engine_poll_us(void);

@@ -690,6 +690,12 @@ unsigned emu_stream_delay_us(void)
     return delay_us;
 }
 
+uint64_t emu_spin_ns(void)
+{
+    pthread_once(&timing_once, timing_init);
+    return spin_ns;
+}
+
 unsigned emu_engine_poll_us(void)
 {
     pthread_once(&timing_once, timing_init);

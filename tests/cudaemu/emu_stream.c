@@ -49,6 +49,8 @@ typedef struct emu_op {
     emu_dep_t *deps;
     void (*call)(void *); /* OP_CALL (kernels, emu_module.c) */
     void *arg;
+    int moved;            /* its data moved; it completes at t_end (a copy engine busy till then) */
+    uint64_t t_end;
     struct emu_op *next;
 } emu_op_t;
 
@@ -153,6 +155,10 @@ static void wait_event(emu_evstate_t *ev, uint64_t target)
     }
 }
 
+/* Move the data of op (its dependencies first) and set when it completes:
+ * t_end, the modeled end of a copy or memset.  Whoever completes it
+ * (op_complete) does so only once t_end has passed: the worker after
+ * waiting for it, or any thread that queries or waits for the stream then. */
 static void run_op(struct CUstream_st *s, emu_op_t *op)
 {
     in_op = 1;
@@ -164,14 +170,15 @@ static void run_op(struct CUstream_st *s, emu_op_t *op)
         nanosleep(&ts, NULL);
     }
     uint64_t t0 = emu_now_ns();
+    op->t_end = 0;
     switch (op->type) {
     case OP_COPY:
         memmove(op->dst, op->src, op->n);
-        emu_wait_until(t0 + emu_model_ns(op->path, op->n));
+        op->t_end = t0 + emu_model_ns(op->path, op->n);
         break;
     case OP_MEMSET:
         memset(op->dst, op->v, op->n);
-        emu_wait_until(t0 + emu_model_ns(EMU_D2D, op->n));
+        op->t_end = t0 + emu_model_ns(EMU_D2D, op->n);
         break;
     case OP_EVREC: {
         atomic_store(&op->ev->t_ns, emu_now_ns());
@@ -189,6 +196,7 @@ static void run_op(struct CUstream_st *s, emu_op_t *op)
     default:
         break;
     }
+    op->moved = 1;
     in_op = 0;
 }
 
@@ -223,7 +231,12 @@ static int deps_done(const emu_op_t *op)
 
 /* Run, in the calling thread, the ops of s up to seq that can run at once
  * (blocking: the caller waits anyway, kernels too; otherwise copies, memsets
- * and event operations only).  1 if s has completed seq. */
+ * and event operations only), and complete those whose modeled time is up.
+ * A query does not wait out a copy's modeled time beyond the spin limit
+ * (CUDAEMU_WAIT_SPIN_US): it moves the data and leaves the op to complete
+ * at its t_end (so the caller's thread is free meanwhile, as with a GPU's
+ * copy engine); a blocking caller waits for it.
+ * 1 if s has completed seq. */
 static int help(struct CUstream_st *s, uint64_t seq, int blocking)
 {
     /* s may be a stream another thread destroyed (an event's last stream):
@@ -237,19 +250,39 @@ static int help(struct CUstream_st *s, uint64_t seq, int blocking)
             t = t->live_next;
         int done = t && atomic_load(&s->done) >= seq;
         emu_op_t *op = NULL;
+        uint64_t until = 0;
         if (t && !done && may) {
             pthread_mutex_lock(&s->mu);
             op = s->head;
-            if (op && (s->running || op->seq > seq || (!blocking && op->type == OP_CALL) || !deps_done(op)))
+            if (op && (s->running || op->seq > seq))
+                op = NULL;
+            else if (op && op->moved && op->t_end > emu_now_ns())
+                until = op->t_end, op = NULL; /* its engine is still busy */
+            else if (op && !op->moved && ((!blocking && op->type == OP_CALL) || !deps_done(op)))
                 op = NULL;
             if (op)
                 s->running = 1;
             pthread_mutex_unlock(&s->mu);
         }
         pthread_mutex_unlock(&q_lock);
+        if (until && blocking) { /* s stays listed while it has queued work */
+            emu_wait_until(until);
+            continue;
+        }
         if (!op)
             return done;
-        run_op(s, op);
+        if (!op->moved)
+            run_op(s, op);
+        uint64_t now = emu_now_ns();
+        if (op->t_end > now && op->t_end - now <= emu_spin_ns())
+            emu_wait_until(op->t_end); /* short: spun here (handing it over cost a wake-up) */
+        else if (op->t_end > now) {
+            pthread_mutex_lock(&s->mu); /* moved: completes at t_end, by whoever looks then */
+            s->running = 0;
+            pthread_cond_signal(&s->cv);
+            pthread_mutex_unlock(&s->mu);
+            continue;
+        }
         op_complete(s, op);
     }
 }
@@ -268,15 +301,43 @@ static void *worker(void *arg)
                                                        emu_now_ns() - t0 < poll_ns;)
             sched_yield();
         pthread_mutex_lock(&s->mu);
-        while ((!s->head && !s->stop) || s->running)
-            pthread_cond_wait(&s->cv, &s->mu);
-        emu_op_t *op = s->head;
+        emu_op_t *op;
+        for (;;) {
+            op = s->head;
+            if (s->running || (!op && !s->stop)) {
+                pthread_cond_wait(&s->cv, &s->mu);
+                continue;
+            }
+            if (op && op->moved && op->t_end > emu_now_ns()) {
+                /* moved by a helper, or by this worker (below): wait for its
+                 * end, unless a thread that looks then completes it first
+                 * (waiting as before: sleeping through it instead, with
+                 * clock_nanosleep, made the device pipeline 20-30% slower,
+                 * docs/PERFORMANCE.md) */
+                uint64_t end = op->t_end;
+                pthread_mutex_unlock(&s->mu);
+                emu_wait_until(end);
+                pthread_mutex_lock(&s->mu);
+                continue;
+            }
+            break;
+        }
         if (op)
             s->running = 1;
         pthread_mutex_unlock(&s->mu);
         if (!op)
             break;
-        run_op(s, op);
+        if (!op->moved)
+            run_op(s, op);
+        uint64_t now = emu_now_ns();
+        if (op->t_end > now && op->t_end - now <= emu_spin_ns())
+            emu_wait_until(op->t_end);
+        else if (op->t_end > now) { /* a thread that looks at its end may complete it */
+            pthread_mutex_lock(&s->mu);
+            s->running = 0;
+            pthread_mutex_unlock(&s->mu);
+            continue;
+        }
         op_complete(s, op);
     }
     return NULL;

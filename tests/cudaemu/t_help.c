@@ -3,9 +3,12 @@
  * that this keeps stream order with several threads helping at once, that
  * the worker still completes work nobody asks about, and that a stream can be
  * destroyed while another thread queries an event recorded on it, or while
- * an op of the legacy stream still depends on it. */
+ * an op of the legacy stream still depends on it.  With T_SLOW_COPY set (and
+ * a slow device-to-host model), only: a query does not wait out a copy's
+ * modeled time, and the copy does not complete before it. */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,6 +65,37 @@ int main(void)
     CK(p_cuMemAllocHost((void **)&h, N));
     CK(p_cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     CK(p_cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+
+    if (getenv("T_SLOW_COPY")) {
+        /* 0. CUDAEMU_D2H_GBPS=0.001: 64 KiB take 65.5 ms (+ 2 us).  The
+         * query right after the record moves the data and returns at once,
+         * not after 65 ms (bounds loose enough for a loaded machine); the
+         * event fires no earlier than the model says, whoever looks. */
+        for (int round = 0; round < 2; round++) {
+            double t0 = now();
+            CK(p_cuMemcpyDtoHAsync((void *)h, d, N, s));
+            CK(p_cuEventRecord(ev, s));
+            double tq = now();
+            CUresult q = p_cuEventQuery(ev);
+            double dq = now() - tq;
+            CHECK(q == CUDA_ERROR_NOT_READY);
+            CHECK(dq < 0.040);
+            if (round == 0) { /* a poller sees it complete */
+                while (p_cuEventQuery(ev) == CUDA_ERROR_NOT_READY)
+                    usleep(200);
+            } else { /* nobody looks: the worker completes it */
+                while (now() - t0 < 0.2)
+                    usleep(1000);
+                CHECK(p_cuEventQuery(ev) == CUDA_SUCCESS);
+            }
+            CHECK(now() - t0 >= 0.0655);
+        }
+        CK(p_cuEventDestroy(ev));
+        CK(p_cuStreamDestroy(s));
+        CK(p_cuMemFree(d));
+        printf("cudaemu help (slow copy): %s (%d failed checks)\n", t_fail ? "FAILED" : "ok", t_fail);
+        return t_fail != 0;
+    }
 
     /* 1. order kept while HELPERS threads and this one all help: each round
      * queues OPS memsets and one copy; the copy must see the last memset */
