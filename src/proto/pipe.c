@@ -15,9 +15,12 @@
  *
  * So the device-to-host copy of chunk k+1 overlaps the host-to-device copy of
  * chunk k, and up to `depth` chunks are in flight.  The counters grow for the
- * ring's lifetime (transfers follow each other: the receiver starts the next
- * transfer with a peer only once the ring is empty), so no slot is ever
- * reset.  A side whose buffer is host memory, non-contiguous, or in another
+ * ring's lifetime, so no slot is ever reset.  Transfers with a peer follow
+ * each other through the ring: the receiver sends the CTS of every matched
+ * transfer at once, naming the ring chunk its first chunk will be (the end of
+ * the one announced before), and the sender takes CTSs in order, so it fills
+ * the slots of transfer i+1 while the receiver still empties those of
+ * transfer i (no drain and refill, no CTS round trip, between messages).  A side whose buffer is host memory, non-contiguous, or in another
  * context copies synchronously (wh_data_out/in) and publishes at once.
  * Ring memory is registered with the driver (cuMemHostRegister) in each
  * process that copies asynchronously, as DMA needs page-locked memory. */
@@ -51,8 +54,9 @@ typedef struct side {
     int pinned;
     wh_CUevent ev[MAX_DEPTH];
     unsigned char async[MAX_DEPTH];
-    wh_req_t *cur, *qhead, *qtail; /* transfer in progress; matched ones waiting (receiver) */
-    uint64_t base;                 /* ring chunk count when cur started */
+    wh_req_t *cur, *qhead, *qtail; /* transfer in progress; the ones after it (CTS sent or received) */
+    uint64_t base;                 /* ring chunk index of cur's first chunk */
+    uint64_t next;                 /* receiver: ring chunk index of the next transfer it announces */
     size_t nchunks, issued, done;
     int warned;
 } side_t;
@@ -129,7 +133,13 @@ static void ring_geometry(size_t *chunk, uint32_t *depth)
 
 /* ---------- receiver ---------- */
 
-static void rx_begin(side_t *x)
+static size_t nchunks_of(const side_t *x, size_t len)
+{
+    return (len + x->chunk - 1) / x->chunk;
+}
+
+/* make the head of the queue the current transfer, starting at ring chunk base */
+static void start_next(side_t *x, uint64_t base)
 {
     wh_req_t *r = x->qhead;
     x->qhead = r->next;
@@ -137,17 +147,24 @@ static void rx_begin(side_t *x)
         x->qtail = NULL;
     r->next = NULL;
     x->cur = r;
-    x->base = __atomic_load_n(&x->ring->consumed, __ATOMIC_ACQUIRE);
-    x->nchunks = (r->xfer_len + x->chunk - 1) / x->chunk;
+    x->base = base;
+    x->nchunks = r->err ? 0 : nchunks_of(x, r->xfer_len); /* a failed CTS: nothing will come */
     x->issued = x->done = 0;
     wh_pipe_active++;
+}
+
+/* CTS for r, whose first chunk will be ring chunk x->next (kept in
+ * r->xfer_off until r is current) */
+static void rx_announce(side_t *x, wh_req_t *r)
+{
+    r->xfer_off = x->next;
     wh_cts_t cts = {.rreq = wh_req_id(r), .token = x->off, .proto = WH_PROTO_PIPE};
     wh_hdr_t c = {.type = wh_p2p_am.cts, .len = r->xfer_len, .sreq = r->remote};
     int rc = wh_send_ctrl(x->chan, x->wpeer, &c, &cts, sizeof cts);
-    if (rc != MPI_SUCCESS) { /* nothing will come: fail the receive */
-        r->err = rc;
-        x->done = x->issued = x->nchunks;
-    }
+    if (rc != MPI_SUCCESS)
+        r->err = rc; /* the sender will not fill chunks for it */
+    else
+        x->next += nchunks_of(x, r->xfer_len);
 }
 
 int wh_pipe_recv(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, size_t n)
@@ -170,6 +187,7 @@ int wh_pipe_recv(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, size_t n)
         g->chunk = (uint32_t)chunk;
         g->depth = depth;
         g->posted = g->consumed = 0;
+        x->next = 0;
         __atomic_store_n(&g->magic, RING_MAGIC, __ATOMIC_RELEASE);
         x->ring = g;
         x->data = (unsigned char *)g + DATA_OFF;
@@ -189,8 +207,9 @@ int wh_pipe_recv(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, size_t n)
     else
         x->qhead = r;
     x->qtail = r;
+    rx_announce(x, r);
     if (!x->cur)
-        rx_begin(x);
+        start_next(x, r->xfer_off);
     return MPI_SUCCESS;
 }
 
@@ -233,17 +252,8 @@ int wh_pipe_send(wh_req_t *s, int chan, int wpeer, uint64_t off)
     else
         x->qhead = s;
     x->qtail = s;
-    if (!x->cur) {
-        wh_req_t *r = x->qhead;
-        x->qhead = r->next;
-        if (!x->qhead)
-            x->qtail = NULL;
-        x->cur = r;
-        x->base = __atomic_load_n(&x->ring->posted, __ATOMIC_ACQUIRE);
-        x->nchunks = (r->xfer_len + x->chunk - 1) / x->chunk;
-        x->issued = x->done = 0;
-        wh_pipe_active++;
-    }
+    if (!x->cur) /* this side alone posts: its count is where the receiver expects the transfer */
+        start_next(x, __atomic_load_n(&x->ring->posted, __ATOMIC_ACQUIRE));
     pipe_progress();
     return MPI_SUCCESS;
 }
@@ -276,26 +286,18 @@ static int chunk_copy(side_t *x, size_t k)
 static void finish(side_t *x)
 {
     wh_req_t *r = x->cur;
+    uint64_t end = x->base + x->done;
     x->cur = NULL;
     wh_pipe_active--;
     if (x->is_recv) {
         wh_req_recv_done(r);
         if (x->qhead)
-            rx_begin(x);
+            start_next(x, x->qhead->xfer_off);
     } else {
         r->sync_pending = 0; /* the CTS proved the match */
         wh_req_send_done(r);
-        if (x->qhead) { /* not expected: the receiver names one transfer at a time */
-            wh_req_t *s = x->qhead;
-            x->qhead = s->next;
-            if (!x->qhead)
-                x->qtail = NULL;
-            x->cur = s;
-            x->base = __atomic_load_n(&x->ring->posted, __ATOMIC_ACQUIRE);
-            x->nchunks = (s->xfer_len + x->chunk - 1) / x->chunk;
-            x->issued = x->done = 0;
-            wh_pipe_active++;
-        }
+        if (x->qhead)
+            start_next(x, end);
     }
 }
 
@@ -323,9 +325,11 @@ static int side_step(side_t *x)
             __atomic_store_n(mine, x->base + x->done, __ATOMIC_RELEASE);
             n++;
         }
-        /* sender: a slot is free once consumed; receiver: a chunk is there once posted */
-        uint64_t t = __atomic_load_n(theirs, __ATOMIC_ACQUIRE) - x->base;
-        if (x->issued >= x->nchunks || !(x->is_recv ? x->issued < t : x->issued < t + x->depth))
+        /* sender: a slot is free once consumed; receiver: a chunk is there
+         * once posted.  Signed: the peer may still be in the transfer
+         * before this one (receiver draining it, sender not there yet). */
+        int64_t t = (int64_t)(__atomic_load_n(theirs, __ATOMIC_ACQUIRE) - x->base) + (x->is_recv ? 0 : x->depth);
+        if (x->issued >= x->nchunks || (int64_t)x->issued >= t)
             break;
         int rc = chunk_copy(x, x->issued);
         if (rc != MPI_SUCCESS && !r->err)

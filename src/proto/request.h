@@ -38,7 +38,7 @@ struct wh_req {
     uint8_t want_put;            /* recv: ask the sender of a rendezvous to write (WH_RECV_WANTS_PUT) */
     size_t msg_len;              /* recv: incoming message length (may exceed bytes) */
     size_t xfer_len;             /* rendezvous: bytes the receiver takes (min(len, capacity)) */
-    size_t xfer_off;             /* rendezvous: bytes moved so far */
+    size_t xfer_off;             /* rendezvous: bytes moved so far (device pipeline receiver: ring chunk index of its first chunk) */
     uint64_t remote;             /* rendezvous: the peer's request id */
     wh_comp_t comp;              /* completion of a channel get/bulk operation on this request */
     int sync_pending;            /* sync send: waiting for the match acknowledgement */

@@ -287,6 +287,38 @@ int main(int argc, char **argv)
         }
         MPI_Type_free(&vec);
 
+        /* a window of large device messages of mixed sizes in flight at once:
+         * the receiver announces every matched one, and the sender fills the
+         * pipeline ring for the next while the receiver still empties the one
+         * before.  Pass 1 posts the receives in reverse order (the ring's
+         * order is the receiver's, not the sender's) and mixes host buffers in. */
+        {
+            enum { W = 7 };
+            const size_t wsz[W] = {300000, 65536, (1u << 20) + 5, 70000, 8193, 2u << 20, 262144};
+            void *wb[W];
+            int wdev[W];
+            MPI_Request wq[W];
+            for (int pass = 0; pass < 2; pass++) {
+                for (int j = 0; j < W; j++) {
+                    int i = pass && rank % 2 ? W - 1 - j : j;
+                    wdev[i] = !pass || i % 3 != 1;
+                    if (rank % 2 == 0) {
+                        wb[i] = mkbuf(wdev[i], wsz[i], 900 + 10 * pass + i);
+                        MPI_Isend(wb[i], (int)wsz[i], MPI_BYTE, peer, 700 + i, MPI_COMM_WORLD, &wq[i]);
+                    } else {
+                        wb[i] = mkrecv(wdev[i], wsz[i]);
+                        MPI_Irecv(wb[i], (int)wsz[i], MPI_BYTE, peer, 700 + i, MPI_COMM_WORLD, &wq[i]);
+                    }
+                }
+                MPI_Waitall(W, wq, MPI_STATUSES_IGNORE);
+                for (int i = 0; i < W; i++) {
+                    if (rank % 2)
+                        check_buf(wdev[i], wb[i], wsz[i], 900 + 10 * pass + i, "window");
+                    freebuf(wdev[i], wb[i]);
+                }
+            }
+        }
+
         /* synchronous and buffered-free modes on small device buffers (staged eager) */
         for (int k = 0; k < 3; k++) {
             size_t m = k == 0 ? 8 : k == 1 ? 4096 : 4097;
