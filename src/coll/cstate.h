@@ -11,7 +11,8 @@
 /* collectives and algorithms counted for WHARF_REPORT=coll */
 enum wh_coll_kind {
     WH_CK_BARRIER, WH_CK_BCAST, WH_CK_REDUCE, WH_CK_ALLREDUCE, WH_CK_ALLGATHER,
-    WH_CK_GATHER, WH_CK_SCATTER, WH_CK_ALLTOALL, WH_CK_SCAN, WH_CK_EXSCAN, WH_CK_REDUCE_SCATTER, WH_CK_ALLGATHERV, WH_CK_N
+    WH_CK_GATHER, WH_CK_SCATTER, WH_CK_ALLTOALL, WH_CK_SCAN, WH_CK_EXSCAN, WH_CK_REDUCE_SCATTER, WH_CK_ALLGATHERV,
+    WH_CK_ALLTOALLV, WH_CK_ALLTOALLW, WH_CK_N
 };
 enum wh_coll_alg {
     WH_CA_P2P,       /* flat point-to-point algorithm over the communicator */

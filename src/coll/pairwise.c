@@ -16,45 +16,16 @@
 #include "util/scratch.h"
 #include "util/tunables.h"
 
-/* One side of an all-to-all: per-peer count, displacement and type.
- * types == NULL: one type for all, displacements in its extents;
- * otherwise displacements are bytes (alltoallw).  counts == NULL: `count`
- * elements at j * count (alltoall). */
-typedef struct {
-    const MPI_Count *counts;
-    MPI_Count count;
-    const MPI_Aint *displs;
-    wh_dtype_t *type;
-    wh_dtype_t *const *types;
-} wh_a2a_side_t;
-
-static inline wh_dtype_t *side_type(const wh_a2a_side_t *s, int j)
-{
-    return s->types ? s->types[j] : s->type;
-}
-static inline MPI_Count side_count(const wh_a2a_side_t *s, int j)
-{
-    return s->counts ? s->counts[j] : s->count;
-}
-static inline char *side_addr(const wh_a2a_side_t *s, const void *buf, int j)
-{
-    if (s->types)
-        return (char *)buf + s->displs[j];
-    return wh_coll_elt(buf, s->displs ? s->displs[j] : (MPI_Aint)j * s->count, s->type);
-}
-
-/* Copy of the blocks of `s` in buf, at the same displacements relative to
- * the returned base (*raw to free). */
-static char *snapshot(const wh_a2a_side_t *s, const void *buf, int n, void **raw, int *rc)
+char *wh_a2a_snapshot(const wh_a2a_side_t *s, const void *buf, int n, void **raw, int *rc)
 {
     MPI_Aint lo = 0, hi = 0;
     int any = 0;
     for (int j = 0; j < n; j++) {
-        MPI_Count k = side_count(s, j);
-        wh_dtype_t *t = side_type(s, j);
+        MPI_Count k = wh_a2a_count(s, j);
+        wh_dtype_t *t = wh_a2a_type(s, j);
         if (k == 0 || t->size == 0)
             continue;
-        MPI_Aint a = (MPI_Aint)(side_addr(s, buf, j) - (char *)buf) + t->true_lb;
+        MPI_Aint a = (MPI_Aint)(wh_a2a_addr(s, buf, j) - (char *)buf) + t->true_lb;
         MPI_Aint span = (MPI_Aint)(k - 1) * t->extent;
         MPI_Aint blo = a + (span < 0 ? span : 0), bhi = a + (span > 0 ? span : 0) + t->true_extent;
         if (!any || blo < lo)
@@ -70,11 +41,11 @@ static char *snapshot(const wh_a2a_side_t *s, const void *buf, int n, void **raw
     }
     char *base = (char *)((uintptr_t)*raw - (uintptr_t)lo);
     for (int j = 0; j < n && *rc == MPI_SUCCESS; j++) {
-        MPI_Count k = side_count(s, j);
-        wh_dtype_t *t = side_type(s, j);
+        MPI_Count k = wh_a2a_count(s, j);
+        wh_dtype_t *t = wh_a2a_type(s, j);
         if (k == 0 || t->size == 0)
             continue;
-        *rc = wh_coll_copy(side_addr(s, buf, j), k, t, side_addr(s, base, j), k, t);
+        *rc = wh_coll_copy(wh_a2a_addr(s, buf, j), k, t, wh_a2a_addr(s, base, j), k, t);
     }
     return base;
 }
@@ -102,7 +73,7 @@ static int a2a_core(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, const
     int in_place = sbuf == MPI_IN_PLACE; /* (sbuf may be MPI_BOTTOM, NULL) */
     if (in_place) {
         src = rs;
-        sbuf = snapshot(rs, rbuf, n, &raw, &err); /* failed: err is set, every message goes empty */
+        sbuf = wh_a2a_snapshot(rs, rbuf, n, &raw, &err); /* failed: err is set, every message goes empty */
     }
     wh_req_t **reqs = scattered(n) ? calloc(2 * (size_t)n, sizeof *reqs) : NULL;
     if (reqs) {
@@ -110,22 +81,22 @@ static int a2a_core(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, const
             wh_coll_count(c, ckind, WH_CA_SCATTERED);
         for (int i = 1; i < n; i++) {
             int from = (r - i + n) % n;
-            MPI_Count rk = side_count(rs, from);
-            wh_dtype_t *rt = side_type(rs, from);
+            MPI_Count rk = wh_a2a_count(rs, from);
+            wh_dtype_t *rt = wh_a2a_type(rs, from);
             if (rk && rt->size)
-                wh_coll_eirecv(side_addr(rs, rbuf, from), rk, rt, from, WH_TAG_ALLTOALL, c, &reqs[i], &err);
+                wh_coll_eirecv(wh_a2a_addr(rs, rbuf, from), rk, rt, from, WH_TAG_ALLTOALL, c, &reqs[i], &err);
         }
         for (int i = 1; i < n; i++) {
             int dst = (r + i) % n;
-            MPI_Count sk = side_count(src, dst);
-            wh_dtype_t *st = side_type(src, dst);
+            MPI_Count sk = wh_a2a_count(src, dst);
+            wh_dtype_t *st = wh_a2a_type(src, dst);
             if (sk && st->size)
-                wh_coll_eisend(side_addr(src, sbuf, dst), err == MPI_SUCCESS ? sk : 0, st, dst, WH_TAG_ALLTOALL, c,
+                wh_coll_eisend(wh_a2a_addr(src, sbuf, dst), err == MPI_SUCCESS ? sk : 0, st, dst, WH_TAG_ALLTOALL, c,
                                &reqs[n + i], &err);
         }
         if (!in_place)
-            wh_coll_ecopy(side_addr(src, sbuf, r), side_count(src, r), side_type(src, r), side_addr(rs, rbuf, r),
-                          side_count(rs, r), side_type(rs, r), &err);
+            wh_coll_ecopy(wh_a2a_addr(src, sbuf, r), wh_a2a_count(src, r), wh_a2a_type(src, r), wh_a2a_addr(rs, rbuf, r),
+                          wh_a2a_count(rs, r), wh_a2a_type(rs, r), &err);
         for (int i = 0; i < 2 * n; i++)
             wh_coll_ewait(reqs[i], &err);
         free(reqs);
@@ -135,16 +106,16 @@ static int a2a_core(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, const
     if (ckind >= 0)
         wh_coll_count(c, ckind, WH_CA_P2P);
     if (!in_place) /* (in place, my own block is already where it belongs) */
-        wh_coll_ecopy(side_addr(src, sbuf, r), side_count(src, r), side_type(src, r), side_addr(rs, rbuf, r),
-                      side_count(rs, r), side_type(rs, r), &err);
+        wh_coll_ecopy(wh_a2a_addr(src, sbuf, r), wh_a2a_count(src, r), wh_a2a_type(src, r), wh_a2a_addr(rs, rbuf, r),
+                      wh_a2a_count(rs, r), wh_a2a_type(rs, r), &err);
     int pof2 = (n & (n - 1)) == 0;
     for (int i = 1; i < n; i++) {
         int dst = pof2 ? r ^ i : (r + i) % n, from = pof2 ? r ^ i : (r - i + n) % n;
-        MPI_Count sk = side_count(src, dst), rk = side_count(rs, from);
-        wh_dtype_t *st = side_type(src, dst), *rt = side_type(rs, from);
+        MPI_Count sk = wh_a2a_count(src, dst), rk = wh_a2a_count(rs, from);
+        wh_dtype_t *st = wh_a2a_type(src, dst), *rt = wh_a2a_type(rs, from);
         /* empty blocks are empty on both sides (type signatures match) */
-        wh_coll_esendrecv(side_addr(src, sbuf, dst), sk, st, sk && st->size ? dst : MPI_PROC_NULL,
-                          side_addr(rs, rbuf, from), rk, rt, rk && rt->size ? from : MPI_PROC_NULL, WH_TAG_ALLTOALL,
+        wh_coll_esendrecv(wh_a2a_addr(src, sbuf, dst), sk, st, sk && st->size ? dst : MPI_PROC_NULL,
+                          wh_a2a_addr(rs, rbuf, from), rk, rt, rk && rt->size ? from : MPI_PROC_NULL, WH_TAG_ALLTOALL,
                           c, &err);
     }
     wh_scratch_put(raw);

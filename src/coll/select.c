@@ -268,12 +268,26 @@ int wh_alltoall(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf,
 int wh_alltoallv(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls, wh_dtype_t *sdt, void *rbuf,
                  const MPI_Count *rcounts, const MPI_Aint *rdispls, wh_dtype_t *rdt, wh_comm_t *c)
 {
+    if (c->size > 1 && wh_shmc_usable(c, 0)) {
+        wh_coll_count(c, WH_CK_ALLTOALLV, WH_CA_SHM);
+        wh_a2a_side_t ss = {.counts = scounts, .displs = sdispls, .type = sdt};
+        wh_a2a_side_t rs = {.counts = rcounts, .displs = rdispls, .type = rdt};
+        return wh_shmc_alltoallv(sbuf, &ss, rbuf, &rs, c);
+    }
+    wh_coll_count(c, WH_CK_ALLTOALLV, WH_CA_P2P);
     return wh_alltoallv_pairwise(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c);
 }
 
 int wh_alltoallw(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls, wh_dtype_t *const *sdts,
                  void *rbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls, wh_dtype_t *const *rdts, wh_comm_t *c)
 {
+    if (c->size > 1 && wh_shmc_usable(c, 0)) {
+        wh_coll_count(c, WH_CK_ALLTOALLW, WH_CA_SHM);
+        wh_a2a_side_t ss = {.counts = scounts, .displs = sdispls, .types = sdts};
+        wh_a2a_side_t rs = {.counts = rcounts, .displs = rdispls, .types = rdts};
+        return wh_shmc_alltoallv(sbuf, &ss, rbuf, &rs, c);
+    }
+    wh_coll_count(c, WH_CK_ALLTOALLW, WH_CA_P2P);
     return wh_alltoallw_pairwise(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c);
 }
 

@@ -8,6 +8,8 @@
 #include "coll/algo.h"
 #include "coll/shmc_impl.h"
 #include "coll/shmcoll.h"
+#include "util/scratch.h"
+#include "util/tunables.h"
 
 /* ---------- gather, scatter, alltoall through the inline cells ----------
  * Blocks are packed straight into the cells and unpacked straight out of
@@ -230,6 +232,108 @@ int wh_shmc_allgatherv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void
                                              (size_t)rcounts[q], rdt));
     }
     s->floor = k;
+    __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
+    return rc;
+}
+
+/* ---------- alltoallv and alltoallw through the cells ----------
+ * Only the sender knows how much it sends, so each rank decides for itself:
+ * all its outgoing blocks, packed, fit its cell behind a table of n + 1
+ * offsets -> they go there; otherwise it sends messages, and its size word
+ * says so (A2AV_MSGS).  A receiver looks at each sender's flag and takes
+ * its block out of the cell, or posts a receive.  Senders it expects
+ * nothing from are not waited for (a sparse exchange stays sparse), so
+ * `floor` is not raised here. */
+#define A2AV_MSGS UINT32_MAX
+#define A2AV_FEW 32 /* requests on the stack up to this many ranks */
+
+int wh_shmc_alltoallv(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, const wh_a2a_side_t *rs, wh_comm_t *c)
+{
+    shmc_t *s = wh_shmc_get(c);
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    wh_dtype_t *byte = wh_coll_byte();
+    int in_place = sbuf == MPI_IN_PLACE;
+    const wh_a2a_side_t *src = in_place ? rs : ss;
+    const void *from = in_place ? rbuf : sbuf;
+    size_t hdr = ((size_t)n + 1) * sizeof(uint32_t), total = hdr;
+    for (int q = 0; q < n && total <= s->cell; q++)
+        if (q != me)
+            total += (size_t)wh_a2a_count(src, q) * wh_a2a_type(src, q)->size;
+    int cellmode = total <= s->cell && total <= wh_tun.coll_shm_max;
+    uint64_t k = ++s->seq;
+    wh_req_t *few[2 * A2AV_FEW] = {0}, **reqs = n <= A2AV_FEW ? few : calloc(2 * (size_t)n, sizeof *reqs);
+    void *raw = NULL;
+    if (!reqs) /* then blocking: sends after an error are empty, so they complete */
+        rc = wh_coll_nomem("alltoallv requests", 2 * (size_t)n * sizeof *reqs);
+    if (cellmode) {
+        if (k >= NCELL)
+            wh_shmc_wait_flags(s, n, k - NCELL + 1);
+        unsigned char *out = cell(s, me, k, total);
+        uint32_t *off = (uint32_t *)(void *)out, at = 0;
+        for (int q = 0; q < n; q++) {
+            off[q] = at;
+            if (q == me)
+                continue;
+            size_t len = (size_t)wh_a2a_count(src, q) * wh_a2a_type(src, q)->size;
+            if (len)
+                rc = first_err(rc, wh_dtype_copy(wh_a2a_addr(src, from, q), (size_t)wh_a2a_count(src, q),
+                                                 wh_a2a_type(src, q), out + hdr + at, len, byte));
+            at += (uint32_t)len;
+        }
+        off[n] = at;
+        *csize(s, me, k) = (uint32_t)total;
+        post(s, flag(s, me, k), k);
+    } else {
+        *csize(s, me, k) = A2AV_MSGS;
+        post(s, flag(s, me, k), k);
+        if (in_place) /* what I send is replaced by what I receive */
+            from = wh_a2a_snapshot(rs, rbuf, n, &raw, &rc);
+        for (int i = 1; i < n; i++) {
+            int q = (me + i) % n;
+            MPI_Count sk = wh_a2a_count(src, q);
+            wh_dtype_t *st = wh_a2a_type(src, q);
+            if (!sk || !st->size)
+                continue;
+            if (reqs) /* after an error the messages still go, empty (algo.h) */
+                wh_coll_eisend(wh_a2a_addr(src, from, q), rc == MPI_SUCCESS ? sk : 0, st, q, WH_TAG_ALLTOALL, c,
+                               &reqs[n + i], &rc);
+            else
+                wh_coll_esend(NULL, 0, st, q, WH_TAG_ALLTOALL, c, &rc);
+        }
+    }
+    if (!in_place)
+        wh_coll_ecopy(wh_a2a_addr(ss, sbuf, me), wh_a2a_count(ss, me), wh_a2a_type(ss, me), wh_a2a_addr(rs, rbuf, me),
+                      wh_a2a_count(rs, me), wh_a2a_type(rs, me), &rc);
+    for (int i = 1; i < n; i++) {
+        int q = (me - i + n) % n;
+        MPI_Count rk = wh_a2a_count(rs, q);
+        wh_dtype_t *rt = wh_a2a_type(rs, q);
+        size_t want = (size_t)rk * rt->size;
+        if (!want)
+            continue; /* nothing comes from q (matching signatures: q sends nothing) */
+        wh_shmc_wait_ge(s, flag(s, q, k), k);
+        uint32_t sz = *csize(s, q, k);
+        if (sz == A2AV_MSGS) { /* q's messages are all on their way: a blocking receive completes */
+            if (reqs)
+                wh_coll_eirecv(wh_a2a_addr(rs, rbuf, q), rk, rt, q, WH_TAG_ALLTOALL, c, &reqs[i], &rc);
+            else
+                wh_coll_erecv(wh_a2a_addr(rs, rbuf, q), rk, rt, q, WH_TAG_ALLTOALL, c, &rc);
+            continue;
+        }
+        const unsigned char *in = cell(s, q, k, sz);
+        const uint32_t *off = (const uint32_t *)(const void *)in;
+        size_t got = (size_t)(off[me + 1] - off[me]);
+        if (__builtin_expect(got != want, 0)) {
+            rc = first_err(rc, wh_shmc_size_mismatch(got, want, q));
+            continue;
+        }
+        rc = first_err(rc, wh_dtype_copy(in + hdr + off[me], want, byte, wh_a2a_addr(rs, rbuf, q), (size_t)rk, rt));
+    }
+    for (int i = 0; reqs && i < 2 * n; i++)
+        wh_coll_ewait(reqs[i], &rc);
+    if (reqs != few)
+        free(reqs);
+    wh_scratch_put(raw);
     __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
     return rc;
 }

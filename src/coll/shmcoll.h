@@ -43,6 +43,12 @@ int wh_shmc_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcount
 /* every block (rcounts[r] x rdt->size) at most WHARF_COLL_SHM_MAX bytes, any datatypes */
 int wh_shmc_allgatherv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, const MPI_Count *rcounts,
                        const MPI_Aint *displs, wh_dtype_t *rdt, wh_comm_t *c);
+/* alltoallv and alltoallw (algo.h's sides; sbuf may be MPI_IN_PLACE): each
+ * rank's outgoing blocks through its cell when they fit, else as messages;
+ * the block must exist (wh_shmc_usable(c, 0) on every rank) */
+struct wh_a2a_side;
+int wh_shmc_alltoallv(const void *sbuf, const struct wh_a2a_side *ss, void *rbuf, const struct wh_a2a_side *rs,
+                      wh_comm_t *c);
 /* Single-copy collectives (shmcma.c): owners publish their buffers' addresses,
  * readers copy out of them with CMA.  wh_cma_usable: by size and communicator
  * only (the same on every rank; WHARF_COLL_CMA, WHARF_COLL_CMA_MIN, at most

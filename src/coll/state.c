@@ -11,7 +11,8 @@
 #include "util/scratch.h"
 
 static const char *const kind_names[WH_CK_N] = {"barrier", "bcast", "reduce", "allreduce", "allgather",
-                                                 "gather", "scatter", "alltoall", "scan", "exscan", "reduce_scatter", "allgatherv"};
+                                                 "gather", "scatter", "alltoall", "scan", "exscan", "reduce_scatter", "allgatherv",
+                                                 "alltoallv", "alltoallw"};
 static const char *const alg_names[WH_CA_N] = {"p2p", "shm", "shm-large", "hier", "scattered", "chain", "cma"};
 
 wh_coll_state_t *wh_coll_state(wh_comm_t *c)

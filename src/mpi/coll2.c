@@ -102,13 +102,30 @@ int wh_mc_alltoallv_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf
     wh_comm_t *c;
     MPI_Count *sc = NULL, *rcn;
     MPI_Aint *sd = NULL, *rd;
-    void *smem = NULL, *rmem;
+    void *smem = NULL, *rmem = NULL;
     int rc;
     if ((rc = wh_collchk_comm(fname, comm, &c)))
         return rc;
-    if (sendbuf != MPI_IN_PLACE && (rc = wh_collchk_widen(fname, c, c->size, sendcounts, sdispls, &sc, &sd, &smem)))
+    /* small communicators widen on the stack (a malloc and free per call
+     * were ~6% of a 2-rank 8-byte alltoallv) */
+    enum { FEW = 32 };
+    MPI_Count scf[FEW], rcf[FEW];
+    MPI_Aint sdf[FEW], rdf[FEW];
+    int in_place = sendbuf == MPI_IN_PLACE, n = c->size;
+    if (n <= FEW && recvcounts && rdispls && (in_place || (sendcounts && sdispls))) {
+        for (int i = 0; i < n; i++) {
+            rcf[i] = recvcounts[i], rdf[i] = rdispls[i];
+            if (!in_place)
+                scf[i] = sendcounts[i], sdf[i] = sdispls[i];
+        }
+        rcn = rcf, rd = rdf;
+        if (!in_place)
+            sc = scf, sd = sdf;
+        return alltoallv_impl(fname, nb, c, sendbuf, sc, sd, sendtype, recvbuf, rcn, rd, recvtype);
+    }
+    if (!in_place && (rc = wh_collchk_widen(fname, c, n, sendcounts, sdispls, &sc, &sd, &smem)))
         return rc;
-    if ((rc = wh_collchk_widen(fname, c, c->size, recvcounts, rdispls, &rcn, &rd, &rmem))) {
+    if ((rc = wh_collchk_widen(fname, c, n, recvcounts, rdispls, &rcn, &rd, &rmem))) {
         free(smem);
         return rc;
     }

@@ -43,10 +43,16 @@ static void alltoall_case(int cnt, int seed, MPI_Datatype rt, int in_place)
     free(rb);
 }
 
-/* alltoallv: rank i sends (i + j) % 3 * m elements to rank j */
+/* alltoallv: rank i sends (i + j) % 3 * m elements to rank j.  Skewed, so
+ * that one rank's blocks are too big for a shared-memory cell (4 KB) while
+ * the others' fit theirs: skew 1, rank 0 sends 1100 more to everyone (4.4
+ * KB a block); skew 2 (symmetric, for in place), 600 more both ways between
+ * rank 0 and each other rank (rank 0 sends 2.4 KB x (N - 1)) */
+static int skew;
 static int vcnt(int i, int j, int m)
 {
-    return (i + j) % 3 * m;
+    int extra = skew == 1 ? (i == 0) * 1100 : skew == 2 ? (i == 0 || j == 0) * (i != j) * 600 : 0;
+    return (i + j) % 3 * m + extra;
 }
 
 static void alltoallv_case(int m, int seed, int in_place, int large)
@@ -165,6 +171,16 @@ int main(int argc, char **argv)
         alltoallw_case(ms[k], k + 30, 0);
         alltoallw_case(ms[k], k + 40, 1);
     }
+    /* one rank's blocks as messages, the others' through the cells, in one call */
+    for (int k = 0; k < 3; k++) {
+        skew = 1;
+        alltoallv_case(ms[k], k + 50, 0, 0);
+        alltoallw_case(ms[k], k + 70, 0);
+        skew = 2;
+        alltoallv_case(ms[k], k + 60, 1, 0);
+        alltoallw_case(ms[k], k + 80, 1);
+    }
+    skew = 0;
     /* alltoall with large count API */
     p2p_setstep("alltoall_c");
     int sb[64], rb[64];
