@@ -10,6 +10,7 @@
  * lower ranks, so non-commutative ops see their operands in rank order. */
 #ifndef WH_COLL_ALGO_H
 #define WH_COLL_ALGO_H
+#include "coll/a2a.h"
 #include "coll/coll.h"
 #include "proto/p2p.h"
 
@@ -173,33 +174,6 @@ int wh_allgatherv_ring(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void
 int wh_bcast_scatter_ring(void *buf, MPI_Count count, wh_dtype_t *dt, int root, wh_comm_t *c);
 
 /* ---------- pairwise.c: pairwise exchange ---------- */
-/* One side of an all-to-all: per-peer count, displacement and type.
- * types == NULL: one type for all, displacements in its extents;
- * otherwise displacements are bytes (alltoallw).  counts == NULL: `count`
- * elements at j * count (alltoall). */
-typedef struct wh_a2a_side {
-    const MPI_Count *counts;
-    MPI_Count count;
-    const MPI_Aint *displs;
-    wh_dtype_t *type;
-    wh_dtype_t *const *types;
-} wh_a2a_side_t;
-
-static inline wh_dtype_t *wh_a2a_type(const wh_a2a_side_t *s, int j)
-{
-    return s->types ? s->types[j] : s->type;
-}
-static inline MPI_Count wh_a2a_count(const wh_a2a_side_t *s, int j)
-{
-    return s->counts ? s->counts[j] : s->count;
-}
-static inline char *wh_a2a_addr(const wh_a2a_side_t *s, const void *buf, int j)
-{
-    if (s->types)
-        return (char *)buf + s->displs[j];
-    return wh_coll_elt(buf, s->displs ? s->displs[j] : (MPI_Aint)j * s->count, s->type);
-}
-
 /* (pairwise.c) Copy of the blocks of `s` in buf, at the same displacements relative to
  * the returned base (*raw to free). */
 char *wh_a2a_snapshot(const wh_a2a_side_t *s, const void *buf, int n, void **raw, int *rc);

@@ -38,6 +38,7 @@
 #define WH_COLL_SCHED_H
 #include <stdint.h>
 
+#include "coll/a2a.h"
 #include "coll/coll.h"
 #include "proto/request.h"
 
@@ -151,14 +152,8 @@ int wh_sched_scatterv(wh_sched_t *s, const void *sbuf, const MPI_Count *scounts,
 int wh_sched_allgatherv(wh_sched_t *s, const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf,
                         const MPI_Count *rcounts, MPI_Count rcount, const MPI_Aint *displs, wh_dtype_t *rdt);
 /* alltoall (counts NULL: count per peer at j*count), v (displs in elements)
- * and w (types arrays, displs in bytes) */
-typedef struct wh_sched_a2a {
-    const MPI_Count *counts;
-    MPI_Count count;
-    const MPI_Aint *displs;
-    wh_dtype_t *type;
-    wh_dtype_t *const *types;
-} wh_sched_a2a_t;
+ * and w (types arrays, displs in bytes): coll/a2a.h */
+typedef wh_a2a_side_t wh_sched_a2a_t;
 int wh_sched_alltoall(wh_sched_t *s, const void *sbuf, const wh_sched_a2a_t *ss, void *rbuf,
                       const wh_sched_a2a_t *rs);
 int wh_sched_reduce_to(wh_sched_t *s, const void *sbuf, void *rbuf, MPI_Count count, int root);

@@ -177,21 +177,6 @@ int wh_sched_allgatherv(wh_sched_t *s, const void *sbuf, MPI_Count scount, wh_dt
 
 /* ---------- all-to-all ---------- */
 
-static inline wh_dtype_t *side_type(const wh_sched_a2a_t *a, int j)
-{
-    return a->types ? a->types[j] : a->type;
-}
-static inline MPI_Count side_count(const wh_sched_a2a_t *a, int j)
-{
-    return a->counts ? a->counts[j] : a->count;
-}
-static inline char *side_addr(const wh_sched_a2a_t *a, const void *buf, int j)
-{
-    if (a->types)
-        return (char *)buf + a->displs[j];
-    return wh_coll_elt(buf, a->displs ? a->displs[j] : (MPI_Aint)j * a->count, a->type);
-}
-
 /* In place, the data for peer j is taken from (and replaced in) the receive
  * buffer: each outgoing block is packed into a temporary first, then sent
  * as bytes while the receives land in the buffer. */
@@ -206,29 +191,29 @@ int wh_sched_alltoall(wh_sched_t *s, const void *sbuf, const wh_sched_a2a_t *ss,
         if (!(packed = wh_sched_bytes(s, (size_t)n * sizeof *packed)))
             return s->build_err;
         for (int j = 0; j < n; j++) {
-            size_t nb = (size_t)side_count(rs, j) * side_type(rs, j)->size;
+            size_t nb = (size_t)wh_a2a_count(rs, j) * wh_a2a_type(rs, j)->size;
             packed[j] = NULL;
             if (j == r || nb == 0 || !(packed[j] = wh_sched_bytes(s, nb)))
                 continue;
-            wh_sched_copy(s, side_addr(rs, rbuf, j), side_count(rs, j), side_type(rs, j), packed[j], (MPI_Count)nb,
+            wh_sched_copy(s, wh_a2a_addr(rs, rbuf, j), wh_a2a_count(rs, j), wh_a2a_type(rs, j), packed[j], (MPI_Count)nb,
                           byte);
         }
     } else {
-        wh_sched_copy(s, side_addr(ss, sbuf, r), side_count(ss, r), side_type(ss, r), side_addr(rs, rbuf, r),
-                      side_count(rs, r), side_type(rs, r));
+        wh_sched_copy(s, wh_a2a_addr(ss, sbuf, r), wh_a2a_count(ss, r), wh_a2a_type(ss, r), wh_a2a_addr(rs, rbuf, r),
+                      wh_a2a_count(rs, r), wh_a2a_type(rs, r));
     }
     for (int i = 1; i < n; i++) {
         int from = pof2 ? r ^ i : (r - i + n) % n;
-        wh_sched_recv(s, side_addr(rs, rbuf, from), side_count(rs, from), side_type(rs, from), from);
+        wh_sched_recv(s, wh_a2a_addr(rs, rbuf, from), wh_a2a_count(rs, from), wh_a2a_type(rs, from), from);
     }
     for (int i = 1; i < n; i++) {
         int to = pof2 ? r ^ i : (r + i) % n;
         if (packed) {
             if (packed[to])
-                wh_sched_send(s, packed[to], (MPI_Count)(side_count(rs, to) * (MPI_Count)side_type(rs, to)->size),
+                wh_sched_send(s, packed[to], (MPI_Count)(wh_a2a_count(rs, to) * (MPI_Count)wh_a2a_type(rs, to)->size),
                               byte, to);
         } else {
-            wh_sched_send(s, side_addr(ss, sbuf, to), side_count(ss, to), side_type(ss, to), to);
+            wh_sched_send(s, wh_a2a_addr(ss, sbuf, to), wh_a2a_count(ss, to), wh_a2a_type(ss, to), to);
         }
     }
     wh_sched_fence(s);

@@ -1,6 +1,7 @@
 /* Node-shared-memory collectives (shmcoll.c), chosen by the selectors. */
 #ifndef WH_COLL_SHMCOLL_H
 #define WH_COLL_SHMCOLL_H
+#include "coll/a2a.h"
 #include "coll/coll.h"
 
 /* 1 when c can run a shared-memory collective of `bytes` bytes per rank
@@ -46,9 +47,7 @@ int wh_shmc_allgatherv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void
 /* alltoallv and alltoallw (algo.h's sides; sbuf may be MPI_IN_PLACE): each
  * rank's outgoing blocks through its cell when they fit, else as messages;
  * the block must exist (wh_shmc_usable(c, 0) on every rank) */
-struct wh_a2a_side;
-int wh_shmc_alltoallv(const void *sbuf, const struct wh_a2a_side *ss, void *rbuf, const struct wh_a2a_side *rs,
-                      wh_comm_t *c);
+int wh_shmc_alltoallv(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, const wh_a2a_side_t *rs, wh_comm_t *c);
 /* Single-copy collectives (shmcma.c): owners publish their buffers' addresses,
  * readers copy out of them with CMA.  wh_cma_usable: by size and communicator
  * only (the same on every rank; WHARF_COLL_CMA, WHARF_COLL_CMA_MIN, at most
