@@ -179,12 +179,8 @@ int wh_bcast_scatter_ring(void *buf, MPI_Count count, wh_dtype_t *dt, int root, 
 char *wh_a2a_snapshot(const wh_a2a_side_t *s, const void *buf, int n, void **raw, int *rc);
 int wh_alltoall_pairwise(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
                          wh_dtype_t *rdt, wh_comm_t *c);
-int wh_alltoallv_pairwise(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls, wh_dtype_t *sdt,
-                          void *rbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls, wh_dtype_t *rdt,
-                          wh_comm_t *c);
-int wh_alltoallw_pairwise(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
-                          wh_dtype_t *const *sdts, void *rbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls,
-                          wh_dtype_t *const *rdts, wh_comm_t *c);
+/* alltoallv and alltoallw (either side form of coll/a2a.h) */
+int wh_a2a_pairwise(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, const wh_a2a_side_t *rs, wh_comm_t *c);
 /* commutative ops */
 int wh_reduce_scatter_pairwise(const void *sbuf, void *rbuf, const MPI_Count *rcounts, MPI_Datatype dth,
                                wh_dtype_t *dt, wh_op_t *op, wh_comm_t *c);

@@ -129,22 +129,9 @@ int wh_alltoall_pairwise(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, vo
     return a2a_core(sbuf, &ss, rbuf, &rs, c, WH_CK_ALLTOALL);
 }
 
-int wh_alltoallv_pairwise(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls, wh_dtype_t *sdt,
-                          void *rbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls, wh_dtype_t *rdt,
-                          wh_comm_t *c)
+int wh_a2a_pairwise(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, const wh_a2a_side_t *rs, wh_comm_t *c)
 {
-    wh_a2a_side_t ss = {.counts = scounts, .displs = sdispls, .type = sdt};
-    wh_a2a_side_t rs = {.counts = rcounts, .displs = rdispls, .type = rdt};
-    return a2a_core(sbuf, &ss, rbuf, &rs, c, -1);
-}
-
-int wh_alltoallw_pairwise(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
-                          wh_dtype_t *const *sdts, void *rbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls,
-                          wh_dtype_t *const *rdts, wh_comm_t *c)
-{
-    wh_a2a_side_t ss = {.counts = scounts, .displs = sdispls, .types = sdts};
-    wh_a2a_side_t rs = {.counts = rcounts, .displs = rdispls, .types = rdts};
-    return a2a_core(sbuf, &ss, rbuf, &rs, c, -1);
+    return a2a_core(sbuf, ss, rbuf, rs, c, -1);
 }
 
 /* Commutative ops: in step i send the block rank r+i needs from my input and

@@ -265,30 +265,32 @@ int wh_alltoall(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf,
     return wh_alltoall_pairwise(sbuf, scount, sdt, rbuf, rcount, rdt, c);
 }
 
+/* alltoallv and alltoallw: through the node block's cells, or point to point */
+static int alltoall_sides(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, const wh_a2a_side_t *rs, wh_comm_t *c,
+                          int kind)
+{
+    if (c->size > 1 && wh_shmc_usable(c, 0)) {
+        wh_coll_count(c, kind, WH_CA_SHM);
+        return wh_shmc_alltoallv(sbuf, ss, rbuf, rs, c);
+    }
+    wh_coll_count(c, kind, WH_CA_P2P);
+    return wh_a2a_pairwise(sbuf, ss, rbuf, rs, c);
+}
+
 int wh_alltoallv(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls, wh_dtype_t *sdt, void *rbuf,
                  const MPI_Count *rcounts, const MPI_Aint *rdispls, wh_dtype_t *rdt, wh_comm_t *c)
 {
-    if (c->size > 1 && wh_shmc_usable(c, 0)) {
-        wh_coll_count(c, WH_CK_ALLTOALLV, WH_CA_SHM);
-        wh_a2a_side_t ss = {.counts = scounts, .displs = sdispls, .type = sdt};
-        wh_a2a_side_t rs = {.counts = rcounts, .displs = rdispls, .type = rdt};
-        return wh_shmc_alltoallv(sbuf, &ss, rbuf, &rs, c);
-    }
-    wh_coll_count(c, WH_CK_ALLTOALLV, WH_CA_P2P);
-    return wh_alltoallv_pairwise(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c);
+    wh_a2a_side_t ss = {.counts = scounts, .displs = sdispls, .type = sdt};
+    wh_a2a_side_t rs = {.counts = rcounts, .displs = rdispls, .type = rdt};
+    return alltoall_sides(sbuf, &ss, rbuf, &rs, c, WH_CK_ALLTOALLV);
 }
 
 int wh_alltoallw(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls, wh_dtype_t *const *sdts,
                  void *rbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls, wh_dtype_t *const *rdts, wh_comm_t *c)
 {
-    if (c->size > 1 && wh_shmc_usable(c, 0)) {
-        wh_coll_count(c, WH_CK_ALLTOALLW, WH_CA_SHM);
-        wh_a2a_side_t ss = {.counts = scounts, .displs = sdispls, .types = sdts};
-        wh_a2a_side_t rs = {.counts = rcounts, .displs = rdispls, .types = rdts};
-        return wh_shmc_alltoallv(sbuf, &ss, rbuf, &rs, c);
-    }
-    wh_coll_count(c, WH_CK_ALLTOALLW, WH_CA_P2P);
-    return wh_alltoallw_pairwise(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c);
+    wh_a2a_side_t ss = {.counts = scounts, .displs = sdispls, .types = sdts};
+    wh_a2a_side_t rs = {.counts = rcounts, .displs = rdispls, .types = rdts};
+    return alltoall_sides(sbuf, &ss, rbuf, &rs, c, WH_CK_ALLTOALLW);
 }
 
 int wh_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcounts, MPI_Datatype dth, wh_dtype_t *dt,

@@ -261,7 +261,9 @@ int wh_shmc_alltoallv(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, con
             total += (size_t)wh_a2a_count(src, q) * wh_a2a_type(src, q)->size;
     int cellmode = total <= s->cell && total <= wh_tun.coll_shm_max;
     uint64_t k = ++s->seq;
-    wh_req_t *few[2 * A2AV_FEW] = {0}, **reqs = n <= A2AV_FEW ? few : calloc(2 * (size_t)n, sizeof *reqs);
+    wh_req_t *few[2 * A2AV_FEW], **reqs = n <= A2AV_FEW ? few : calloc(2 * (size_t)n, sizeof *reqs);
+    if (reqs == few) /* only the 2n used */
+        memset(few, 0, 2 * (size_t)n * sizeof *few);
     void *raw = NULL;
     if (!reqs) /* then blocking: sends after an error are empty, so they complete */
         rc = wh_coll_nomem("alltoallv requests", 2 * (size_t)n * sizeof *reqs);

@@ -709,7 +709,8 @@ EMU_API CUresult CUDAAPI cuStreamQuery(CUstream hStream)
     pthread_mutex_lock(&q_lock);
     uint64_t seq = s->enq;
     pthread_mutex_unlock(&q_lock);
-    return help(s, seq, 0) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+    /* the caller's stream is alive: done needs no look at the live list */
+    return atomic_load(&s->done) >= seq || help(s, seq, 0) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 /* ---- events ---- */
