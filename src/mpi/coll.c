@@ -101,26 +101,27 @@ int wh_collchk_op(const char *fname, wh_comm_t *c, MPI_Op oph, const wh_dtype_t 
     return MPI_SUCCESS;
 }
 
-int wh_collchk_widen(const char *fname, wh_comm_t *c, int n, const int *ic, const int *id, MPI_Count **oc,
-                     MPI_Aint **od, void **mem)
+int wh_collchk_widen(const char *fname, wh_comm_t *c, int n, const int *ic, const int *id, wh_widen_t *w)
 {
-    size_t bytes = ((ic ? sizeof(MPI_Count) : 0) + (id ? sizeof(MPI_Aint) : 0)) * (size_t)n;
-    *oc = NULL;
-    *od = NULL;
-    *mem = bytes ? malloc(bytes) : NULL;
-    if (bytes && !*mem)
-        return wh_raise_comm(c, fname, wh_error(MPI_ERR_NO_MEM, "out of memory converting %d counts", n));
-    char *p = *mem;
+    wh_widen_none(w);
+    MPI_Count *oc = w->cf;
+    MPI_Aint *od = w->df;
+    if (n > WH_WIDEN_FEW && (ic || id)) {
+        size_t bytes = ((ic ? sizeof(MPI_Count) : 0) + (id ? sizeof(MPI_Aint) : 0)) * (size_t)n;
+        if (!(w->mem = malloc(bytes)))
+            return wh_raise_comm(c, fname, wh_error(MPI_ERR_NO_MEM, "out of memory converting %d counts", n));
+        oc = w->mem;
+        od = (MPI_Aint *)(void *)((char *)w->mem + (ic ? sizeof(MPI_Count) * (size_t)n : 0));
+    }
     if (ic) {
-        *oc = (MPI_Count *)(void *)p;
         for (int i = 0; i < n; i++)
-            (*oc)[i] = ic[i];
-        p += sizeof(MPI_Count) * (size_t)n;
+            oc[i] = ic[i];
+        w->c = oc;
     }
     if (id) {
-        *od = (MPI_Aint *)(void *)p;
         for (int i = 0; i < n; i++)
-            (*od)[i] = id[i];
+            od[i] = id[i];
+        w->d = od;
     }
     return MPI_SUCCESS;
 }
@@ -290,29 +291,27 @@ int wh_mc_gatherv_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf, 
 {
     wh_comm_t *ic = wh_mci_comm(comm);
     if (ic) {
-        MPI_Count *oc = NULL;
-        MPI_Aint *od = NULL;
-        void *om = NULL;
+        wh_widen_t w;
         int orc;
+        wh_widen_none(&w);
         if (root == MPI_ROOT &&
             ((orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts")) ||
-             (orc = wh_collchk_widen(fname, ic, ic->size, recvcounts, displs, &oc, &od, &om))))
+             (orc = wh_collchk_widen(fname, ic, ic->size, recvcounts, displs, &w))))
             return orc;
-        orc = wh_mci_gatherv(fname, nb, ic, sendbuf, sendcount, sendtype, recvbuf, oc, 0, od, recvtype, root);
-        free(om);
+        orc = wh_mci_gatherv(fname, nb, ic, sendbuf, sendcount, sendtype, recvbuf, w.c, 0, w.d, recvtype, root);
+        wh_widen_free(&w);
         return orc;
     }
     wh_comm_t *c;
-    MPI_Count *rc64 = NULL;
-    MPI_Aint *d64 = NULL;
-    void *mem = NULL;
+    wh_widen_t w;
     int rc;
+    wh_widen_none(&w);
     if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)))
         return rc;
-    if (c->rank == root && (rc = wh_collchk_widen(fname, c, c->size, recvcounts, displs, &rc64, &d64, &mem)))
+    if (c->rank == root && (rc = wh_collchk_widen(fname, c, c->size, recvcounts, displs, &w)))
         return rc;
-    rc = gatherv_impl(fname, nb, c, sendbuf, sendcount, sendtype, recvbuf, rc64, d64, recvtype, root);
-    free(mem);
+    rc = gatherv_impl(fname, nb, c, sendbuf, sendcount, sendtype, recvbuf, w.c, w.d, recvtype, root);
+    wh_widen_free(&w);
     return rc;
 }
 
@@ -409,29 +408,27 @@ int wh_mc_scatterv_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf,
 {
     wh_comm_t *ic = wh_mci_comm(comm);
     if (ic) {
-        MPI_Count *oc = NULL;
-        MPI_Aint *od = NULL;
-        void *om = NULL;
+        wh_widen_t w;
         int orc;
+        wh_widen_none(&w);
         if (root == MPI_ROOT &&
             ((orc = wh_collchk_ptr(fname, ic, sendcounts, "sendcounts")) ||
-             (orc = wh_collchk_widen(fname, ic, ic->size, sendcounts, displs, &oc, &od, &om))))
+             (orc = wh_collchk_widen(fname, ic, ic->size, sendcounts, displs, &w))))
             return orc;
-        orc = wh_mci_scatterv(fname, nb, ic, sendbuf, oc, 0, od, sendtype, recvbuf, recvcount, recvtype, root);
-        free(om);
+        orc = wh_mci_scatterv(fname, nb, ic, sendbuf, w.c, 0, w.d, sendtype, recvbuf, recvcount, recvtype, root);
+        wh_widen_free(&w);
         return orc;
     }
     wh_comm_t *c;
-    MPI_Count *sc64 = NULL;
-    MPI_Aint *d64 = NULL;
-    void *mem = NULL;
+    wh_widen_t w;
     int rc;
+    wh_widen_none(&w);
     if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)))
         return rc;
-    if (c->rank == root && (rc = wh_collchk_widen(fname, c, c->size, sendcounts, displs, &sc64, &d64, &mem)))
+    if (c->rank == root && (rc = wh_collchk_widen(fname, c, c->size, sendcounts, displs, &w)))
         return rc;
-    rc = scatterv_impl(fname, nb, c, sendbuf, sc64, d64, sendtype, recvbuf, recvcount, recvtype, root);
-    free(mem);
+    rc = scatterv_impl(fname, nb, c, sendbuf, w.c, w.d, sendtype, recvbuf, recvcount, recvtype, root);
+    wh_widen_free(&w);
     return rc;
 }
 
@@ -526,27 +523,22 @@ int wh_mc_allgatherv_i(const char *fname, const wh_nbc_t *nb, const void *sendbu
 {
     wh_comm_t *ic = wh_mci_comm(comm);
     if (ic) {
-        MPI_Count *oc = NULL;
-        MPI_Aint *od = NULL;
-        void *om = NULL;
+        wh_widen_t w;
         int orc;
         if ((orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts")) ||
-            (orc = wh_collchk_widen(fname, ic, ic->size, recvcounts, displs, &oc, &od, &om)))
+            (orc = wh_collchk_widen(fname, ic, ic->size, recvcounts, displs, &w)))
             return orc;
-        orc = wh_mci_allgatherv(fname, nb, ic, sendbuf, sendcount, sendtype, recvbuf, oc, 0, od, recvtype);
-        free(om);
+        orc = wh_mci_allgatherv(fname, nb, ic, sendbuf, sendcount, sendtype, recvbuf, w.c, 0, w.d, recvtype);
+        wh_widen_free(&w);
         return orc;
     }
     wh_comm_t *c;
-    MPI_Count *rc64;
-    MPI_Aint *d64;
-    void *mem;
+    wh_widen_t w;
     int rc;
-    if ((rc = wh_collchk_comm(fname, comm, &c)) ||
-        (rc = wh_collchk_widen(fname, c, c->size, recvcounts, displs, &rc64, &d64, &mem)))
+    if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_widen(fname, c, c->size, recvcounts, displs, &w)))
         return rc;
-    rc = allgatherv_impl(fname, nb, c, sendbuf, sendcount, sendtype, recvbuf, rc64, d64, recvtype);
-    free(mem);
+    rc = allgatherv_impl(fname, nb, c, sendbuf, sendcount, sendtype, recvbuf, w.c, w.d, recvtype);
+    wh_widen_free(&w);
     return rc;
 }
 

@@ -84,54 +84,33 @@ int wh_mc_alltoallv_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf
 {
     wh_comm_t *ic = wh_mci_comm(comm);
     if (ic) {
-        MPI_Count *sc = NULL, *rcn = NULL;
-        MPI_Aint *sd = NULL, *rd = NULL;
-        void *sm = NULL, *rm = NULL;
+        wh_widen_t sw, rw;
         int orc;
         if ((orc = wh_collchk_ptr(fname, ic, sendcounts, "sendcounts")) ||
             (orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts")) ||
-            (orc = wh_collchk_widen(fname, ic, ic->size, sendcounts, sdispls, &sc, &sd, &sm)))
+            (orc = wh_collchk_widen(fname, ic, ic->size, sendcounts, sdispls, &sw)))
             return orc;
-        if (!(orc = wh_collchk_widen(fname, ic, ic->size, recvcounts, rdispls, &rcn, &rd, &rm)))
-            orc = wh_mci_alltoallvw(fname, nb, ic, sendbuf, sc, sd, sendtype, NULL, recvbuf, rcn, rd, recvtype,
-                                    NULL);
-        free(sm);
-        free(rm);
+        if (!(orc = wh_collchk_widen(fname, ic, ic->size, recvcounts, rdispls, &rw))) {
+            orc = wh_mci_alltoallvw(fname, nb, ic, sendbuf, sw.c, sw.d, sendtype, NULL, recvbuf, rw.c, rw.d,
+                                    recvtype, NULL);
+            wh_widen_free(&rw);
+        }
+        wh_widen_free(&sw);
         return orc;
     }
     wh_comm_t *c;
-    MPI_Count *sc = NULL, *rcn;
-    MPI_Aint *sd = NULL, *rd;
-    void *smem = NULL, *rmem = NULL;
+    wh_widen_t sw, rw;
     int rc;
+    wh_widen_none(&sw);
     if ((rc = wh_collchk_comm(fname, comm, &c)))
         return rc;
-    /* small communicators widen on the stack (a malloc and free per call
-     * were ~6% of a 2-rank 8-byte alltoallv) */
-    enum { FEW = 32 };
-    MPI_Count scf[FEW], rcf[FEW];
-    MPI_Aint sdf[FEW], rdf[FEW];
-    int in_place = sendbuf == MPI_IN_PLACE, n = c->size;
-    if (n <= FEW && recvcounts && rdispls && (in_place || (sendcounts && sdispls))) {
-        for (int i = 0; i < n; i++) {
-            rcf[i] = recvcounts[i], rdf[i] = rdispls[i];
-            if (!in_place)
-                scf[i] = sendcounts[i], sdf[i] = sdispls[i];
-        }
-        rcn = rcf, rd = rdf;
-        if (!in_place)
-            sc = scf, sd = sdf;
-        return alltoallv_impl(fname, nb, c, sendbuf, sc, sd, sendtype, recvbuf, rcn, rd, recvtype);
-    }
-    if (!in_place && (rc = wh_collchk_widen(fname, c, n, sendcounts, sdispls, &sc, &sd, &smem)))
+    if (sendbuf != MPI_IN_PLACE && (rc = wh_collchk_widen(fname, c, c->size, sendcounts, sdispls, &sw)))
         return rc;
-    if ((rc = wh_collchk_widen(fname, c, n, recvcounts, rdispls, &rcn, &rd, &rmem))) {
-        free(smem);
-        return rc;
+    if (!(rc = wh_collchk_widen(fname, c, c->size, recvcounts, rdispls, &rw))) {
+        rc = alltoallv_impl(fname, nb, c, sendbuf, sw.c, sw.d, sendtype, recvbuf, rw.c, rw.d, recvtype);
+        wh_widen_free(&rw);
     }
-    rc = alltoallv_impl(fname, nb, c, sendbuf, sc, sd, sendtype, recvbuf, rcn, rd, recvtype);
-    free(smem);
-    free(rmem);
+    wh_widen_free(&sw);
     return rc;
 }
 
@@ -253,37 +232,33 @@ int wh_mc_alltoallw_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf
 {
     wh_comm_t *ic = wh_mci_comm(comm);
     if (ic) {
-        MPI_Count *sc = NULL, *rcn = NULL;
-        MPI_Aint *sd = NULL, *rd = NULL;
-        void *sm = NULL, *rm = NULL;
+        wh_widen_t sw, rw;
         int orc;
         if ((orc = wh_collchk_ptr(fname, ic, sendcounts, "sendcounts")) ||
             (orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts")) ||
-            (orc = wh_collchk_widen(fname, ic, ic->size, sendcounts, sdispls, &sc, &sd, &sm)))
+            (orc = wh_collchk_widen(fname, ic, ic->size, sendcounts, sdispls, &sw)))
             return orc;
-        if (!(orc = wh_collchk_widen(fname, ic, ic->size, recvcounts, rdispls, &rcn, &rd, &rm)))
-            orc = wh_mci_alltoallvw(fname, nb, ic, sendbuf, sc, sd, MPI_DATATYPE_NULL, sendtypes, recvbuf, rcn, rd,
-                                    MPI_DATATYPE_NULL, recvtypes);
-        free(sm);
-        free(rm);
+        if (!(orc = wh_collchk_widen(fname, ic, ic->size, recvcounts, rdispls, &rw))) {
+                orc = wh_mci_alltoallvw(fname, nb, ic, sendbuf, sw.c, sw.d, MPI_DATATYPE_NULL, sendtypes, recvbuf, rw.c,
+                                        rw.d, MPI_DATATYPE_NULL, recvtypes);
+            wh_widen_free(&rw);
+        }
+        wh_widen_free(&sw);
         return orc;
     }
     wh_comm_t *c;
-    MPI_Count *sc = NULL, *rcn;
-    MPI_Aint *sd = NULL, *rd;
-    void *smem = NULL, *rmem;
+    wh_widen_t sw, rw;
     int rc;
+    wh_widen_none(&sw);
     if ((rc = wh_collchk_comm(fname, comm, &c)))
         return rc;
-    if (sendbuf != MPI_IN_PLACE && (rc = wh_collchk_widen(fname, c, c->size, sendcounts, sdispls, &sc, &sd, &smem)))
+    if (sendbuf != MPI_IN_PLACE && (rc = wh_collchk_widen(fname, c, c->size, sendcounts, sdispls, &sw)))
         return rc;
-    if ((rc = wh_collchk_widen(fname, c, c->size, recvcounts, rdispls, &rcn, &rd, &rmem))) {
-        free(smem);
-        return rc;
+    if (!(rc = wh_collchk_widen(fname, c, c->size, recvcounts, rdispls, &rw))) {
+        rc = alltoallw_impl(fname, nb, c, sendbuf, sw.c, sw.d, sendtypes, recvbuf, rw.c, rw.d, recvtypes);
+        wh_widen_free(&rw);
     }
-    rc = alltoallw_impl(fname, nb, c, sendbuf, sc, sd, sendtypes, recvbuf, rcn, rd, recvtypes);
-    free(smem);
-    free(rmem);
+    wh_widen_free(&sw);
     return rc;
 }
 
@@ -488,27 +463,22 @@ int wh_mc_redscat_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf, 
 {
     wh_comm_t *ic = wh_mci_comm(comm);
     if (ic) {
-        MPI_Count *oc = NULL;
-        MPI_Aint *od = NULL;
-        void *om = NULL;
+        wh_widen_t w;
         int orc;
         if ((orc = wh_collchk_ptr(fname, ic, recvcounts, "recvcounts")) ||
-            (orc = wh_collchk_widen(fname, ic, wh_comm_local_size(ic), recvcounts, NULL, &oc, &od, &om)))
+            (orc = wh_collchk_widen(fname, ic, wh_comm_local_size(ic), recvcounts, NULL, &w)))
             return orc;
-        orc = wh_mci_redscat(fname, nb, ic, sendbuf, recvbuf, oc, 0, datatype, op);
-        free(om);
+        orc = wh_mci_redscat(fname, nb, ic, sendbuf, recvbuf, w.c, 0, datatype, op);
+        wh_widen_free(&w);
         return orc;
     }
     wh_comm_t *c;
-    MPI_Count *rc64;
-    MPI_Aint *unused;
-    void *mem;
+    wh_widen_t w;
     int rc;
-    if ((rc = wh_collchk_comm(fname, comm, &c)) ||
-        (rc = wh_collchk_widen(fname, c, c->size, recvcounts, NULL, &rc64, &unused, &mem)))
+    if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_widen(fname, c, c->size, recvcounts, NULL, &w)))
         return rc;
-    rc = redscat_impl(fname, nb, c, sendbuf, recvbuf, rc64, datatype, op);
-    free(mem);
+    rc = redscat_impl(fname, nb, c, sendbuf, recvbuf, w.c, datatype, op);
+    wh_widen_free(&w);
     return rc;
 }
 

@@ -145,10 +145,9 @@ static int degree(MPI_Comm comm, int out)
 }
 
 /* int counts/displacements of the non-_c variants as MPI_Count/MPI_Aint */
-static int widen(const char *fname, MPI_Comm comm, int out, const int *ic, const int *id, MPI_Count **oc,
-                 MPI_Aint **od, void **mem)
+static int widen(const char *fname, MPI_Comm comm, int out, const int *ic, const int *id, wh_widen_t *w)
 {
-    return wh_collchk_widen(fname, wh_comm_get(comm), degree(comm, out), ic, id, oc, od, mem);
+    return wh_collchk_widen(fname, wh_comm_get(comm), degree(comm, out), ic, id, w);
 }
 
 /* ---------- the shared functions (coll_nbc.h) ---------- */
@@ -176,14 +175,12 @@ int wh_mn_nbr_allgatherv_c(const char *fname, const wh_nbc_t *nb, const void *sb
 int wh_mn_nbr_allgatherv_i(const char *fname, const wh_nbc_t *nb, const void *sbuf, int scount, MPI_Datatype stype,
                            void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rtype, MPI_Comm comm)
 {
-    MPI_Count *rcn;
-    MPI_Aint *rd;
-    void *mem;
-    int rc = widen(fname, comm, 0, rcounts, displs, &rcn, &rd, &mem);
+    wh_widen_t w;
+    int rc = widen(fname, comm, 0, rcounts, displs, &w);
     if (rc)
         return rc;
-    rc = wh_mn_nbr_allgatherv_c(fname, nb, sbuf, scount, stype, rbuf, rcn, rd, rtype, comm);
-    free(mem);
+    rc = wh_mn_nbr_allgatherv_c(fname, nb, sbuf, scount, stype, rbuf, w.c, w.d, rtype, comm);
+    wh_widen_free(&w);
     return rc;
 }
 
@@ -212,20 +209,16 @@ int wh_mn_nbr_alltoallvw_i(const char *fname, const wh_nbc_t *nb, const void *sb
                            const MPI_Datatype *stypes, void *rbuf, const int *rcounts, const int *irdispls,
                            const MPI_Aint *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes, MPI_Comm comm)
 {
-    MPI_Count *sc, *rcn;
-    MPI_Aint *sd, *rd;
-    void *smem, *rmem;
-    int rc = widen(fname, comm, 1, scounts, isdispls, &sc, &sd, &smem);
+    wh_widen_t sw, rw;
+    int rc = widen(fname, comm, 1, scounts, isdispls, &sw);
     if (rc)
         return rc;
-    if ((rc = widen(fname, comm, 0, rcounts, irdispls, &rcn, &rd, &rmem))) {
-        free(smem);
-        return rc;
+    if (!(rc = widen(fname, comm, 0, rcounts, irdispls, &rw))) {
+        rc = wh_mn_nbr_alltoallvw_c(fname, nb, sbuf, sw.c, isdispls ? sw.d : sdispls, stype, stypes, rbuf, rw.c,
+                                    irdispls ? rw.d : rdispls, rtype, rtypes, comm);
+        wh_widen_free(&rw);
     }
-    rc = wh_mn_nbr_alltoallvw_c(fname, nb, sbuf, sc, isdispls ? sd : sdispls, stype, stypes, rbuf, rcn,
-                                irdispls ? rd : rdispls, rtype, rtypes, comm);
-    free(smem);
-    free(rmem);
+    wh_widen_free(&sw);
     return rc;
 }
 
