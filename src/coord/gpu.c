@@ -1,6 +1,7 @@
 /* The coordinator's device-buffer decisions (see gpu.h). */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,86 @@ int wh_gsw_rndv(const wh_gsw_t *sw, size_t n, int ipc_ok, int pipe_ok)
     if (pipe_ok && sw->pipe_min != WH_GSW_NEVER && n >= sw->pipe_min)
         return WH_DS_PIPE;
     return WH_DS_STAGED;
+}
+
+/* time per message of the policy (g, e, p, m) at size n, from row i of t */
+static double fit_time(const double *t, int ns, int i, size_t n, size_t g, size_t e, size_t p, size_t m)
+{
+    if (n <= e)
+        return t[(n <= g ? WH_DS_GDR : WH_DS_EAGER) * ns + i];
+    if (m != WH_GSW_NEVER && n >= m)
+        return t[WH_DS_IPC * ns + i];
+    return t[(p != WH_GSW_NEVER && n >= p ? WH_DS_PIPE : WH_DS_STAGED) * ns + i];
+}
+
+void wh_gsw_fit(const double *t, const size_t *sizes, int ns, wh_gsw_t *out)
+{
+    /* candidates: 0 or a measured size for the upper limits (g <= e), a
+     * measured size or never for the lower ones */
+    enum { MAXS = 32 };
+    if (ns > MAXS)
+        ns = MAXS;
+    size_t lo[MAXS + 1], hi[MAXS + 1];
+    lo[0] = 0;
+    for (int i = 0; i < ns; i++)
+        lo[i + 1] = hi[i] = sizes[i];
+    hi[ns] = WH_GSW_NEVER;
+    double best[MAXS];
+    for (int i = 0; i < ns; i++) {
+        best[i] = INFINITY;
+        for (int k = 0; k < WH_DS_MAX; k++)
+            if (t[k * ns + i] < best[i])
+                best[i] = t[k * ns + i];
+    }
+    wh_gsw_t r = {0, 0, 0, WH_GSW_NEVER, WH_GSW_NEVER};
+    double rbest = INFINITY;
+    for (int ie = 0; ie <= ns; ie++)
+        for (int ig = 0; ig <= ie; ig++)
+            for (int ip = 0; ip <= ns; ip++)
+                for (int im = 0; im <= ns; im++) {
+                    double loss = 0;
+                    for (int i = 0; i < ns && loss < rbest; i++) {
+                        if (!(best[i] < INFINITY))
+                            continue; /* nothing measured at this size */
+                        double x = fit_time(t, ns, i, sizes[i], lo[ig], lo[ie], hi[ip], hi[im]);
+                        loss += x < INFINITY ? x / best[i] - 1 : INFINITY;
+                    }
+                    if (loss < rbest) {
+                        rbest = loss;
+                        r = (wh_gsw_t){lo[ig], lo[ig], lo[ie], hi[ip], hi[im]};
+                    }
+                }
+    /* a scheme no measured size uses is switched off, so the file says what
+     * the fit chose (a pipeline from above the IPC switch is never used) */
+    int used_p = 0, used_m = 0, used_g = 0;
+    for (int i = 0; i < ns; i++) {
+        size_t n = sizes[i];
+        used_g |= n <= r.eager_max && n <= r.gdr_d2h_max;
+        if (n > r.eager_max) {
+            int m = r.ipc_min != WH_GSW_NEVER && n >= r.ipc_min;
+            used_m |= m;
+            used_p |= !m && r.pipe_min != WH_GSW_NEVER && n >= r.pipe_min;
+        }
+    }
+    /* a lower switch point below every measured rendezvous size it does not
+     * take is 0 (from the first rendezvous size on) */
+    int below_p = 0, below_m = 0;
+    for (int i = 0; i < ns; i++)
+        if (sizes[i] > r.eager_max) {
+            below_m |= r.ipc_min != WH_GSW_NEVER && sizes[i] < r.ipc_min;
+            below_p |= r.pipe_min != WH_GSW_NEVER && sizes[i] < r.pipe_min;
+        }
+    if (!below_m && r.ipc_min != WH_GSW_NEVER)
+        r.ipc_min = 0;
+    if (!below_p && r.pipe_min != WH_GSW_NEVER)
+        r.pipe_min = 0;
+    if (!used_g)
+        r.gdr_d2h_max = r.gdr_h2d_max = 0;
+    if (!used_p)
+        r.pipe_min = WH_GSW_NEVER;
+    if (!used_m)
+        r.ipc_min = WH_GSW_NEVER;
+    *out = r;
 }
 
 int wh_gtrace_class(uint32_t blk, uint32_t nb, int trace_min)

@@ -48,6 +48,14 @@ int wh_gsw_write(const char *path, const wh_gsw_t t[WH_GCLASS_MAX], const char *
 int wh_gsw_force(wh_gsw_t t[WH_GCLASS_MAX], const char *scheme);
 /* The rendezvous scheme (WH_DS_STAGED/PIPE/IPC) for n bytes with the pair's abilities. */
 int wh_gsw_rndv(const wh_gsw_t *sw, size_t n, int ipc_ok, int pipe_ok);
+/* Switch points of one class fitted to a measured table (pure): t[k * ns +
+ * i] = time per message of scheme k (WH_DS_*, each forced) at sizes[i]
+ * (ascending; INFINITY: the scheme cannot be used there).  Of every policy
+ * the switch points can express (each one 0, never or a measured size), the
+ * one whose times lose least to the best scheme, summed over the sizes as
+ * relative excess (time / best - 1): one noisy size moves a switch point
+ * only as far as its share of the total, not past every size beyond it. */
+void wh_gsw_fit(const double *t, const size_t *sizes, int ns, wh_gsw_t *out);
 /* Classify counts (pure): the class with trace_min messages needed. */
 int wh_gtrace_class(uint32_t blk, uint32_t nb, int trace_min);
 

@@ -7,9 +7,10 @@
  * of nonblocking sends (the bandwidth-sensitive pattern: time per message).
  * A scheme the pair cannot use (CUDA IPC between GPUs that cannot map each
  * other, GDRCopy without libgdrapi) is noticed from the per-peer scheme
- * counts and left out.  From each pattern's table rank 0 derives that
- * class's switch points (rules below and in docs/GPU.md) and writes the
- * tuning file, with the measured table as comments. */
+ * counts and left out.  From each pattern's table rank 0 fits that class's
+ * switch points (wh_gsw_fit: the least total loss against the best scheme
+ * per size; docs/GPU.md) and writes the tuning file, with the measured
+ * table as comments. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,11 +29,17 @@ static const size_t sizes[] = {8, 64, 512, 2048, 4096, 8192, 16384, 65536, 26214
 static const char *const schemes[] = {"gdrcopy", "eager", "staged", "pipeline", "ipc"};
 static const int scheme_ds[] = {WH_DS_GDR, WH_DS_EAGER, WH_DS_STAGED, WH_DS_PIPE, WH_DS_IPC};
 #define NSCH 5
-enum { WIN = 16 };
+/* the table's rows are wh_gsw_fit's: indexed by WH_DS_* */
+_Static_assert(WH_DS_GDR == 0 && WH_DS_EAGER == 1 && WH_DS_STAGED == 2 && WH_DS_PIPE == 3 && WH_DS_IPC == 4 &&
+                   WH_DS_MAX == NSCH,
+               "calibration rows in WH_DS_* order");
+enum { WIN = 16, ROUNDS = 7 };
+#define SAMPLE_US 3000.0 /* per measured sample of an entry */
 
-static double dmin(double a, double b)
+static int cmp_double(const void *a, const void *b)
 {
-    return a < b ? a : b;
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 static double now_us(void)
@@ -82,48 +89,6 @@ static double windows(void *s, void *r, size_t n, int peer, int iters)
     return (now_us() - t0) / ((double)iters * WIN);
 }
 
-/* Switch points of one class from its table t[scheme][size] (INFINITY: not
- * measured or not available).  Sizes are the measured ones: a switch point
- * is the first (or last) measured size on its side of the crossover. */
-static void derive(double t[NSCH][NSIZES], wh_gsw_t *out)
-{
-    enum { G, E, S, P, I };
-    size_t eager = 0, gdr = 0, pmin = WH_GSW_NEVER, imin = WH_GSW_NEVER;
-    int last_eager = -1;
-    /* staged eager while the better of eager/gdrcopy is no slower than every rendezvous scheme */
-    for (int i = 0; i < NSIZES; i++) {
-        double small = dmin(t[E][i], t[G][i]), rndv = dmin(t[S][i], dmin(t[P][i], t[I][i]));
-        if (!isfinite(small) || small > rndv)
-            break;
-        eager = sizes[i];
-        last_eager = i;
-    }
-    /* GDRCopy copies while they beat driver copies (eager vs gdrcopy), within the eager range */
-    for (int i = 0; i <= last_eager; i++) {
-        if (!isfinite(t[G][i]) || t[G][i] > t[E][i])
-            break;
-        gdr = sizes[i];
-    }
-    /* CUDA IPC from the first size above the eager range where it wins at every larger size */
-    for (int i = NSIZES - 1; i > last_eager; i--) {
-        if (!isfinite(t[I][i]) || t[I][i] > dmin(t[S][i], t[P][i]))
-            break;
-        imin = sizes[i];
-    }
-    /* the pipeline from the first size where it beats staged fragments up to the IPC switch */
-    for (int i = NSIZES - 1; i > last_eager; i--) {
-        if (sizes[i] >= imin)
-            continue;
-        if (!isfinite(t[P][i]) || t[P][i] > t[S][i])
-            break;
-        pmin = sizes[i];
-    }
-    out->eager_max = eager;
-    out->gdr_d2h_max = out->gdr_h2d_max = gdr;
-    out->pipe_min = pmin;
-    out->ipc_min = imin;
-}
-
 int wh_gpu_calibrate(const char *path)
 {
     int rank, size, ndev = 0;
@@ -151,30 +116,54 @@ int wh_gpu_calibrate(const char *path)
     wh_gsw_t saved[WH_GCLASS_MAX];
     memcpy(saved, wh_gsw, sizeof saved);
     size_t eager_cap = wh_coord_lim.eager_max[wh_coord_peers[peer].chan];
+    /* Round 0 warms every scheme up (IPC mappings, rings, GDRCopy pins,
+     * request pools), finds which the pair can use and estimates each
+     * entry's time, from which every entry gets enough iterations for about
+     * SAMPLE_US per sample.  Then ROUNDS passes over every scheme and size,
+     * interleaved so a burst of load on a shared machine hits every scheme
+     * alike; each entry is the median of its rounds.  (One short sample per
+     * entry was noise: on the 2-core VM a lone first sample decided GDRCopy
+     * off for a whole class, and 128 messages of 16 KiB ranked staged copies
+     * above CUDA IPC where wh_bw measures IPC 3x faster.) */
+    static double samp[WH_GCLASS_MAX][NSCH][NSIZES][ROUNDS];
     double t[WH_GCLASS_MAX][NSCH][NSIZES];
-    for (int k = 0; k < NSCH; k++) {
-        wh_gsw_force(wh_gsw, schemes[k]);
-        for (int i = 0; i < NSIZES; i++) {
-            size_t n = sizes[i];
-            t[0][k][i] = t[1][k][i] = INFINITY;
-            if ((k <= 1 && n > eager_cap) || (k == 0 && !wh_cuda_gdr_on()))
-                continue; /* eager schemes stop at the channel's eager limit */
-            uint64_t before = wh_gpeers[peer].msgs[scheme_ds[k]];
-            int it = n <= 65536 ? 40 : n <= 1048576 ? 10 : 4;
-            pingpong(s, r, n, peer, 2); /* warm up: IPC mappings, rings, GDRCopy pins */
-            double lat = pingpong(s, r, n, peer, it);
-            double bw = windows(s, r, n, peer, it > 10 ? 4 : 1);
-            /* the scheme really ran, on both sides (else the pair cannot use it) */
-            int used = wh_gpeers[peer].msgs[scheme_ds[k]] > before, all = 0;
-            MPI_Allreduce(&used, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-            double v[2] = {lat, bw};
-            MPI_Bcast(v, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-            if (all) {
-                t[0][k][i] = v[0];
-                t[1][k][i] = v[1];
+    int avail[NSCH][NSIZES] = {{0}}, iters[2][NSCH][NSIZES] = {{{0}}};
+    for (int rnd = 0; rnd <= ROUNDS; rnd++) {
+        for (int k = 0; k < NSCH; k++) {
+            wh_gsw_force(wh_gsw, schemes[k]);
+            for (int i = 0; i < NSIZES; i++) {
+                size_t n = sizes[i];
+                if ((k <= 1 && n > eager_cap) || (k == 0 && !wh_cuda_gdr_on()) || (rnd > 0 && !avail[k][i]))
+                    continue; /* eager schemes stop at the channel's eager limit */
+                if (rnd == 0) {
+                    uint64_t before = wh_gpeers[peer].msgs[scheme_ds[k]];
+                    pingpong(s, r, n, peer, 2);
+                    windows(s, r, n, peer, 1);
+                    double lat = pingpong(s, r, n, peer, n <= 65536 ? 20 : 2);
+                    double bw = windows(s, r, n, peer, 1);
+                    iters[0][k][i] = (int)fmin(fmax(SAMPLE_US / (2 * lat), 2), 5000);
+                    iters[1][k][i] = (int)fmin(fmax(SAMPLE_US / (WIN * bw), 1), 500);
+                    /* the scheme really ran, on both sides (else the pair cannot use it) */
+                    int used = wh_gpeers[peer].msgs[scheme_ds[k]] > before;
+                    MPI_Allreduce(&used, &avail[k][i], 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+                    continue;
+                }
+                samp[0][k][i][rnd - 1] = pingpong(s, r, n, peer, iters[0][k][i]);
+                samp[1][k][i][rnd - 1] = windows(s, r, n, peer, iters[1][k][i]);
             }
         }
+        if (rnd == 0) /* both ranks run the same iterations: rank 0's */
+            MPI_Bcast(iters, (int)(sizeof iters / sizeof(int)), MPI_INT, 0, MPI_COMM_WORLD);
     }
+    for (int c = 0; c < WH_GCLASS_MAX; c++)
+        for (int k = 0; k < NSCH; k++)
+            for (int i = 0; i < NSIZES; i++) {
+                t[c][k][i] = INFINITY;
+                if (!avail[k][i] || (k <= 1 && sizes[i] > eager_cap) || (k == 0 && !wh_cuda_gdr_on()))
+                    continue;
+                qsort(samp[c][k][i], ROUNDS, sizeof(double), cmp_double);
+                t[c][k][i] = samp[c][k][i][ROUNDS / 2];
+            }
     memcpy(wh_gsw, saved, sizeof saved);
     wh_cu.cuMemFree(ds);
     wh_cu.cuMemFree(dr);
@@ -192,7 +181,7 @@ int wh_gpu_calibrate(const char *path)
                               wh_job.hostname, ver / 1000, ver % 1000 / 10,
                               wh_chans[wh_coord_peers[peer].chan]->name, wh_job.hostname, WIN);
         for (int c = 0; c < WH_GCLASS_MAX; c++) {
-            derive(t[c], &out[c]);
+            wh_gsw_fit(&t[c][0][0], sizes, NSIZES, &out[c]);
             o += (size_t)snprintf(comment + o, sizeof comment - o, "# %-9s %9s", wh_gclass_names[c], "bytes");
             for (int k = 0; k < NSCH; k++)
                 o += (size_t)snprintf(comment + o, sizeof comment - o, " %9s", schemes[k]);

@@ -1,6 +1,7 @@
 /* The coordinator's device-buffer decisions as pure functions: tuning-file
  * parsing (and its errors), forced schemes, the rendezvous scheme by switch
  * point and the pair's abilities, and the tracer's classification. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,50 @@ int main(void)
     wh_gsw_t back[WH_GCLASS_MAX];
     memset(back, 0, sizeof back);
     CHECK(wh_gsw_parse(buf, back, err, sizeof err) == 0 && !memcmp(back, t, sizeof t));
+
+    /* switch points fitted to a measured table: gdrcopy best to 512 B, eager
+     * to 4 KiB, staged at 8 KiB, the pipeline 16-64 KiB, IPC from 256 KiB */
+    {
+        enum { NS = 9 };
+        const size_t sz[NS] = {8, 512, 4096, 8192, 16384, 65536, 262144, 1048576, 4194304};
+        const double I = INFINITY;
+        double tt[WH_DS_MAX * NS] = {
+            /* gdr    */ 1, 2, 20, 40, I, I, I, I, I,
+            /* eager  */ 5, 6, 8, 30, I, I, I, I, I,
+            /* staged */ 20, 20, 21, 22, 40, 100, 300, 1200, 4800,
+            /* pipe   */ 30, 30, 30, 30, 32, 60, 120, 400, 1600,
+            /* ipc    */ 15, 15, 15, 25, 35, 70, 40, 150, 600,
+        };
+        wh_gsw_t f;
+        wh_gsw_fit(tt, sz, NS, &f);
+        CHECK(f.gdr_d2h_max == 512 && f.gdr_h2d_max == 512 && f.eager_max == 4096 && f.pipe_min == 16384 &&
+              f.ipc_min == 262144);
+        /* one noisy size (IPC 10% behind the pipeline at 1 MiB) does not move
+         * the IPC switch past every size beyond it */
+        tt[WH_DS_IPC * NS + 7] = 440;
+        wh_gsw_fit(tt, sz, NS, &f);
+        CHECK(f.ipc_min == 262144 && f.pipe_min == 16384);
+        /* without IPC (INFINITY: the pair cannot use it) the pipeline takes over, to the end */
+        for (int i = 0; i < NS; i++)
+            tt[WH_DS_IPC * NS + i] = I;
+        wh_gsw_fit(tt, sz, NS, &f);
+        CHECK(f.ipc_min == WH_GSW_NEVER && f.pipe_min == 16384 && f.eager_max == 4096);
+        /* nor GDRCopy: no GDRCopy limits */
+        for (int i = 0; i < NS; i++)
+            tt[WH_DS_GDR * NS + i] = I;
+        wh_gsw_fit(tt, sz, NS, &f);
+        CHECK(f.gdr_d2h_max == 0 && f.eager_max == 4096);
+        /* a pipeline that never wins is switched off */
+        for (int i = 0; i < NS; i++)
+            tt[WH_DS_PIPE * NS + i] = 1e9;
+        wh_gsw_fit(tt, sz, NS, &f);
+        CHECK(f.pipe_min == WH_GSW_NEVER && f.eager_max == 4096);
+        /* a scheme that takes every rendezvous size switches on at 0 */
+        for (int i = 3; i < NS; i++)
+            tt[WH_DS_PIPE * NS + i] = 1;
+        wh_gsw_fit(tt, sz, NS, &f);
+        CHECK(f.pipe_min == 0 && f.eager_max == 4096);
+    }
 
     /* forced schemes */
     wh_gsw_t s[WH_GCLASS_MAX];
