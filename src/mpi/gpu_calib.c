@@ -24,7 +24,10 @@
 #include "mpi/gpu_calib.h"
 #include "util/tunables.h"
 
-static const size_t sizes[] = {8, 64, 512, 2048, 4096, 8192, 16384, 65536, 262144, 1048576, 4194304};
+/* every power of two from 256 B (a switch point falls on a measured size:
+ * with gaps, 1 KiB was decided by 512 B and 2 KiB) */
+static const size_t sizes[] = {8,     64,    256,    512,    1024,   2048,    4096,    8192,   16384,
+                               32768, 65536, 131072, 262144, 524288, 1048576, 2097152, 4194304};
 #define NSIZES ((int)(sizeof sizes / sizeof *sizes))
 static const char *const schemes[] = {"gdrcopy", "eager", "staged", "pipeline", "ipc"};
 static const int scheme_ds[] = {WH_DS_GDR, WH_DS_EAGER, WH_DS_STAGED, WH_DS_PIPE, WH_DS_IPC};
