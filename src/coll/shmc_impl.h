@@ -70,7 +70,7 @@ static inline unsigned char *cell(const shmc_t *s, int r, uint64_t k, size_t tot
 {
     if (total <= INLINE)
         return (unsigned char *)flag(s, r, k) + 16;
-    return s->base + (size_t)r * s->stride + (NCELL + 1) * LINE + (size_t)(k % NCELL) * s->cell;
+    return s->base + (size_t)r * s->stride + (NCELL + 2) * LINE + (size_t)(k % NCELL) * s->cell;
 }
 
 /* bytes rank r wrote for collective k, published in the slot line before
@@ -82,13 +82,16 @@ static inline volatile uint32_t *csize(const shmc_t *s, int r, uint64_t k)
 }
 
 /* sleep_busy: whether any rank has slept on a flag of the block (0, then 1
- * for good; a word of rank 0's done line).  Until then a writer skips the
- * fence and the waiter count, as where nobody may sleep; the first sleeper
- * sets it before it counts itself, so a writer that looked just before can
- * miss waking that one sleeper once, which then wakes from its bounded nap. */
+ * for good).  Until then a writer skips the fence and the waiter count, as
+ * where nobody may sleep; the first sleeper sets it before it counts itself,
+ * so a writer that looked just before can miss waking that one sleeper once,
+ * which then wakes from its bounded nap.  Every post reads it: it has rank
+ * 0's extra line to itself, written once, so it stays in every cpu's cache
+ * (as a word of rank 0's done line, which rank 0 writes after every
+ * collective, it cost the other ranks a cache miss per post). */
 static inline volatile uint32_t *sleepy(const shmc_t *s)
 {
-    return (volatile uint32_t *)((volatile unsigned char *)done(s, 0) + 16);
+    return (volatile uint32_t *)(s->base + (NCELL + 1) * LINE);
 }
 
 /* the waiter count of a flag: the 32-bit word after it (flags start their line) */

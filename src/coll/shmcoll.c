@@ -7,7 +7,8 @@
  * (collective k uses slot k % NCELL: r's flag for k — r arrived at k, so it
  * finished every earlier one —, the size r wrote and, up to INLINE bytes,
  * the payload itself), done[r] (the last one r has finished, read only when
- * the block is freed), and NCELL cells of WHARF_COLL_SHM_MAX bytes for
+ * the block is freed, and by the release barrier), a line of its own (rank
+ * 0's holds the sleepy word every post reads), and NCELL cells of WHARF_COLL_SHM_MAX bytes for
  * larger payloads (collective k uses cell k % NCELL).  Flags are
  * single-writer sequence numbers that only grow, never reset: collective k
  * (every rank counts the same k: collectives are called in the same order)
@@ -229,7 +230,7 @@ static shmc_t *setup(wh_comm_t *c, wh_coll_state_t *st)
     s->state = -1;
     st->shm = s;
     s->cell = (wh_tun.coll_shm_max + LINE - 1) & ~(size_t)(LINE - 1);
-    s->stride = (NCELL + 1) * LINE + NCELL * s->cell;
+    s->stride = (NCELL + 2) * LINE + NCELL * s->cell;
     if (block_alloc(c, (size_t)c->size * s->stride, &s->off, &s->base))
         s->state = 1;
     s->can_sleep = may_sleep(c);
