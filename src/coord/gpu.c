@@ -179,14 +179,12 @@ int wh_gsw_rndv(const wh_gsw_t *sw, size_t n, int ipc_ok, int pipe_ok)
     return WH_DS_STAGED;
 }
 
-/* time per message of the policy (g, e, p, m) at size n, from row i of t */
-static double fit_time(const double *t, int ns, int i, size_t n, size_t g, size_t e, size_t p, size_t m)
+/* the scheme sw gives n bytes where the pair can use every scheme */
+static int fit_scheme(const wh_gsw_t *sw, size_t n)
 {
-    if (n <= e)
-        return t[(n <= g ? WH_DS_GDR : WH_DS_EAGER) * ns + i];
-    if (m != WH_GSW_NEVER && n >= m)
-        return t[WH_DS_IPC * ns + i];
-    return t[(p != WH_GSW_NEVER && n >= p ? WH_DS_PIPE : WH_DS_STAGED) * ns + i];
+    if (n <= sw->eager_max)
+        return n <= sw->gdr_d2h_max ? WH_DS_GDR : WH_DS_EAGER;
+    return wh_gsw_rndv(sw, n, 1, 1);
 }
 
 void wh_gsw_fit(const double *t, const size_t *sizes, int ns, wh_gsw_t *out)
@@ -214,48 +212,36 @@ void wh_gsw_fit(const double *t, const size_t *sizes, int ns, wh_gsw_t *out)
         for (int ig = 0; ig <= ie; ig++)
             for (int ip = 0; ip <= ns; ip++)
                 for (int im = 0; im <= ns; im++) {
+                    wh_gsw_t cand = {lo[ig], lo[ig], lo[ie], hi[ip], hi[im]};
                     double loss = 0;
                     for (int i = 0; i < ns && loss < rbest; i++) {
                         if (!(best[i] < INFINITY))
                             continue; /* nothing measured at this size */
-                        double x = fit_time(t, ns, i, sizes[i], lo[ig], lo[ie], hi[ip], hi[im]);
+                        double x = t[fit_scheme(&cand, sizes[i]) * ns + i];
                         loss += x < INFINITY ? x / best[i] - 1 : INFINITY;
                     }
                     if (loss < rbest) {
                         rbest = loss;
-                        r = (wh_gsw_t){lo[ig], lo[ig], lo[ie], hi[ip], hi[im]};
+                        r = cand;
                     }
                 }
-    /* a scheme no measured size uses is switched off, so the file says what
-     * the fit chose (a pipeline from above the IPC switch is never used) */
-    int used_p = 0, used_m = 0, used_g = 0;
+    /* say what the fit chose: a scheme no measured size uses is switched off
+     * (a pipeline from above the IPC switch is never used); a rendezvous
+     * scheme that every measured rendezvous size below the next one's switch
+     * uses starts at 0 */
+    int used[WH_DS_MAX] = {0}, staged = 0, not_ipc = 0;
     for (int i = 0; i < ns; i++) {
-        size_t n = sizes[i];
-        used_g |= n <= r.eager_max && n <= r.gdr_d2h_max;
-        if (n > r.eager_max) {
-            int m = r.ipc_min != WH_GSW_NEVER && n >= r.ipc_min;
-            used_m |= m;
-            used_p |= !m && r.pipe_min != WH_GSW_NEVER && n >= r.pipe_min;
+        int k = fit_scheme(&r, sizes[i]);
+        used[k] = 1;
+        if (sizes[i] > r.eager_max) {
+            staged |= k == WH_DS_STAGED;
+            not_ipc |= k != WH_DS_IPC;
         }
     }
-    /* a lower switch point below every measured rendezvous size it does not
-     * take is 0 (from the first rendezvous size on) */
-    int below_p = 0, below_m = 0;
-    for (int i = 0; i < ns; i++)
-        if (sizes[i] > r.eager_max) {
-            below_m |= r.ipc_min != WH_GSW_NEVER && sizes[i] < r.ipc_min;
-            below_p |= r.pipe_min != WH_GSW_NEVER && sizes[i] < r.pipe_min;
-        }
-    if (!below_m && r.ipc_min != WH_GSW_NEVER)
-        r.ipc_min = 0;
-    if (!below_p && r.pipe_min != WH_GSW_NEVER)
-        r.pipe_min = 0;
-    if (!used_g)
+    if (!used[WH_DS_GDR])
         r.gdr_d2h_max = r.gdr_h2d_max = 0;
-    if (!used_p)
-        r.pipe_min = WH_GSW_NEVER;
-    if (!used_m)
-        r.ipc_min = WH_GSW_NEVER;
+    r.pipe_min = !used[WH_DS_PIPE] ? WH_GSW_NEVER : staged ? r.pipe_min : 0;
+    r.ipc_min = !used[WH_DS_IPC] ? WH_GSW_NEVER : not_ipc ? r.ipc_min : 0;
     *out = r;
 }
 

@@ -239,8 +239,8 @@ int wh_mc_alltoallw_i(const char *fname, const wh_nbc_t *nb, const void *sendbuf
             (orc = wh_collchk_widen(fname, ic, ic->size, sendcounts, sdispls, &sw)))
             return orc;
         if (!(orc = wh_collchk_widen(fname, ic, ic->size, recvcounts, rdispls, &rw))) {
-                orc = wh_mci_alltoallvw(fname, nb, ic, sendbuf, sw.c, sw.d, MPI_DATATYPE_NULL, sendtypes, recvbuf, rw.c,
-                                        rw.d, MPI_DATATYPE_NULL, recvtypes);
+            orc = wh_mci_alltoallvw(fname, nb, ic, sendbuf, sw.c, sw.d, MPI_DATATYPE_NULL, sendtypes, recvbuf, rw.c,
+                                    rw.d, MPI_DATATYPE_NULL, recvtypes);
             wh_widen_free(&rw);
         }
         wh_widen_free(&sw);

@@ -30,9 +30,8 @@ static const size_t sizes[] = {8,     64,    256,    512,    1024,   2048,    40
                                32768, 65536, 131072, 262144, 524288, 1048576, 2097152, 4194304};
 #define NSIZES ((int)(sizeof sizes / sizeof *sizes))
 static const char *const schemes[] = {"gdrcopy", "eager", "staged", "pipeline", "ipc"};
-static const int scheme_ds[] = {WH_DS_GDR, WH_DS_EAGER, WH_DS_STAGED, WH_DS_PIPE, WH_DS_IPC};
 #define NSCH 5
-/* the table's rows are wh_gsw_fit's: indexed by WH_DS_* */
+/* row k of the table is scheme k: the WH_DS_* order, as wh_gsw_fit and the per-peer counts index it */
 _Static_assert(WH_DS_GDR == 0 && WH_DS_EAGER == 1 && WH_DS_STAGED == 2 && WH_DS_PIPE == 3 && WH_DS_IPC == 4 &&
                    WH_DS_MAX == NSCH,
                "calibration rows in WH_DS_* order");
@@ -136,10 +135,13 @@ int wh_gpu_calibrate(const char *path)
             wh_gsw_force(wh_gsw, schemes[k]);
             for (int i = 0; i < NSIZES; i++) {
                 size_t n = sizes[i];
-                if ((k <= 1 && n > eager_cap) || (k == 0 && !wh_cuda_gdr_on()) || (rnd > 0 && !avail[k][i]))
-                    continue; /* eager schemes stop at the channel's eager limit */
+                /* eager schemes stop at the channel's eager limit; later rounds
+                 * measure what round 0 found usable */
+                if (rnd > 0 ? !avail[k][i]
+                            : (k <= WH_DS_EAGER && n > eager_cap) || (k == WH_DS_GDR && !wh_cuda_gdr_on()))
+                    continue;
                 if (rnd == 0) {
-                    uint64_t before = wh_gpeers[peer].msgs[scheme_ds[k]];
+                    uint64_t before = wh_gpeers[peer].msgs[k];
                     pingpong(s, r, n, peer, 2);
                     windows(s, r, n, peer, 1);
                     double lat = pingpong(s, r, n, peer, n <= 65536 ? 20 : 2);
@@ -147,7 +149,7 @@ int wh_gpu_calibrate(const char *path)
                     iters[0][k][i] = (int)fmin(fmax(SAMPLE_US / (2 * lat), 2), 5000);
                     iters[1][k][i] = (int)fmin(fmax(SAMPLE_US / (WIN * bw), 1), 500);
                     /* the scheme really ran, on both sides (else the pair cannot use it) */
-                    int used = wh_gpeers[peer].msgs[scheme_ds[k]] > before;
+                    int used = wh_gpeers[peer].msgs[k] > before;
                     MPI_Allreduce(&used, &avail[k][i], 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
                     continue;
                 }
@@ -162,7 +164,7 @@ int wh_gpu_calibrate(const char *path)
         for (int k = 0; k < NSCH; k++)
             for (int i = 0; i < NSIZES; i++) {
                 t[c][k][i] = INFINITY;
-                if (!avail[k][i] || (k <= 1 && sizes[i] > eager_cap) || (k == 0 && !wh_cuda_gdr_on()))
+                if (!avail[k][i]) /* not measured, or the pair could not use it */
                     continue;
                 qsort(samp[c][k][i], ROUNDS, sizeof(double), cmp_double);
                 t[c][k][i] = samp[c][k][i][ROUNDS / 2];
