@@ -43,6 +43,7 @@ enum wh_proto_id {
     WH_PROTO_PUSH,      /* sender pushes header + fragments at once, no handshake (eager through several slots) */
     WH_PROTO_RMA_SYNC,  /* one-sided flush/unlock/complete request sent as a message of its own */
     WH_PROTO_RMA_SYNC_MERGED, /* the same request carried by the origin's last operation message (msg.c) */
+    WH_PROTO_SPLIT,     /* co-resident rendezvous copied by both ranks at once, single copy each (split.c) */
     WH_PROTO_MAX
 };
 extern const char *const wh_proto_names[WH_PROTO_MAX];

@@ -57,8 +57,8 @@ typedef struct wh_rts_ipc {
 typedef struct wh_cts {
     uint64_t rreq;  /* receiver's request id (FRAG: DATA fragments name it) */
     uint64_t token; /* BULK: the channel's token; PUT: the receiver's address */
-    uint32_t proto; /* WH_PROTO_BULK, WH_PROTO_FRAG or WH_PROTO_PUT */
-    uint32_t pad;
+    uint32_t proto; /* WH_PROTO_BULK, WH_PROTO_FRAG, WH_PROTO_PUT or WH_PROTO_SPLIT */
+    uint32_t aux;   /* SPLIT: the receiver's split line | its generation << 8 (split.c) */
 } wh_cts_t;
 
 /* An unexpected message: header arrived before a matching receive was posted. */
@@ -119,6 +119,11 @@ int wh_rndv_push(void);        /* FRAG senders: push fragments while the channel
 extern int wh_rndv_nstreams;
 void wh_am_sack(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
 void wh_am_cts(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
+/* Both ranks copy a co-resident rendezvous at once (split.c).  Receiver: 0 if
+ * it took the transfer (CTS sent; the request completes), -1 to use another
+ * protocol; sender: its part after the CTS (the receiver's FIN completes it). */
+int wh_split_recv(wh_req_t *r, int wpeer, uint64_t saddr, uint64_t srkey, const char *dst, size_t n);
+void wh_split_send(wh_req_t *s, int wpeer, const wh_cts_t *cts);
 void wh_am_data(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
 void wh_am_fin(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen);
 

@@ -171,6 +171,14 @@ void wh_rndv_matched(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const 
     wh_data_t d;
     wh_req_data(r, 0, n, &d);
     int rc;
+    const char *dstart;
+    if (ch.proto == WH_PROTO_GET && chan == WH_CHAN_SHM && (wh_coord_peers[wpeer].caps & WH_CAP_PUT_ZCOPY) &&
+        r->mem == WH_MEM_HOST && n >= wh_tun.cma_split && wh_tun.cma_split &&
+        wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &dstart) &&
+        wh_split_recv(r, wpeer, rts.addr, rts.rkey, dstart, n) == 0) {
+        wh_coord_note(chan, WH_PROTO_SPLIT, n);
+        return;
+    }
     if (ch.proto == WH_PROTO_GET) {
         r->rproto = WH_PROTO_GET;
         r->comp.done = get_done;
@@ -284,6 +292,10 @@ void wh_am_cts(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size
     }
     if (cts.proto == WH_PROTO_PIPE) {
         wh_pipe_send(s, chan, wpeer, cts.token);
+        return;
+    }
+    if (cts.proto == WH_PROTO_SPLIT) {
+        wh_split_send(s, wpeer, &cts);
         return;
     }
     if (cts.proto == WH_PROTO_PUT && rndv_put(s, chan, wpeer, cts.token) == 0)

@@ -3,7 +3,7 @@
  * interleaved: row i holds cell i of every pair), then one pool of large
  * slots per rank, then one doorbell line per rank.  Every co-resident rank carves the same
  * size in the same order, so everything sits at the same offset for everyone
- * without any exchange.  Memory: n^2 x ring cells x 128 B (the ring depth
+ * without any exchange; after the doorbells, each rank's split lines (shm.h).  Memory: n^2 x ring cells x 128 B (the ring depth
  * shrinks as n grows, keeping the rings within 16 MiB) + n x slots x slot size
  * + n x 64 B. */
 #include <stdio.h>
@@ -44,7 +44,7 @@ uint64_t wh_shm_region_bytes(int n, uint32_t ring_cells, uint32_t nslots, uint64
 {
     uint64_t rings = ring_cells * wh_shm_ring_row(n);
     return ((rings + 4095) & ~(uint64_t)4095) + (uint64_t)n * nslots * slot_stride(slot_payload) +
-           (uint64_t)n * sizeof(wh_db_t);
+           (uint64_t)n * (sizeof(wh_db_t) + WH_SHM_SPLIT_LINES * sizeof(wh_shm_split_t));
 }
 
 static int layout(int n)
@@ -109,8 +109,11 @@ int wh_shm_region_setup(int phase)
         for (int p = 0; p < n; p++)
             wh_shm.pool[p] = wh_shm.pools + (size_t)p * wh_shm.nslots * wh_shm.slot_stride;
         wh_shm.db = (wh_db_t *)(wh_shm.pools + (size_t)n * wh_shm.nslots * wh_shm.slot_stride);
+        wh_shm.split = (wh_shm_split_t *)(wh_shm.db + n);
         /* mine may hold an earlier job's state (a fixed region) */
         __atomic_store_n(&wh_shm.db[wh_shm.me].word, 0, __ATOMIC_RELAXED);
+        for (unsigned i = 0; i < WH_SHM_SPLIT_LINES; i++)
+            wh_shm_split_line(wh_shm.me, i)->busy = 0;
         wh_db_setup();
         /* a fixed region may hold an earlier job's cells: empty the rings I
          * consume and my pool (a new file is zero-filled: touching every

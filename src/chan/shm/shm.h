@@ -47,6 +47,21 @@ typedef struct wh_shm_slot {
     unsigned char payload[];
 } wh_shm_slot_t;
 
+/* A single-copy transfer that both ranks copy at once (proto/split.c): the
+ * receiver owns WH_SHM_SPLIT_LINES of these lines; it and the sender claim
+ * chunks of the message from `claim` (generation << 40 | next offset: a
+ * claim against a line since reused fails) and add what they copied to
+ * `done`. */
+typedef struct wh_shm_split {
+    _Alignas(64) volatile uint64_t claim;
+    volatile uint64_t done;
+    volatile uint32_t err;   /* a side's copy failed (its bytes still count in done) */
+    uint32_t busy;           /* the owner's: in use */
+    uint32_t pad[10];
+} wh_shm_split_t;
+_Static_assert(sizeof(wh_shm_split_t) == 64, "a split line is one cache line");
+#define WH_SHM_SPLIT_LINES 16
+
 typedef struct wh_shm_state {
     unsigned char *rings;     /* nlocal x nlocal rings in the node region */
     unsigned char *pools;     /* nlocal pools */
@@ -68,7 +83,8 @@ typedef struct wh_shm_state {
     int *pid;                 /* per local index */
     /* doorbells (doorbell.h): one line per local rank after the pools */
     wh_db_t *db;
-    int db_ok;                /* every peer on this kernel: this rank may sleep on its doorbell */
+    int db_ok;
+    wh_shm_split_t *split;    /* WH_SHM_SPLIT_LINES per local rank, after the doorbells */                /* every peer on this kernel: this rank may sleep on its doorbell */
 } wh_shm_state_t;
 
 extern wh_shm_state_t wh_shm;
@@ -76,6 +92,11 @@ extern wh_shm_state_t wh_shm;
 static inline wh_shm_cell_t *wh_shm_cell(unsigned char *q, uint32_t idx)
 {
     return (wh_shm_cell_t *)(q + (uint64_t)(idx & (wh_shm.ring_cells - 1)) * wh_shm.ring_stride);
+}
+
+static inline wh_shm_split_t *wh_shm_split_line(int lp, unsigned i)
+{
+    return &wh_shm.split[(size_t)lp * WH_SHM_SPLIT_LINES + i];
 }
 
 static inline wh_shm_slot_t *wh_shm_slot(unsigned char *pool, uint32_t s)
