@@ -38,7 +38,8 @@ wh_coord_choice_t wh_coord_decide_pure(const wh_coord_peer_t *p, const wh_coord_
     int kind_ok = (lim->mem_kinds[p->chan] >> mem) & 1;
     switch (op) {
     case WH_OPK_SEND:
-        c.proto = bytes <= lim->eager_max[p->chan] && (kind_ok || (mem != WH_MEM_HOST && bytes <= lim->dev_eager_max))
+        c.proto = bytes <= (mem == WH_MEM_HOST && p->eager_max ? p->eager_max : lim->eager_max[p->chan]) &&
+                          (kind_ok || (mem != WH_MEM_HOST && bytes <= lim->dev_eager_max))
                       ? WH_PROTO_EAGER
                       : WH_PROTO_RNDV;
         break;
@@ -130,11 +131,26 @@ static int peer_added(int idx)
         return wh_error(MPI_ERR_OTHER, "the network channel does not reach peer %d", idx);
     wh_coord_peers[idx].chan = WH_CHAN_NET;
     wh_coord_peers[idx].caps = pc;
+    wh_coord_peers[idx].eager_max = wh_coord_peer_eager(&wh_coord_lim, WH_CHAN_NET, pc, wh_job.oversubscribed);
     if (!wh_chan_polled[WH_CHAN_NET]) {
         wh_chan_polled[WH_CHAN_NET] = 1;
         wh_chans_poll_set();
     }
     return MPI_SUCCESS;
+}
+
+/* One copy and one more hop (RTS, the receiver's read, FIN) beat the eager
+ * path's second copy from a few KiB when both ranks run (16 KiB ping-pong
+ * 1.7 against 3.2 us, docs/PERFORMANCE.md "Both ranks copy"); where the
+ * node runs more ranks than cpus every hop may wait for the scheduler
+ * (4 ranks on 2 cpus, 16 KiB blocks: alltoall 11-13 us eager, 18-21 single
+ * copy), so the eager path keeps its whole range there. */
+uint32_t wh_coord_peer_eager(const wh_coord_limits_t *lim, int c, uint32_t caps, int oversubscribed)
+{
+    size_t e = lim->eager_max[c];
+    if (c == WH_CHAN_SHM && (caps & WH_CAP_GET_ZCOPY) && !oversubscribed && lim->zcopy_min && lim->zcopy_min < e)
+        e = lim->zcopy_min;
+    return e > UINT32_MAX ? UINT32_MAX : (uint32_t)e;
 }
 
 int wh_coord_peer_of_gid(uint32_t gid)
@@ -192,6 +208,7 @@ int wh_coord_init(void)
             shm_why = WH_WHY_FORCED_NET;
         wh_coord_peers[p].chan = (uint8_t)c;
         wh_coord_peers[p].caps = pcaps[c];
+        wh_coord_peers[p].eager_max = wh_coord_peer_eager(&wh_coord_lim, c, pcaps[c], wh_job.oversubscribed);
         wh_chan_polled[c] = 1;
         int single = (pcaps[c] & WH_CAP_GET_ZCOPY) != 0;
         char code = c == WH_CHAN_SELF ? '.' : c == WH_CHAN_NET ? 'N' : single ? 'C' : 'S';

@@ -56,6 +56,7 @@ typedef struct wh_coord_choice {
 typedef struct wh_coord_peer {
     uint8_t chan;       /* channel serving it */
     uint32_t caps;      /* WH_CAP_* that hold for this pair on that channel */
+    uint32_t eager_max; /* largest host message sent eagerly to it (wh_coord_peer_eager) */
 } wh_coord_peer_t;
 
 /* Thresholds (from the tunable table and the channels' caps). */
@@ -103,6 +104,10 @@ extern uint64_t wh_coord_count[WH_CHAN_MAX][WH_PROTO_MAX];
 extern uint64_t wh_coord_bytes[WH_CHAN_MAX][WH_PROTO_MAX];
 
 int wh_coord_init(void);
+/* The eager limit of a peer on channel c with caps: the channel's, but a
+ * co-resident pair that CMA serves, on a node with no more ranks than cpus
+ * (oversubscribed: 1), takes single copy above WHARF_CMA_MIN. */
+uint32_t wh_coord_peer_eager(const wh_coord_limits_t *lim, int c, uint32_t caps, int oversubscribed);
 void wh_coord_finalize(void);
 void wh_coord_report_counts(void); /* WHARF_REPORT=channels, at finalize */
 
@@ -133,7 +138,7 @@ static inline wh_coord_choice_t wh_coord_send(int wpeer, size_t bytes, int mem, 
 {
     wh_coord_choice_t c;
     c.chan = wh_coord_peers[wpeer].chan;
-    if (__builtin_expect(bytes <= wh_coord_lim.eager_max[c.chan] && mem == WH_MEM_HOST, 1))
+    if (__builtin_expect(bytes <= wh_coord_peers[wpeer].eager_max && mem == WH_MEM_HOST, 1))
         c.proto = WH_PROTO_EAGER;
     else if (mem != WH_MEM_HOST)
         c.proto = (uint8_t)wh_coord_dev_send(wpeer, bytes, how);

@@ -105,7 +105,7 @@ static int poll_waiting(void)
 
 int wh_split_recv(wh_req_t *r, int wpeer, uint64_t saddr, uint64_t srkey, const char *dst, size_t n)
 {
-    if (!wh_tun.cma_split || n < wh_tun.cma_split || wh_job.oversubscribed || !wh_shm.split || !saddr)
+    if (!wh_tun.cma_split || n < wh_tun.cma_split || n > OFF_MASK || wh_job.oversubscribed || !wh_shm.split || !saddr)
         return -1;
     wh_shm_split_t *L = NULL;
     unsigned i;

@@ -34,6 +34,26 @@ int main(void)
     CHECK(r.proto == WH_PROTO_RNDV);
     r = wh_coord_decide_pure(&net, &lim, 16384, WH_MEM_HOST, WH_OPK_SEND, 0);
     CHECK(r.chan == 2 && r.proto == WH_PROTO_EAGER);
+    /* per-peer eager limit: a pair CMA serves takes single copy above
+     * WHARF_CMA_MIN, unless the node is oversubscribed */
+    {
+        wh_coord_limits_t l2 = lim;
+        l2.eager_max[1] = 16384;
+        l2.zcopy_min = 8192;
+        CHECK(wh_coord_peer_eager(&l2, 1, cma.caps, 0) == 8192);
+        CHECK(wh_coord_peer_eager(&l2, 1, cma.caps, 1) == 16384);
+        CHECK(wh_coord_peer_eager(&l2, 1, shm.caps, 0) == 16384); /* no CMA: eager */
+        CHECK(wh_coord_peer_eager(&l2, 2, net.caps, 0) == 16384);
+        l2.zcopy_min = 0; /* (CMA for every size: no cut below a message of one byte) */
+        CHECK(wh_coord_peer_eager(&l2, 1, cma.caps, 0) == 16384);
+        wh_coord_peer_t p = cma;
+        l2.zcopy_min = 8192;
+        p.eager_max = wh_coord_peer_eager(&l2, 1, p.caps, 0);
+        r = wh_coord_decide_pure(&p, &l2, 12288, WH_MEM_HOST, WH_OPK_SEND, 0);
+        CHECK(r.proto == WH_PROTO_RNDV);
+        r = wh_coord_decide_pure(&p, &l2, 8192, WH_MEM_HOST, WH_OPK_SEND, 0);
+        CHECK(r.proto == WH_PROTO_EAGER);
+    }
     r = wh_coord_decide_pure(&cma, &lim, 8, 2, WH_OPK_SEND, 0); /* a memory kind the channel cannot move */
     CHECK(r.proto == WH_PROTO_RNDV);
     r = wh_coord_decide_pure(&cma, &lim, 1 << 20, WH_MEM_HOST, WH_OPK_RNDV, 1);
