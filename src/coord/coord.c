@@ -145,12 +145,12 @@ static int peer_added(int idx)
  * node runs more ranks than cpus every hop may wait for the scheduler
  * (4 ranks on 2 cpus, 16 KiB blocks: alltoall 11-13 us eager, 18-21 single
  * copy), so the eager path keeps its whole range there. */
-uint32_t wh_coord_peer_eager(const wh_coord_limits_t *lim, int c, uint32_t caps, int oversubscribed)
+size_t wh_coord_peer_eager(const wh_coord_limits_t *lim, int c, uint32_t caps, int oversubscribed)
 {
     size_t e = lim->eager_max[c];
     if (c == WH_CHAN_SHM && (caps & WH_CAP_GET_ZCOPY) && !oversubscribed && lim->zcopy_min && lim->zcopy_min < e)
         e = lim->zcopy_min;
-    return e > UINT32_MAX ? UINT32_MAX : (uint32_t)e;
+    return e;
 }
 
 int wh_coord_peer_of_gid(uint32_t gid)

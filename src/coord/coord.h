@@ -56,7 +56,7 @@ typedef struct wh_coord_choice {
 typedef struct wh_coord_peer {
     uint8_t chan;       /* channel serving it */
     uint32_t caps;      /* WH_CAP_* that hold for this pair on that channel */
-    uint32_t eager_max; /* largest host message sent eagerly to it (wh_coord_peer_eager) */
+    size_t eager_max;   /* largest host message sent eagerly to it (wh_coord_peer_eager) */
 } wh_coord_peer_t;
 
 /* Thresholds (from the tunable table and the channels' caps). */
@@ -107,7 +107,7 @@ int wh_coord_init(void);
 /* The eager limit of a peer on channel c with caps: the channel's, but a
  * co-resident pair that CMA serves, on a node with no more ranks than cpus
  * (oversubscribed: 1), takes single copy above WHARF_CMA_MIN. */
-uint32_t wh_coord_peer_eager(const wh_coord_limits_t *lim, int c, uint32_t caps, int oversubscribed);
+size_t wh_coord_peer_eager(const wh_coord_limits_t *lim, int c, uint32_t caps, int oversubscribed);
 void wh_coord_finalize(void);
 void wh_coord_report_counts(void); /* WHARF_REPORT=channels, at finalize */
 

@@ -18,7 +18,7 @@ static int isend(int v, int tag, int mode, wh_req_t **r)
 
 int main(void)
 {
-    static wh_coord_peer_t peer[1] = {{.chan = WH_CHAN_SELF, .caps = WH_CAP_AM, .eager_max = UINT32_MAX}};
+    static wh_coord_peer_t peer[1] = {{.chan = WH_CHAN_SELF, .caps = WH_CAP_AM, .eager_max = SIZE_MAX}};
     wh_job.rank = 0;
     wh_job.size = 1;
     wh_coord_peers = peer;
