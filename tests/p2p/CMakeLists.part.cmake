@@ -14,6 +14,10 @@ wh_mpi_test(p2p.cancel    ${P2P_T}/p2p_cancel.c 2)
 wh_mpi_test(p2p.cancel3   ${P2P_T}/p2p_cancel.c 3)
 wh_mpi_test(p2p.alltoall4 ${P2P_T}/p2p_alltoall.c 4)
 wh_mpi_test(p2p.alltoall8 ${P2P_T}/p2p_alltoall.c 8)
+# large co-resident messages both ranks copy (src/proto/split.c): a sender busy
+# outside MPI, more transfers in flight than split lines, truncation, a
+# vector receive, head to head
+wh_mpi_test(p2p.split     ${P2P_T}/p2p_split.c 2)
 
 # Waiting when ranks outnumber cores (WHARF_WAIT_SLEEP, src/proto/progress.c):
 # the doorbell protocol between processes (sleeper vs two wakers, 20000
