@@ -52,7 +52,10 @@ static int claim(wh_shm_split_t *L, uint64_t gen, size_t len, size_t *off, size_
 static void noop_done(wh_comp_t *c, int err) { (void)c, (void)err; }
 
 /* copy the chunks this side can claim: get from (receiver) or put into
- * (sender) the peer's contiguous buffer at raddr */
+ * (sender) the peer's contiguous buffer at raddr.  A sender whose write
+ * fails (CMA refused that way: a Yama or seccomp policy may allow only
+ * reads) hands the chunk back to the receiver and stops helping; a receiver
+ * whose read fails marks the transfer failed (as a plain get would). */
 static void copy_chunks(wh_req_t *r, wh_shm_split_t *L, uint64_t gen, size_t len, int wpeer, uint64_t raddr,
                         uint64_t rkey, int put)
 {
@@ -63,10 +66,35 @@ static void copy_chunks(wh_req_t *r, wh_shm_split_t *L, uint64_t gen, size_t len
         wh_req_data(r, off, n, &d);
         int rc = put ? wh_chans[WH_CHAN_SHM]->put_zcopy(wpeer, raddr + off, rkey, &d, &comp)
                      : wh_chans[WH_CHAN_SHM]->get_zcopy(wpeer, raddr + off, rkey, &d, &comp);
+        if (rc != MPI_SUCCESS && put) {
+            WH_DEBUG("proto", "split transfer to rank %d: writing %zu bytes at %zu failed; it reads them", wpeer, n,
+                     off);
+            L->back_off = off;
+            __atomic_store_n(&L->back_len, (uint64_t)n, __ATOMIC_RELEASE);
+            return;
+        }
         if (rc != MPI_SUCCESS)
             __atomic_store_n(&L->err, 1, __ATOMIC_RELAXED); /* its bytes count as done: the receiver fails it */
         __atomic_add_fetch(&L->done, (uint64_t)n, __ATOMIC_RELEASE);
     }
+}
+
+/* receiver: copy a chunk the sender handed back; 1 once every byte is in */
+static int recv_done(wh_req_t *r)
+{
+    wh_shm_split_t *L = r->extra;
+    uint64_t n = __atomic_load_n(&L->back_len, __ATOMIC_ACQUIRE);
+    if (n) {
+        wh_comp_t comp = {noop_done};
+        wh_data_t d;
+        size_t off = (size_t)L->back_off;
+        L->back_len = 0;
+        wh_req_data(r, off, (size_t)n, &d);
+        if (wh_chans[WH_CHAN_SHM]->get_zcopy(r->wpeer, L->saddr + off, L->srkey, &d, &comp) != MPI_SUCCESS)
+            L->err = 1;
+        __atomic_add_fetch(&L->done, n, __ATOMIC_RELEASE);
+    }
+    return __atomic_load_n(&L->done, __ATOMIC_ACQUIRE) >= r->xfer_len;
 }
 
 static void recv_finish(wh_req_t *r)
@@ -89,8 +117,7 @@ static int poll_waiting(void)
     int n = 0;
     for (wh_req_t **pp = &waiting; *pp;) {
         wh_req_t *r = *pp;
-        wh_shm_split_t *L = r->extra;
-        if (__atomic_load_n(&L->done, __ATOMIC_ACQUIRE) < r->xfer_len) {
+        if (!recv_done(r)) {
             pp = &r->next;
             continue;
         }
@@ -105,8 +132,10 @@ static int poll_waiting(void)
 
 int wh_split_recv(wh_req_t *r, int wpeer, uint64_t saddr, uint64_t srkey, const char *dst, size_t n)
 {
-    if (!wh_tun.cma_split || n < wh_tun.cma_split || n > OFF_MASK || wh_job.oversubscribed || !wh_shm.split || !saddr)
-        return -1;
+    int lp = wh_job.local_index[wpeer];
+    if (!wh_tun.cma_split || n < wh_tun.cma_split || n > OFF_MASK || wh_job.oversubscribed || !wh_shm.split || !saddr ||
+        lp < 0 || !wh_shm.cma_ok || !wh_shm.cma_ok[lp])
+        return -1; /* (a read that failed since: the get falls back to the pipelined copy) */
     wh_shm_split_t *L = NULL;
     unsigned i;
     for (i = 0; i < WH_SHM_SPLIT_LINES; i++)
@@ -120,6 +149,9 @@ int wh_split_recv(wh_req_t *r, int wpeer, uint64_t saddr, uint64_t srkey, const 
     L->busy = 1;
     L->done = 0;
     L->err = 0;
+    L->saddr = saddr;
+    L->srkey = srkey;
+    L->back_len = 0;
     __atomic_store_n(&L->claim, gen << 40, __ATOMIC_RELEASE);
     r->rproto = WH_PROTO_SPLIT;
     r->extra = L;
@@ -130,7 +162,7 @@ int wh_split_recv(wh_req_t *r, int wpeer, uint64_t saddr, uint64_t srkey, const 
     if (rc != MPI_SUCCESS && !r->err)
         r->err = rc; /* the sender never comes: this side copies it all */
     copy_chunks(r, L, gen, n, wpeer, saddr, srkey, 0);
-    if (__atomic_load_n(&L->done, __ATOMIC_ACQUIRE) >= n) {
+    if (recv_done(r)) {
         recv_finish(r);
         return 0;
     }
@@ -149,5 +181,7 @@ void wh_split_send(wh_req_t *s, int wpeer, const wh_cts_t *cts)
         WH_ERRLOG("proto", "split transfer from rank %d names line %u of an unknown pool: it copies alone", wpeer, i);
         return;
     }
+    if (!(wh_coord_peers[wpeer].caps & WH_CAP_PUT_ZCOPY) || (wh_shm.cma_nowrite && wh_shm.cma_nowrite[lp]))
+        return; /* this rank may not write into that one (its probe, or a write that failed): it copies alone */
     copy_chunks(s, wh_shm_split_line(lp, i), cts->aux >> 8, s->xfer_len, wpeer, cts->token, 0, 1);
 }

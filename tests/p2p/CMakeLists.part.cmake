@@ -18,6 +18,13 @@ wh_mpi_test(p2p.alltoall8 ${P2P_T}/p2p_alltoall.c 8)
 # outside MPI, more transfers in flight than split lines, truncation, a
 # vector receive, head to head
 wh_mpi_test(p2p.split     ${P2P_T}/p2p_split.c 2)
+# ... where the sender may read its peer but not write it (process_vm_writev
+# refused by an LD_PRELOAD shim): it hands its chunk back, the receiver copies
+# it, every byte still right (not under ASan: its runtime must be preloaded first)
+add_library(wh_nowritev SHARED ${CMAKE_SOURCE_DIR}/tests/p2p/nowritev.c)
+add_test(NAME mpi.p2p.split_nowritev.shm COMMAND ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_p2p_split>)
+set_tests_properties(mpi.p2p.split_nowritev.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm;nosan"
+                     PROCESSORS 2 ENVIRONMENT "WHARF_CHANNEL=auto;LD_PRELOAD=$<TARGET_FILE:wh_nowritev>")
 
 # Waiting when ranks outnumber cores (WHARF_WAIT_SLEEP, src/proto/progress.c):
 # the doorbell protocol between processes (sleeper vs two wakers, 20000

@@ -22,7 +22,8 @@ int wh_shm_cma_setup(int phase)
     wh_shm.cma_ok = calloc((size_t)n, sizeof(int));
     wh_shm.cma_why = calloc((size_t)n, sizeof(int));
     wh_shm.pid = calloc((size_t)n, sizeof(int));
-    if (!wh_shm.cma_ok || !wh_shm.cma_why || !wh_shm.pid)
+    wh_shm.cma_nowrite = calloc((size_t)n, sizeof(int));
+    if (!wh_shm.cma_ok || !wh_shm.cma_why || !wh_shm.pid || !wh_shm.cma_nowrite)
         return wh_error(MPI_ERR_NO_MEM, "out of memory");
     for (int lp = 0; lp < n; lp++) {
         const wh_reg_rec_t *r = wh_loc_rec(lp);
@@ -40,7 +41,8 @@ int wh_shm_cma_setup(int phase)
 static int cma_xfer(int wpeer, uint64_t raddr, const wh_data_t *d, int put, wh_comp_t *comp)
 {
     int lp = wh_job.local_index[wpeer];
-    if (lp < 0 || !wh_shm.cma_ok || !wh_shm.cma_ok[lp] || d->mem != WH_MEM_HOST || !raddr)
+    if (lp < 0 || !wh_shm.cma_ok || !wh_shm.cma_ok[lp] || (put && wh_shm.cma_nowrite[lp]) || d->mem != WH_MEM_HOST ||
+        !raddr)
         return WH_FALLBACK;
     size_t off = 0, len = d->len;
     while (off < len) {
@@ -55,8 +57,12 @@ static int cma_xfer(int wpeer, uint64_t raddr, const wh_data_t *d, int put, wh_c
         if (got <= 0) {
             WH_WARN("cma", "process_vm_%s with rank %d failed: %s; using the shared-memory copy instead",
                     put ? "writev" : "readv", wpeer, got < 0 ? strerror(errno) : "no progress");
-            wh_shm.cma_ok[lp] = 0;
-            wh_shm.cma_why[lp] = WH_WHY_PROBE;
+            if (put) { /* (the probe only read: a policy may allow reads alone) */
+                wh_shm.cma_nowrite[lp] = 1;
+            } else {
+                wh_shm.cma_ok[lp] = 0;
+                wh_shm.cma_why[lp] = WH_WHY_PROBE;
+            }
             if (off == 0)
                 return WH_FALLBACK;
             return wh_error(MPI_ERR_OTHER, "CMA %s failed after %zu of %zu bytes", put ? "write" : "read", off, len);

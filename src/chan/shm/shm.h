@@ -55,9 +55,12 @@ typedef struct wh_shm_slot {
 typedef struct wh_shm_split {
     _Alignas(64) volatile uint64_t claim;
     volatile uint64_t done;
-    volatile uint32_t err;   /* a side's copy failed (its bytes still count in done) */
+    volatile uint32_t err;   /* the receiver's copy failed (its bytes still count in done) */
     uint32_t busy;           /* the owner's: in use */
-    uint32_t pad[10];
+    uint64_t saddr, srkey;   /* the owner's: where it reads the sender's buffer */
+    uint64_t back_off;       /* a chunk the sender claimed but could not write */
+    volatile uint64_t back_len; /* (set last, release; 0: none): the receiver copies it */
+    uint32_t pad[2];
 } wh_shm_split_t;
 _Static_assert(sizeof(wh_shm_split_t) == 64, "a split line is one cache line");
 #define WH_SHM_SPLIT_LINES 16
@@ -81,6 +84,7 @@ typedef struct wh_shm_state {
     int *cma_ok;              /* per local index: I can CMA-read it */
     int *cma_why;             /* per local index: WH_WHY_* when not */
     int *pid;                 /* per local index */
+    int *cma_nowrite;         /* per local index: a write (process_vm_writev) to it failed: reads only */
     /* doorbells (doorbell.h): one line per local rank after the pools */
     wh_db_t *db;
     int db_ok;
