@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "chan/chan.h"
+#include "chan/shm/shm.h"
 #include "coll/algo.h"
 #include "coll/shmcoll.h"
 #include "coord/coord.h"
@@ -27,7 +28,7 @@ typedef struct {
     uint64_t addr;  /* start of the rank's exposed bytes */
     uint64_t bytes; /* how many (all ranks check the counts agree) */
     uint32_t ok;    /* the rank can read every member in place, its buffers are contiguous */
-    uint32_t pad;
+    uint32_t helps; /* bcast root of two: it writes the upper half itself */
 } cma_pub_t;
 
 typedef struct {
@@ -72,9 +73,10 @@ static int cma_read(const wh_comm_t *c, int r, uint64_t raddr, void *dst, size_t
 /* Phase 1: publish {addr, bytes, ok} and learn everyone's (all[c->size]).
  * 1 when all can go single-copy with the same byte count, 0 to fall back
  * (*rc: an error of the exchange itself, else MPI_SUCCESS). */
-static int publish(wh_comm_t *c, const void *addr, size_t bytes, int ok, cma_pub_t *all, int *rc)
+static int publish(wh_comm_t *c, const void *addr, size_t bytes, int ok, int helps, cma_pub_t *all, int *rc)
 {
-    cma_pub_t mine = {.addr = (uint64_t)(uintptr_t)addr, .bytes = bytes, .ok = ok && can_read_all(c)};
+    cma_pub_t mine = {.addr = (uint64_t)(uintptr_t)addr, .bytes = bytes, .ok = ok && can_read_all(c),
+                      .helps = (uint32_t)helps};
     wh_dtype_t *byte = wh_coll_byte();
     *rc = wh_shmc_allgather(&mine, sizeof mine, byte, all, sizeof mine, byte, c);
     if (*rc != MPI_SUCCESS)
@@ -108,7 +110,7 @@ int wh_cma_allgather(const void *src, char *dst, size_t blk, wh_comm_t *c)
 {
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
     cma_pub_t all[WH_CMA_MAXN];
-    if (!publish(c, src, blk, src && dst, all, &rc))
+    if (!publish(c, src, blk, src && dst, 0, all, &rc))
         return rc != MPI_SUCCESS ? rc : WH_FALLBACK;
     int my = MPI_SUCCESS;
     for (int i = 1; i < n && my == MPI_SUCCESS; i++) { /* start past me: readers spread over the owners */
@@ -122,13 +124,40 @@ int wh_cma_allgather(const void *src, char *dst, size_t blk, wh_comm_t *c)
     return MPI_SUCCESS;
 }
 
+/* Between two ranks the root, which would only wait, writes the upper half
+ * into the other's buffer (process_vm_writev) while the other reads the
+ * lower half: one copy per byte still, two cpus (as point-to-point's split
+ * transfers, src/proto/split.c).  Only where the root may write to that
+ * rank (its probe, no write refused since); a refused write is reported in
+ * the second exchange and both fall back. */
+static int may_write(const wh_comm_t *c, int r)
+{
+    int w = wh_comm_wrank(c, r), lp = wh_job.local_index[w];
+    return (wh_coord_peers[w].caps & WH_CAP_PUT_ZCOPY) && wh_tun.cma_split && !wh_job.oversubscribed && lp >= 0 &&
+           wh_shm.cma_nowrite && !wh_shm.cma_nowrite[lp];
+}
+
 int wh_cma_bcast(void *buf, size_t bytes, int root, wh_comm_t *c)
 {
     int me = c->rank, rc = MPI_SUCCESS;
     cma_pub_t all[WH_CMA_MAXN];
-    if (!publish(c, buf, bytes, buf != NULL, all, &rc))
+    int helps = me == root && c->size == 2 && bytes >= wh_tun.cma_split && may_write(c, 1 - root);
+    if (!publish(c, buf, bytes, buf != NULL, helps, all, &rc))
         return rc != MPI_SUCCESS ? rc : WH_FALLBACK;
-    int my = me == root ? MPI_SUCCESS : cma_read(c, root, all[root].addr, buf, bytes);
+    size_t half = all[root].helps ? (bytes / 2 + 4095) & ~(size_t)4095 : bytes;
+    if (half > bytes)
+        half = bytes;
+    int my = MPI_SUCCESS;
+    if (me != root)
+        my = cma_read(c, root, all[root].addr, buf, half);
+    else if (all[root].helps && half < bytes) {
+        wh_data_t d = {.base = (char *)buf + half, .len = bytes - half, .mem = WH_MEM_HOST};
+        cma_rd_t wr = {.comp.done = rd_done};
+        my = wh_chans[WH_CHAN_SHM]->put_zcopy(wh_comm_wrank(c, 1 - root), all[1 - root].addr + half, 0, &d,
+                                              &wr.comp);
+        if (my == MPI_SUCCESS)
+            my = wr.done ? wr.err : wh_error(MPI_ERR_INTERN, "single-copy write to rank %d did not complete", 1 - root);
+    }
     if (!all_read(c, my, &rc))
         return rc != MPI_SUCCESS ? rc : WH_FALLBACK;
     return MPI_SUCCESS;

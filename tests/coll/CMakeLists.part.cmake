@@ -157,6 +157,14 @@ foreach(np 2 3 4)
   wh_mpi_test_env(coll.layout_cma.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_layout.c ${np} "WHARF_COLL_CMA_MIN=1")
   wh_mpi_test_env(coll.basic_cma.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_basic.c ${np} "WHARF_COLL_CMA_MIN=1")
 endforeach()
+# a two-rank bcast's root writes the upper half (shmcma.c): the same with every
+# write refused (LD_PRELOAD shim, tests/p2p/nowritev.c): both fall back, then
+# the other rank reads it all
+add_test(NAME mpi.coll.bcast_layout_nowritev.np2.shm
+         COMMAND ${WHARFRUN} -n 2 --timeout 150 $<TARGET_FILE:mpit_coll_bcast_layout>)
+set_tests_properties(mpi.coll.bcast_layout_nowritev.np2.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT}
+                     LABELS "mpi;shm;nosan" PROCESSORS 2
+                     ENVIRONMENT "WHARF_CHANNEL=auto;LD_PRELOAD=$<TARGET_FILE:wh_nowritev>")
 # Collectives called with different counts on different ranks: errors, no hang,
 # the communicator usable after; with the default algorithms (shared memory
 # where it runs), the point-to-point ones (WHARF_COLL_SHM=0) and the
