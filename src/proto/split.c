@@ -136,6 +136,18 @@ int wh_split_recv(wh_req_t *r, int wpeer, uint64_t saddr, uint64_t srkey, const 
     if (!wh_tun.cma_split || n < wh_tun.cma_split || n > OFF_MASK || wh_job.oversubscribed || !wh_shm.split || !saddr ||
         lp < 0 || !wh_shm.cma_ok || !wh_shm.cma_ok[lp])
         return -1; /* (a read that failed since: the get falls back to the pipelined copy) */
+    if (!wh_shm.cma_read_ok[lp]) {
+        /* The probe read one word at init; a policy (or a fault) may still
+         * refuse data reads.  The sender starts writing at the CTS, so a
+         * refusal found after it could not fall back: read a few bytes
+         * first, once per peer.  Refused: the get finds the pair's reads
+         * off and the transfer takes the pipelined copy. */
+        unsigned char probe[64];
+        wh_data_t pd = {.base = (char *)probe, .len = n < sizeof probe ? n : sizeof probe, .mem = WH_MEM_HOST};
+        wh_comp_t pc = {noop_done};
+        if (wh_chans[WH_CHAN_SHM]->get_zcopy(wpeer, saddr, srkey, &pd, &pc) != MPI_SUCCESS)
+            return -1;
+    }
     wh_shm_split_t *L = NULL;
     unsigned i;
     for (i = 0; i < WH_SHM_SPLIT_LINES; i++)

@@ -23,7 +23,8 @@ int wh_shm_cma_setup(int phase)
     wh_shm.cma_why = calloc((size_t)n, sizeof(int));
     wh_shm.pid = calloc((size_t)n, sizeof(int));
     wh_shm.cma_nowrite = calloc((size_t)n, sizeof(int));
-    if (!wh_shm.cma_ok || !wh_shm.cma_why || !wh_shm.pid || !wh_shm.cma_nowrite)
+    wh_shm.cma_read_ok = calloc((size_t)n, sizeof(int));
+    if (!wh_shm.cma_ok || !wh_shm.cma_why || !wh_shm.pid || !wh_shm.cma_nowrite || !wh_shm.cma_read_ok)
         return wh_error(MPI_ERR_NO_MEM, "out of memory");
     for (int lp = 0; lp < n; lp++) {
         const wh_reg_rec_t *r = wh_loc_rec(lp);
@@ -69,6 +70,8 @@ static int cma_xfer(int wpeer, uint64_t raddr, const wh_data_t *d, int put, wh_c
         }
         off += (size_t)got;
     }
+    if (!put)
+        wh_shm.cma_read_ok[lp] = 1;
     comp->done(comp, MPI_SUCCESS);
     return MPI_SUCCESS;
 }

@@ -171,5 +171,6 @@ void wh_shm_region_teardown(void)
     free(wh_shm.cma_why);
     free(wh_shm.pid);
     free(wh_shm.cma_nowrite);
+    free(wh_shm.cma_read_ok);
     memset(&wh_shm, 0, sizeof wh_shm);
 }

@@ -85,6 +85,7 @@ typedef struct wh_shm_state {
     int *cma_why;             /* per local index: WH_WHY_* when not */
     int *pid;                 /* per local index */
     int *cma_nowrite;         /* per local index: a write (process_vm_writev) to it failed: reads only */
+    int *cma_read_ok;         /* per local index: a data read from it has worked (not only the probe word) */
     /* doorbells (doorbell.h): one line per local rank after the pools */
     wh_db_t *db;
     int db_ok;
