@@ -105,6 +105,18 @@ int wh_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, w
         wh_coll_count(c, WH_CK_REDUCE, WH_CA_HIER);
         return wh_hier_reduce(sbuf, rbuf, count, dth, dt, op, root, c, h);
     }
+    if (op->commute && wh_cma_reduce_usable(c, (size_t)count * dt->size)) {
+        const char *in = NULL, *out = NULL;
+        const void *s = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+        if (!shm_contig(dt, count) || !wh_dtype_is_contig(dt, (size_t)count, s, &in) ||
+            (c->rank == root && !wh_dtype_is_contig(dt, (size_t)count, rbuf, &out)))
+            in = out = NULL;
+        rc = wh_cma_reduce(in, (char *)(uintptr_t)out, (size_t)count, dth, dt, op, root, c);
+        if (rc != WH_FALLBACK) {
+            wh_coll_count(c, WH_CK_REDUCE, WH_CA_CMA);
+            return rc;
+        }
+    }
     if (shm_contig(dt, count) && wh_shmc_usable(c, (size_t)count * dt->size)) {
         wh_coll_count(c, WH_CK_REDUCE, WH_CA_SHM);
         return wh_shmc_reduce(sbuf, rbuf, count, dth, dt, op, root, c);

@@ -58,4 +58,9 @@ int wh_shmc_alltoallv(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, con
 int wh_cma_usable(wh_comm_t *c, size_t bytes);
 int wh_cma_allgather(const void *src, char *dst, size_t blk, wh_comm_t *c);
 int wh_cma_bcast(void *buf, size_t bytes, int root, wh_comm_t *c);
+int wh_cma_reduce_usable(wh_comm_t *c, size_t bytes);
+/* in: this rank's input (the root's out when in place), out: the root's
+ * result (others: NULL); count elements of the contiguous type dt */
+int wh_cma_reduce(const char *in, char *out, size_t count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op, int root,
+                  wh_comm_t *c);
 #endif

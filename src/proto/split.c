@@ -132,11 +132,11 @@ static int poll_waiting(void)
 
 int wh_split_recv(wh_req_t *r, int wpeer, uint64_t saddr, uint64_t srkey, const char *dst, size_t n)
 {
-    int lp = wh_job.local_index[wpeer];
+    unsigned cma = wh_shm_cma(wpeer);
     if (!wh_tun.cma_split || n < wh_tun.cma_split || n > OFF_MASK || wh_job.oversubscribed || !wh_shm.split || !saddr ||
-        lp < 0 || !wh_shm.cma_ok || !wh_shm.cma_ok[lp])
+        !(cma & WH_CMA_CAN_READ))
         return -1; /* (a read that failed since: the get falls back to the pipelined copy) */
-    if (!wh_shm.cma_read_ok[lp]) {
+    if (!(cma & WH_CMA_READ_SEEN)) {
         /* The probe read one word at init; a policy (or a fault) may still
          * refuse data reads.  The sender starts writing at the CTS, so a
          * refusal found after it could not fall back: read a few bytes
@@ -193,7 +193,7 @@ void wh_split_send(wh_req_t *s, int wpeer, const wh_cts_t *cts)
         WH_ERRLOG("proto", "split transfer from rank %d names line %u of an unknown pool: it copies alone", wpeer, i);
         return;
     }
-    if (!(wh_coord_peers[wpeer].caps & WH_CAP_PUT_ZCOPY) || (wh_shm.cma_nowrite && wh_shm.cma_nowrite[lp]))
+    if (!(wh_shm_cma(wpeer) & WH_CMA_CAN_WRITE))
         return; /* this rank may not write into that one (its probe, or a write that failed): it copies alone */
     copy_chunks(s, wh_shm_split_line(lp, i), cts->aux >> 8, s->xfer_len, wpeer, cts->token, 0, 1);
 }

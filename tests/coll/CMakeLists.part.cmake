@@ -179,3 +179,24 @@ foreach(np 2 3 4)
 endforeach()
 wh_hier_test(coll.mismatch_hier.np4 4 "/2" mpit_coll_mismatch hier)
 wh_hier_test(coll.mismatch_hier.np5 5 "%3" mpit_coll_mismatch hier)
+# reduce through the single-copy slices (shmcma.c): types, ops, roots, in
+# place, counts around the switch point (scaled down by WHARF_COLL_CMA_MIN);
+# on the shm variant the report must show the cma path taken, and with every
+# write refused (LD_PRELOAD shim) all fall back to the cells
+foreach(np 2 3 4 8)
+  wh_mpi_test_env(coll.cma_reduce.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_cma_reduce.c ${np}
+                  "WHARF_COLL_CMA_MIN=8192")
+endforeach()
+foreach(np 2 3)
+  add_test(NAME mpi.coll.cma_reduce_path.np${np}.shm
+           COMMAND sh -c "out=$(\"$0\" -n ${np} --timeout 150 \"$1\" 2>&1); rc=$?; echo \"$out\"; \
+[ $rc = 0 ] && echo \"$out\" | grep -q 'reduce[^;]*cma [1-9]'"
+                   ${WHARFRUN} $<TARGET_FILE:mpit_coll_cma_reduce>)
+  set_tests_properties(mpi.coll.cma_reduce_path.np${np}.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm"
+    PROCESSORS 2 ENVIRONMENT "WHARF_CHANNEL=auto;WHARF_REPORT=coll;WHARF_COLL_CMA_MIN=8192")
+  add_test(NAME mpi.coll.cma_reduce_nowritev.np${np}.shm
+           COMMAND ${WHARFRUN} -n ${np} --timeout 150 $<TARGET_FILE:mpit_coll_cma_reduce>)
+  set_tests_properties(mpi.coll.cma_reduce_nowritev.np${np}.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT}
+                       LABELS "mpi;shm;nosan" PROCESSORS 2
+                       ENVIRONMENT "WHARF_COLL_CMA_MIN=8192;WHARF_CHANNEL=auto;LD_PRELOAD=$<TARGET_FILE:wh_nowritev>")
+endforeach()

@@ -22,9 +22,8 @@ int wh_shm_cma_setup(int phase)
     wh_shm.cma_ok = calloc((size_t)n, sizeof(int));
     wh_shm.cma_why = calloc((size_t)n, sizeof(int));
     wh_shm.pid = calloc((size_t)n, sizeof(int));
-    wh_shm.cma_nowrite = calloc((size_t)n, sizeof(int));
-    wh_shm.cma_read_ok = calloc((size_t)n, sizeof(int));
-    if (!wh_shm.cma_ok || !wh_shm.cma_why || !wh_shm.pid || !wh_shm.cma_nowrite || !wh_shm.cma_read_ok)
+    wh_shm.cma_seen = calloc((size_t)n, 1);
+    if (!wh_shm.cma_ok || !wh_shm.cma_why || !wh_shm.pid || !wh_shm.cma_seen)
         return wh_error(MPI_ERR_NO_MEM, "out of memory");
     for (int lp = 0; lp < n; lp++) {
         const wh_reg_rec_t *r = wh_loc_rec(lp);
@@ -37,12 +36,21 @@ int wh_shm_cma_setup(int phase)
     }
     return MPI_SUCCESS;
 }
+unsigned wh_shm_cma(int wpeer)
+{
+    int lp = wpeer >= 0 && wpeer < wh_job.size ? wh_job.local_index[wpeer] : -1;
+    if (lp < 0 || !wh_shm.cma_ok || !wh_shm.cma_ok[lp])
+        return 0;
+    unsigned seen = wh_shm.cma_seen[lp];
+    return WH_CMA_CAN_READ | (seen & WH_CMA_NOWRITE ? 0u : (unsigned)WH_CMA_CAN_WRITE) | (seen & ~(unsigned)WH_CMA_NOWRITE);
+}
+
 /* One CMA transfer between the local range described by d and the peer's
  * contiguous range at raddr: readv (get) or writev (put). */
 static int cma_xfer(int wpeer, uint64_t raddr, const wh_data_t *d, int put, wh_comp_t *comp)
 {
     int lp = wh_job.local_index[wpeer];
-    if (lp < 0 || !wh_shm.cma_ok || !wh_shm.cma_ok[lp] || (put && wh_shm.cma_nowrite[lp]) || d->mem != WH_MEM_HOST ||
+    if (lp < 0 || !wh_shm.cma_ok || !wh_shm.cma_ok[lp] || (put && (wh_shm.cma_seen[lp] & WH_CMA_NOWRITE)) || d->mem != WH_MEM_HOST ||
         !raddr)
         return WH_FALLBACK;
     size_t off = 0, len = d->len;
@@ -59,7 +67,7 @@ static int cma_xfer(int wpeer, uint64_t raddr, const wh_data_t *d, int put, wh_c
             WH_WARN("cma", "process_vm_%s with rank %d failed: %s; using the shared-memory copy instead",
                     put ? "writev" : "readv", wpeer, got < 0 ? strerror(errno) : "no progress");
             if (put) { /* (the probe only read: a policy may allow reads alone) */
-                wh_shm.cma_nowrite[lp] = 1;
+                wh_shm.cma_seen[lp] |= WH_CMA_NOWRITE;
             } else {
                 wh_shm.cma_ok[lp] = 0;
                 wh_shm.cma_why[lp] = WH_WHY_PROBE;
@@ -70,8 +78,7 @@ static int cma_xfer(int wpeer, uint64_t raddr, const wh_data_t *d, int put, wh_c
         }
         off += (size_t)got;
     }
-    if (!put)
-        wh_shm.cma_read_ok[lp] = 1;
+    wh_shm.cma_seen[lp] |= put ? WH_CMA_WRITE_SEEN : WH_CMA_READ_SEEN;
     comp->done(comp, MPI_SUCCESS);
     return MPI_SUCCESS;
 }

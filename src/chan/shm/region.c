@@ -170,7 +170,6 @@ void wh_shm_region_teardown(void)
     free(wh_shm.cma_ok);
     free(wh_shm.cma_why);
     free(wh_shm.pid);
-    free(wh_shm.cma_nowrite);
-    free(wh_shm.cma_read_ok);
+    free(wh_shm.cma_seen);
     memset(&wh_shm, 0, sizeof wh_shm);
 }

@@ -84,8 +84,7 @@ typedef struct wh_shm_state {
     int *cma_ok;              /* per local index: I can CMA-read it */
     int *cma_why;             /* per local index: WH_WHY_* when not */
     int *pid;                 /* per local index */
-    int *cma_nowrite;         /* per local index: a write (process_vm_writev) to it failed: reads only */
-    int *cma_read_ok;         /* per local index: a data read from it has worked (not only the probe word) */
+    unsigned char *cma_seen;  /* per local index: WH_CMA_* verdicts found since the probe */
     /* doorbells (doorbell.h): one line per local rank after the pools */
     wh_db_t *db;
     int db_ok;
@@ -126,6 +125,18 @@ void wh_shm_alive_setup(void);
 void wh_shm_alive_leave(void);
 void wh_shm_check_peers(void);
 /* zero-copy get/put through process_vm_readv/writev (cma.c) */
+enum {
+    WH_CMA_NOWRITE = 1,   /* a write (process_vm_writev) to it failed: reads only */
+    WH_CMA_READ_SEEN = 2, /* a data read from it has worked (not only the probe word) */
+    WH_CMA_WRITE_SEEN = 4 /* a write to it has worked */
+};
+/* The single-copy verdict for the co-resident world rank wpeer, the one
+ * place the layers above ask (proto/split.c, coll/shmcma.c): 0 when this
+ * rank may not read it in place (no probe, or a read failed since), else
+ * WH_CMA_CAN_READ with WH_CMA_CAN_WRITE unless a write was refused, and the
+ * WH_CMA_*_SEEN bits of transfers that worked. */
+enum { WH_CMA_CAN_READ = 8, WH_CMA_CAN_WRITE = 16 };
+unsigned wh_shm_cma(int wpeer);
 int wh_shm_get_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *dst, wh_comp_t *c);
 int wh_shm_put_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *src, wh_comp_t *c);
 #endif
