@@ -199,12 +199,14 @@ static size_t red_lo(size_t count, int n, int root, int r)
 
 int wh_cma_reduce_usable(wh_comm_t *c, size_t bytes)
 {
-    /* each rank reads a slice from n - 1 others, a call per chunk: small
-     * reads lose to the cells (4 ranks on 2 cpus: 128 KiB 1.19-1.34x,
-     * 256 KiB 0.79-1.06x, 512 KiB 0.69-0.74x the cells' time; 2 ranks:
-     * 64 KiB 0.77x).  A function of the size and of n only: every rank
-     * decides alike without asking the others. */
-    return wh_cma_usable(c, bytes) && bytes >= (size_t)(c->size - 1) * wh_tun.coll_cma_min;
+    /* each rank reads its slice from n - 1 others, a call per chunk, and
+     * small reads lose to the cells: from (n - 1)^2 x WHARF_COLL_CMA_MIN
+     * (2 ranks 64 KiB: 0.68x the cells' time; 4 ranks on 2 cpus, three
+     * runs: 256 KiB 0.79-1.46x, 512 KiB 0.69-1.03x, 1 MiB 0.85-0.88x).  A
+     * function of the size and of n only: every rank decides alike without
+     * asking the others. */
+    size_t k = (size_t)(c->size - 1);
+    return wh_cma_usable(c, bytes) && bytes >= k * k * wh_tun.coll_cma_min;
 }
 
 int wh_cma_reduce(const char *in, char *out, size_t count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op, int root,

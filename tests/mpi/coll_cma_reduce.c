@@ -1,7 +1,7 @@
 /* MPI_Reduce through the single-copy slices (wh_cma_reduce, src/coll/shmcma.c)
  * and the cases around them, every element checked against MPI_Reduce_local
  * applied in rank order to every rank's input (each rank can compute them):
- *  - counts just under and over the switch point ((n - 1) x
+ *  - counts just under and over the switch point ((n - 1)^2 x
  *    WHARF_COLL_CMA_MIN bytes) and odd counts (ragged slices and chunks),
  *    several roots;
  *  - types of 1, 2, 4, 8 and 16 bytes with SUM, PROD, MAX, BAND, BXOR,
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     const char *e = getenv("WHARF_COLL_CMA_MIN");
-    size_t thr = (size_t)(np > 1 ? np - 1 : 1) * (e ? (size_t)atol(e) : 65536);
+    size_t k1 = (size_t)(np > 1 ? np - 1 : 1), thr = k1 * k1 * (e ? (size_t)atol(e) : 65536);
     MPI_Op uop, mop;
     MPI_Op_create(umax, 1, &uop);
     MPI_Op_create(matmul, 0, &mop);
