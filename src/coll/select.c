@@ -105,25 +105,15 @@ int wh_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, w
         wh_coll_count(c, WH_CK_REDUCE, WH_CA_HIER);
         return wh_hier_reduce(sbuf, rbuf, count, dth, dt, op, root, c, h);
     }
-    if (op->commute && wh_cma_reduce_usable(c, (size_t)count * dt->size)) {
-        const char *in = NULL, *out = NULL;
-        const void *s = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-        if (!shm_contig(dt, count) || !wh_dtype_is_contig(dt, (size_t)count, s, &in) ||
-            (c->rank == root && !wh_dtype_is_contig(dt, (size_t)count, rbuf, &out)))
-            in = out = NULL;
-        rc = wh_cma_reduce(in, (char *)(uintptr_t)out, (size_t)count, dth, dt, op, root, c);
-        if (rc != WH_FALLBACK) {
-            wh_coll_count(c, WH_CK_REDUCE, WH_CA_CMA);
-            return rc;
-        }
-    }
     if (shm_contig(dt, count) && wh_shmc_usable(c, (size_t)count * dt->size)) {
         wh_coll_count(c, WH_CK_REDUCE, WH_CA_SHM);
         return wh_shmc_reduce(sbuf, rbuf, count, dth, dt, op, root, c);
     }
     if (shm_contig(dt, count) && wh_shmc_large_usable(c, (size_t)count * dt->size, dt->size)) {
-        wh_coll_count(c, WH_CK_REDUCE, WH_CA_SHM_LARGE);
-        return wh_shmc_reduce_large(sbuf, rbuf, count, dth, dt, op, root, c);
+        int cma = 0;
+        rc = wh_shmc_reduce_large(sbuf, rbuf, count, dth, dt, op, root, c, &cma);
+        wh_coll_count(c, WH_CK_REDUCE, cma ? WH_CA_CMA : WH_CA_SHM_LARGE);
+        return rc;
     }
     wh_coll_count(c, WH_CK_REDUCE, WH_CA_P2P);
     if (op->commute)
@@ -153,7 +143,7 @@ int wh_allreduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth
     }
     if (shm_contig(dt, count) && wh_shmc_large_usable(c, nbytes, dt->size)) {
         wh_coll_count(c, WH_CK_ALLREDUCE, WH_CA_SHM_LARGE);
-        return wh_shmc_reduce_large(sbuf, rbuf, count, dth, dt, op, -1, c);
+        return wh_shmc_reduce_large(sbuf, rbuf, count, dth, dt, op, -1, c, NULL);
     }
     wh_coll_count(c, WH_CK_ALLREDUCE, WH_CA_P2P);
     if (op->commute && nbytes >= wh_tun.coll_allreduce_long && count >= wh_coll_pof2(c->size))
@@ -253,6 +243,27 @@ int wh_allgatherv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbu
     for (int r = 0; r < c->size; r++)
         if ((size_t)rcounts[r] * rdt->size > maxb)
             maxb = (size_t)rcounts[r] * rdt->size;
+    if (maxb > 0 && wh_cma_usable(c, maxb)) {
+        /* single copy as the allgather: rdt one contiguous run per element */
+        size_t off[WH_CMA_MAXN], len[WH_CMA_MAXN];
+        const char *src = NULL;
+        char *dst = rdt->contig && rdt->true_lb == 0 ? rbuf : NULL;
+        for (int r = 0; r < c->size; r++) {
+            if (displs[r] < 0)
+                dst = NULL;
+            off[r] = (size_t)displs[r] * (size_t)rdt->extent;
+            len[r] = (size_t)rcounts[r] * rdt->size;
+        }
+        if (sbuf == MPI_IN_PLACE)
+            src = dst ? dst + off[c->rank] : NULL;
+        else if (!wh_dtype_is_contig(sdt, (size_t)scount, sbuf, &src) || (size_t)scount * sdt->size != len[c->rank])
+            src = NULL; /* (a count that differs: the fallback reports it) */
+        int rc = wh_cma_allgatherv(src, dst, off, len, c);
+        if (rc != WH_FALLBACK) {
+            wh_coll_count(c, WH_CK_ALLGATHERV, WH_CA_CMA);
+            return rc;
+        }
+    }
     if (c->size > 1 && maxb > 0 && maxb <= wh_tun.coll_shm_max && wh_shmc_usable(c, maxb)) {
         wh_coll_count(c, WH_CK_ALLGATHERV, WH_CA_SHM);
         return wh_shmc_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);

@@ -30,8 +30,7 @@ typedef struct {
     uint64_t addr;  /* start of the rank's exposed bytes */
     uint64_t bytes; /* how many (all ranks check the counts agree) */
     uint32_t ok;    /* the rank can read every member in place, its buffers are contiguous */
-    uint32_t helps; /* bcast root of two: it writes the upper half itself; reduce: see there */
-    uint64_t out;   /* reduce root: its result buffer */
+    uint32_t helps; /* bcast root of two: it writes the upper half itself */
 } cma_pub_t;
 
 typedef struct {
@@ -83,24 +82,29 @@ static int cma_read(const wh_comm_t *c, int r, uint64_t raddr, void *dst, size_t
 /* Phase 1: publish {addr, bytes, ok} and learn everyone's (all[c->size]).
  * 1 when all can go single-copy with the same byte count, 0 to fall back
  * (*rc: an error of the exchange itself, else MPI_SUCCESS). */
-static int publish_out(wh_comm_t *c, const void *addr, const void *out, size_t bytes, int ok, int helps,
-                       cma_pub_t *all, int *rc)
+static int publish_any(wh_comm_t *c, const void *addr, size_t bytes, int ok, int helps, cma_pub_t *all, int *rc)
 {
     cma_pub_t mine = {.addr = (uint64_t)(uintptr_t)addr, .bytes = bytes, .ok = ok && can_read_all(c),
-                      .helps = (uint32_t)helps, .out = (uint64_t)(uintptr_t)out};
+                      .helps = (uint32_t)helps};
     wh_dtype_t *byte = wh_coll_byte();
     *rc = wh_shmc_allgather(&mine, sizeof mine, byte, all, sizeof mine, byte, c);
     if (*rc != MPI_SUCCESS)
         return 0;
     for (int r = 0; r < c->size; r++)
-        if (!all[r].ok || all[r].bytes != bytes)
+        if (!all[r].ok)
             return 0;
     return 1;
 }
 
+/* the same, all ranks exposing bytes: 0 (fall back) when one exposes another count */
 static int publish(wh_comm_t *c, const void *addr, size_t bytes, int ok, int helps, cma_pub_t *all, int *rc)
 {
-    return publish_out(c, addr, NULL, bytes, ok, helps, all, rc);
+    if (!publish_any(c, addr, bytes, ok, helps, all, rc))
+        return 0;
+    for (int r = 0; r < c->size; r++)
+        if (all[r].bytes != bytes)
+            return 0;
+    return 1;
 }
 
 /* Phase 2: everyone's reads are over (the owners may reuse their buffers);
@@ -124,17 +128,28 @@ int wh_cma_usable(wh_comm_t *c, size_t bytes)
 
 int wh_cma_allgather(const void *src, char *dst, size_t blk, wh_comm_t *c)
 {
+    size_t off[WH_CMA_MAXN], len[WH_CMA_MAXN];
+    for (int r = 0; r < c->size; r++)
+        off[r] = (size_t)r * blk, len[r] = blk;
+    return wh_cma_allgatherv(src, dst, off, len, c);
+}
+
+int wh_cma_allgatherv(const void *src, char *dst, const size_t *off, const size_t *len, wh_comm_t *c)
+{
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
     cma_pub_t all[WH_CMA_MAXN];
-    if (!publish(c, src, blk, src && dst, 0, all, &rc))
+    if (!publish_any(c, src, len[me], src && dst, 0, all, &rc))
         return rc != MPI_SUCCESS ? rc : WH_FALLBACK;
+    for (int r = 0; r < n; r++)
+        if (all[r].bytes != len[r])
+            return WH_FALLBACK; /* (a count that differs: the fallback reports it) */
     int my = MPI_SUCCESS;
     for (int i = 1; i < n && my == MPI_SUCCESS; i++) { /* start past me: readers spread over the owners */
         int q = (me + i) % n;
-        my = cma_read(c, q, all[q].addr, dst + (size_t)q * blk, blk);
+        my = cma_read(c, q, all[q].addr, dst + off[q], len[q]);
     }
-    if (my == MPI_SUCCESS && dst + (size_t)me * blk != (const char *)src)
-        memcpy(dst + (size_t)me * blk, src, blk);
+    if (my == MPI_SUCCESS && dst + off[me] != (const char *)src)
+        memcpy(dst + off[me], src, len[me]);
     if (!all_read(c, my, &rc))
         return rc != MPI_SUCCESS ? rc : WH_FALLBACK;
     return MPI_SUCCESS;
@@ -180,13 +195,54 @@ int wh_cma_bcast(void *buf, size_t bytes, int root, wh_comm_t *c)
  * The root's slice is the larger (weights 2(n-1)+1 against 2(n-1)): the
  * others also write theirs.  Commutative ops (slices combine in any order).
  *
+ * The offers travel in the first step of the cells' reduce (shmcoll.c), so
+ * deciding costs no exchange of its own and counts that differ between
+ * ranks still meet there and fail as the cells' reduce does.
+ *
  * A transfer refused by a policy (a write, typically) fails before it moves
  * a byte, so with a root not in place every buffer a fallback reads is
  * untouched and all fall back.  A root in place holds its input where the
  * others write: there the path is taken only when every other rank has
- * seen a write to the root work already (helps = 1), and a failure
- * afterwards (a peer going away) is an error. */
+ * seen a write to the root work already, and a failure afterwards (a peer
+ * going away) is an error. */
 #define RED_CHUNK ((size_t)128 << 10) /* fewer calls cost less than a scratch out of L1 */
+
+int wh_cma_reduce_offer(wh_comm_t *c, const char *in, char *out, size_t bytes, const wh_op_t *op, int root,
+                        wh_cma_offer_t *o)
+{
+    /* each rank reads its slice from n - 1 others, a call per chunk, and
+     * small reads lose to the cells: from (n - 1)^2 x WHARF_COLL_CMA_MIN
+     * (2 ranks 64 KiB: 0.68x the cells' time; 4 ranks on 2 cpus, three
+     * runs: 256 KiB 0.79-1.46x, 512 KiB 0.69-1.03x, 1 MiB 0.85-0.88x) */
+    int n = c->size, me = c->rank;
+    size_t k = (size_t)(n - 1);
+    *o = (wh_cma_offer_t){.addr = (uint64_t)(uintptr_t)in, .out = (uint64_t)(uintptr_t)out};
+    if (root < 0 || n < 2 || n > WH_CMA_MAXN || !op->commute || !in || bytes < k * k * wh_tun.coll_cma_min ||
+        !can_read_all(c))
+        return 0;
+    if (me != root) {
+        unsigned to_root = wh_shm_cma(wh_comm_wrank(c, root));
+        if (!(to_root & WH_CMA_CAN_WRITE))
+            return 0;
+        o->want = 1 | (to_root & WH_CMA_WRITE_SEEN ? 2u : 0u);
+    } else {
+        o->want = 1 | 2;
+    }
+    return 1;
+}
+
+static int fragile(const wh_cma_offer_t *all, int root)
+{
+    return all[root].addr == all[root].out; /* the root in place */
+}
+
+int wh_cma_reduce_agree(const wh_cma_offer_t *all, int n, int root)
+{
+    for (int r = 0; r < n; r++)
+        if (!(all[r].want & 1) || (fragile(all, root) && !(all[r].want & 2)))
+            return 0;
+    return 1;
+}
 
 static size_t red_lo(size_t count, int n, int root, int r)
 {
@@ -197,35 +253,13 @@ static size_t red_lo(size_t count, int n, int root, int r)
     return lo < count ? lo : count;
 }
 
-int wh_cma_reduce_usable(wh_comm_t *c, size_t bytes)
+int wh_cma_reduce_run(const wh_cma_offer_t *all, const char *in, char *out, size_t count, MPI_Datatype dth,
+                      wh_dtype_t *dt, wh_op_t *op, int root, wh_comm_t *c)
 {
-    /* each rank reads its slice from n - 1 others, a call per chunk, and
-     * small reads lose to the cells: from (n - 1)^2 x WHARF_COLL_CMA_MIN
-     * (2 ranks 64 KiB: 0.68x the cells' time; 4 ranks on 2 cpus, three
-     * runs: 256 KiB 0.79-1.46x, 512 KiB 0.69-1.03x, 1 MiB 0.85-0.88x).  A
-     * function of the size and of n only: every rank decides alike without
-     * asking the others. */
-    size_t k = (size_t)(c->size - 1);
-    return wh_cma_usable(c, bytes) && bytes >= k * k * wh_tun.coll_cma_min;
-}
-
-int wh_cma_reduce(const char *in, char *out, size_t count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op, int root,
-                  wh_comm_t *c)
-{
-    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    int n = c->size, me = c->rank;
     size_t esz = dt->size, per = RED_CHUNK / esz ? RED_CHUNK / esz : 1;
     int inplace = me == root && in == out;
-    unsigned to_root = me == root ? 0 : wh_shm_cma(wh_comm_wrank(c, root));
-    int ok = in && op->commute && (me == root ? out != NULL : (to_root & WH_CMA_CAN_WRITE) != 0);
-    int proven = me == root || (to_root & WH_CMA_WRITE_SEEN);
-    cma_pub_t all[WH_CMA_MAXN];
-    if (!publish_out(c, in, out, count * esz, ok, inplace || proven, all, &rc))
-        return rc != MPI_SUCCESS ? rc : WH_FALLBACK;
-    int fragile = all[root].helps && all[root].addr == all[root].out; /* the root is in place */
-    for (int r = 0; fragile && r < n; r++)
-        if (!all[r].helps)
-            return WH_FALLBACK; /* (every rank sees the same records) */
-    if (fragile && me == root)
+    if (inplace)
         WH_DEBUG("coll", "single-copy reduce of %zu bytes to this rank, in place", count * esz);
     char *tmp = wh_scratch_get(2 * per * esz);
     int my = tmp ? MPI_SUCCESS : wh_coll_nomem("single-copy reduce", 2 * per * esz);
@@ -245,17 +279,17 @@ int wh_cma_reduce(const char *in, char *out, size_t count, MPI_Datatype dth, wh_
             my = cma_xfer(c, root, all[root].out + at, acc, len * esz, 1);
     }
     wh_scratch_put(tmp);
-    /* any failure anywhere: all fall back (out is rewritten, no input was
-     * touched), or, the root in place, all fail */
-    if (!all_read(c, my, &rc)) {
-        if (rc != MPI_SUCCESS)
-            return rc;
-        if (!fragile)
-            return WH_FALLBACK;
-        return my != MPI_SUCCESS && my != WH_FALLBACK
-                   ? my
-                   : wh_error(MPI_ERR_OTHER, "single-copy reduce to rank %d (in place): a transfer %s", root,
-                              my == WH_FALLBACK ? "was refused here" : "failed on another rank");
-    }
-    return MPI_SUCCESS;
+    return my;
+}
+
+int wh_cma_reduce_settle(const wh_cma_offer_t *all, int my, int worst, int root)
+{
+    if (worst == 0)
+        return MPI_SUCCESS;
+    if (!fragile(all, root))
+        return WH_FALLBACK; /* out is rewritten, no input was touched */
+    if (my != MPI_SUCCESS && my != WH_FALLBACK)
+        return my;
+    return wh_error(MPI_ERR_OTHER, "single-copy reduce to rank %d (in place): a transfer %s", root,
+                    my == WH_FALLBACK ? "was refused here" : "failed on another rank");
 }

@@ -528,8 +528,30 @@ int wh_shmc_bcast_large(void *buf, size_t bytes, int root, wh_comm_t *c)
     return total == bytes ? MPI_SUCCESS : wh_shmc_size_mismatch(total, bytes, root);
 }
 
+/* a reduce's single-copy offer (shmcma.c), two slots as bsize, in the
+ * free bytes of the bout line */
+static inline wh_cma_offer_t *boffer(const shmc_t *s, int r, uint64_t k)
+{
+    return (wh_cma_offer_t *)(s->bbase + (size_t)r * s->bstride + LINE + 16) + k % 2;
+}
+_Static_assert(16 + 2 * sizeof(wh_cma_offer_t) <= LINE, "two offers fit the bout line");
+
+/* The offers of the first step: 1 when all go single-copy (*anyw: someone
+ * offered, and so skipped copying chunk 0 in) */
+static int cma_decide(const shmc_t *s, int n, int root, uint64_t k, wh_cma_offer_t *all, int *anyw)
+{
+    int allw = 1;
+    *anyw = 0;
+    for (int r = 0; r < n; r++) {
+        memcpy(&all[r], boffer(s, r, k), sizeof all[r]);
+        *anyw |= all[r].want & 1;
+        allw &= all[r].want & 1;
+    }
+    return allw && wh_cma_reduce_agree(all, n, root);
+}
+
 int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
-                         wh_op_t *op, int root, wh_comm_t *c)
+                         wh_op_t *op, int root, wh_comm_t *c, int *cma)
 {
     shmc_t *s = wh_shmc_get(c);
     int n = c->size, me = c->rank, rc = MPI_SUCCESS, out = root < 0 || me == root;
@@ -552,19 +574,52 @@ int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Data
     } while (0)
     uint64_t tprev = 0, t = next_chunk(s, n), k = ++s->bseq;
     *bsize(s, me, k) = (size_t)count * esz;
-    COPY_IN(0, t);
+    /* single copy (shmcma.c), offered in this first step: a rank that
+     * offers copies chunk 0 in only if the others turn it down */
+    int offer = cma && n <= WH_CMA_MAXN;
+    int want = offer && wh_cma_reduce_offer(c, mine, me == root ? (char *)rbuf : NULL, (size_t)count * esz, op, root,
+                                            boffer(s, me, k));
+    if (!want)
+        COPY_IN(0, t);
     post(s, bflag(s, me), k);
-    for (size_t j = 0; j <= m; j++) {
-        wait_all(s, n, bflag, k); /* chunk j copied in by all; chunk j - 1 reduced by all */
-        if (j == 0) { /* every rank sees every size: all stop here alike when counts differ */
-            for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
-                if (*bsize(s, r, k) != (size_t)count * esz)
-                    rc = wh_shmc_size_mismatch(*bsize(s, r, k), (size_t)count * esz, r);
-            if (rc != MPI_SUCCESS) {
-                post(s, bout(s, me), t);
+    wait_all(s, n, bflag, k);
+    /* every rank sees every size: all stop here alike when counts differ */
+    for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
+        if (*bsize(s, r, k) != (size_t)count * esz)
+            rc = wh_shmc_size_mismatch(*bsize(s, r, k), (size_t)count * esz, r);
+    if (rc != MPI_SUCCESS) {
+        post(s, bout(s, me), t);
+        return rc;
+    }
+    if (offer) {
+        wh_cma_offer_t all[WH_CMA_MAXN];
+        int anyw;
+        if (cma_decide(s, n, root, k, all, &anyw)) {
+            post(s, bout(s, me), t); /* (chunk t's cell unused) */
+            int my = wh_cma_reduce_run(all, mine, (char *)rbuf, (size_t)count, dth, dt, op, root, c);
+            k = ++s->bseq; /* everyone's status, in the size slot of this step */
+            *bsize(s, me, k) = my == MPI_SUCCESS ? 0 : my == WH_FALLBACK ? 1 : 2;
+            post(s, bflag(s, me), k);
+            wait_all(s, n, bflag, k);
+            uint64_t worst = 0;
+            for (int r = 0; r < n; r++)
+                worst = *bsize(s, r, k) > worst ? *bsize(s, r, k) : worst;
+            rc = wh_cma_reduce_settle(all, my, (int)worst, root);
+            if (rc != WH_FALLBACK) {
+                *cma = 1;
                 return rc;
             }
+            return wh_shmc_reduce_large(sbuf, rbuf, count, dth, dt, op, root, c, NULL); /* all alike */
         }
+        if (anyw) { /* turned down: who offered copies chunk 0 in now, one more step */
+            if (want)
+                COPY_IN(0, t);
+            k = ++s->bseq;
+            post(s, bflag(s, me), k);
+        }
+    }
+    for (size_t j = 0; j <= m; j++) {
+        wait_all(s, n, bflag, k); /* chunk j copied in by all; chunk j - 1 reduced by all */
         if (j > 0) { /* chunk j - 1 is reduced, slice r in rank r's cell */
             size_t l = CH_LEN(j - 1);
             char *dst = (char *)rbuf + (j - 1) * per * esz;

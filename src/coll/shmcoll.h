@@ -17,8 +17,9 @@ int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype d
  * block (set up on first use: collective, like wh_shmc_usable). */
 int wh_shmc_large_usable(wh_comm_t *c, size_t bytes, size_t elem); /* elem: bytes per element */
 int wh_shmc_bcast_large(void *buf, size_t bytes, int root, wh_comm_t *c);
+/* cma: where single copy may be offered (a reduce to a root); *cma = 1 when it ran */
 int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
-                         wh_op_t *op, int root, wh_comm_t *c);
+                         wh_op_t *op, int root, wh_comm_t *c, int *cma);
 /* blk = rcount x rdt->size bytes per rank; small (wh_shmc_usable(c, blk))
  * or large (wh_shmc_large_usable(c, blk, 1)); any datatypes */
 int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
@@ -57,10 +58,25 @@ int wh_shmc_alltoallv(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, con
 #define WH_CMA_MAXN 128
 int wh_cma_usable(wh_comm_t *c, size_t bytes);
 int wh_cma_allgather(const void *src, char *dst, size_t blk, wh_comm_t *c);
+/* rank r's len[r] bytes go to dst + off[r] (the same arrays on every rank) */
+int wh_cma_allgatherv(const void *src, char *dst, const size_t *off, const size_t *len, wh_comm_t *c);
 int wh_cma_bcast(void *buf, size_t bytes, int root, wh_comm_t *c);
-int wh_cma_reduce_usable(wh_comm_t *c, size_t bytes);
-/* in: this rank's input (the root's out when in place), out: the root's
- * result (others: NULL); count elements of the contiguous type dt */
-int wh_cma_reduce(const char *in, char *out, size_t count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op, int root,
-                  wh_comm_t *c);
+/* A reduce's single-copy slices, decided in the first step of the cells'
+ * reduce (shmcoll.c) from every rank's offer: _offer fills this rank's (1
+ * if it can take part), _agree says whether all go, _run moves this rank's
+ * slice (its status: MPI_SUCCESS, WH_FALLBACK for a refused transfer, an
+ * error), and _settle turns the worst status of all (0 ok, 1 refused, 2
+ * error) into the call's result or WH_FALLBACK (all rerun on the cells). */
+typedef struct {
+    uint64_t addr; /* input */
+    uint64_t out;  /* the root's result buffer */
+    uint32_t want; /* 1: can take part; 2: a write to the root has been seen (or is the root) */
+    uint32_t pad;
+} wh_cma_offer_t;
+int wh_cma_reduce_offer(wh_comm_t *c, const char *in, char *out, size_t bytes, const wh_op_t *op, int root,
+                        wh_cma_offer_t *o);
+int wh_cma_reduce_agree(const wh_cma_offer_t *all, int n, int root);
+int wh_cma_reduce_run(const wh_cma_offer_t *all, const char *in, char *out, size_t count, MPI_Datatype dth,
+                      wh_dtype_t *dt, wh_op_t *op, int root, wh_comm_t *c);
+int wh_cma_reduce_settle(const wh_cma_offer_t *all, int my, int worst, int root);
 #endif
