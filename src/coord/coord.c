@@ -23,6 +23,7 @@ const char *const wh_proto_names[WH_PROTO_MAX] = {
     [WH_PROTO_PIPE] = "pipeline", [WH_PROTO_PUSH] = "push",
     [WH_PROTO_RMA_SYNC] = "rma-sync", [WH_PROTO_RMA_SYNC_MERGED] = "rma-sync-merged",
     [WH_PROTO_SPLIT] = "single-copy", /* counted with the get it shares its copies with */
+    [WH_PROTO_REGION] = "region-copy",
 };
 
 wh_coord_peer_t *wh_coord_peers;

@@ -44,6 +44,7 @@ enum wh_proto_id {
     WH_PROTO_RMA_SYNC,  /* one-sided flush/unlock/complete request sent as a message of its own */
     WH_PROTO_RMA_SYNC_MERGED, /* the same request carried by the origin's last operation message (msg.c) */
     WH_PROTO_SPLIT,     /* co-resident rendezvous copied by both ranks at once, single copy each (split.c) */
+    WH_PROTO_REGION,    /* co-resident rendezvous from the node-shared heap, copied out of the region by the receiver */
     WH_PROTO_MAX
 };
 extern const char *const wh_proto_names[WH_PROTO_MAX];

@@ -258,6 +258,8 @@ void wh_loc_heap_open(void)
 void *wh_node_alloc(size_t len, uint64_t *off) { return heap_ok ? wh_nheap_alloc(&heap, len, off) : NULL; }
 void *wh_node_attach(uint64_t off, size_t len) { return heap_ok ? wh_nheap_attach(&heap, off, len) : NULL; }
 int wh_node_free(uint64_t off) { return heap_ok ? wh_nheap_free(&heap, off) : -1; }
+int wh_node_locate(const void *p, size_t len, uint64_t *off) { return heap_ok && wh_nheap_locate(&heap, p, len, off); }
+const void *wh_node_range(uint64_t off, size_t len) { return heap_ok ? wh_nheap_range(&heap, off, len) : NULL; }
 
 int wh_loc_members(void)
 {

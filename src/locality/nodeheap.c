@@ -135,6 +135,33 @@ void *wh_nheap_attach(wh_nheap_t *h, uint64_t off, size_t len)
     return h->region + off;
 }
 
+int wh_nheap_locate(const wh_nheap_t *h, const void *p, size_t len, uint64_t *off)
+{
+    if (!ready(h) || !h->region || (const unsigned char *)p < h->region)
+        return 0;
+    uint64_t o = (uint64_t)((const unsigned char *)p - h->region), end = h->ctl->base + (uint64_t)h->ctl->nchunks * WH_NHEAP_CHUNK;
+    if (o < h->ctl->base || o > end || len > end - o)
+        return 0;
+    *off = o;
+    return 1;
+}
+
+const void *wh_nheap_range(wh_nheap_t *h, uint64_t off, size_t len)
+{
+    if (!ready(h) || !len)
+        return NULL;
+    const wh_nheap_ctl_t *c = h->ctl;
+    uint64_t end = c->base + (uint64_t)c->nchunks * WH_NHEAP_CHUNK;
+    if (off < c->base || off > end || len > end - off)
+        return NULL;
+    for (uint64_t i = (off - c->base) / WH_NHEAP_CHUNK; i <= (off + len - 1 - c->base) / WH_NHEAP_CHUNK; i++)
+        if (!__atomic_load_n(&c->run[i], __ATOMIC_ACQUIRE))
+            return NULL; /* a free chunk: not memory anyone lent */
+    if (h->grow(h->arg, off + len) != 0)
+        return NULL;
+    return h->region + off;
+}
+
 int wh_nheap_free(wh_nheap_t *h, uint64_t off)
 {
     if (!ready(h) || lock(h))

@@ -45,6 +45,12 @@ int wh_nheap_open(wh_nheap_t *h, wh_nheap_ctl_t *ctl, unsigned char *region, uin
 void *wh_nheap_alloc(wh_nheap_t *h, size_t len, uint64_t *off);
 /* Map an allocation another rank made; NULL if off/len name no allocation. */
 void *wh_nheap_attach(wh_nheap_t *h, uint64_t off, size_t len);
+/* 1 if [p, p + len) of this process lies in the heap's chunks (*off: its
+ * region offset, the same for every rank); no check of what is allocated */
+int wh_nheap_locate(const wh_nheap_t *h, const void *p, size_t len, uint64_t *off);
+/* [off, off + len) as mapped here, if every chunk it touches is allocated
+ * (a peer's offset, checked before any byte is read); else NULL */
+const void *wh_nheap_range(wh_nheap_t *h, uint64_t off, size_t len);
 /* Free (by any rank that knows the offset); returns 0, or -1 if off is not an allocation. */
 int wh_nheap_free(wh_nheap_t *h, uint64_t off);
 uint32_t wh_nheap_used(const wh_nheap_t *h);
@@ -54,4 +60,6 @@ uint32_t wh_nheap_used(const wh_nheap_t *h);
 void *wh_node_alloc(size_t len, uint64_t *off);
 void *wh_node_attach(uint64_t off, size_t len);
 int wh_node_free(uint64_t off);
+int wh_node_locate(const void *p, size_t len, uint64_t *off);
+const void *wh_node_range(uint64_t off, size_t len);
 #endif

@@ -46,6 +46,7 @@ typedef struct wh_rts {
     uint32_t flags; /* WH_RTS_* */
 } wh_rts_t;
 #define WH_RTS_CUDA_IPC 0x1 /* a wh_cuda_ipc_t follows: the receiver may map the device buffer */
+#define WH_RTS_REGION 0x2   /* the buffer lies in the node-shared heap: rkey is its region offset (shm) */
 
 /* RTS of a co-resident device buffer */
 typedef struct wh_rts_ipc {
@@ -57,7 +58,7 @@ typedef struct wh_rts_ipc {
 typedef struct wh_cts {
     uint64_t rreq;  /* receiver's request id (FRAG: DATA fragments name it) */
     uint64_t token; /* BULK: the channel's token; PUT: the receiver's address */
-    uint32_t proto; /* WH_PROTO_BULK, WH_PROTO_FRAG, WH_PROTO_PUT or WH_PROTO_SPLIT */
+    uint32_t proto; /* WH_PROTO_BULK, WH_PROTO_FRAG, WH_PROTO_PUT, WH_PROTO_SPLIT or WH_PROTO_REGION (token: a node-heap offset) */
     uint32_t aux;   /* SPLIT: the receiver's split line | its generation << 8 (split.c) */
 } wh_cts_t;
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/peers.h"
+#include "locality/nodeheap.h"
 #include "proto/proto.h"
 #include "util/log.h"
 #include "util/tunables.h"
@@ -27,8 +28,12 @@ int wh_rndv_start(wh_req_t *r, int chan, const wh_hdr_t *eh)
     const char *start;
     int contig = r->bytes && wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &start);
     /* a zero-copy get reads host memory only: device buffers expose no address */
-    if (contig && r->mem == WH_MEM_HOST)
+    if (contig && r->mem == WH_MEM_HOST) {
         x.rts.addr = (uint64_t)(uintptr_t)start;
+        /* in the node-shared heap: a receiver without CMA may still copy it once */
+        if (r->chan == WH_CHAN_SHM && wh_tun.region_copy && wh_node_locate(start, r->bytes, &x.rts.rkey))
+            x.rts.flags |= WH_RTS_REGION;
+    }
     /* a co-resident receiver may map a device buffer (CUDA IPC) */
     if (contig && r->mem == WH_MEM_CUDA && r->chan == WH_CHAN_SHM && wh_tun.cuda_ipc &&
         wh_cuda_ipc_export(start, &x.ipc) == MPI_SUCCESS) {
@@ -114,6 +119,60 @@ static int rndv_cuda_ipc(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, co
     return 0;
 }
 
+/* Single copy through the node-shared heap (MPI_Alloc_mem memory): plain
+ * loads and stores on both ranks' mappings of the region, no system call
+ * and no page pinning, so it serves pairs CMA cannot (private PID
+ * namespaces, a shared volume, VMs sharing a region) and beats CMA's
+ * process_vm_readv/writev where only one rank copies.
+ *
+ * A receiver that asked for a put (a gather root: its senders copy in
+ * parallel) and whose buffer lies in the heap names it by its region offset
+ * in a CTS; the sender copies into it (rndv_region_put).  0: asked, -1: not. */
+static int rndv_region_cts(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const wh_rts_t *rts, size_t n,
+                           const char *pstart)
+{
+    uint64_t off;
+    if (!pstart || chan != WH_CHAN_SHM || r->mem != WH_MEM_HOST || (int)rts->mem != WH_MEM_HOST ||
+        !wh_tun.region_copy || !wh_node_locate(pstart, n, &off))
+        return -1;
+    r->rproto = WH_PROTO_PUT; /* the sender's FIN (WH_FIN_RECV) completes it, or its DATA fragments */
+    wh_coord_note(chan, WH_PROTO_REGION, n);
+    wh_cts_t cts = {.rreq = wh_req_id(r), .token = off, .proto = WH_PROTO_REGION};
+    wh_hdr_t c = {.type = wh_p2p_am.cts, .len = n, .sreq = h->sreq};
+    int rc = wh_send_ctrl(chan, wpeer, &c, &cts, sizeof cts);
+    if (rc != MPI_SUCCESS) {
+        r->err = rc;
+        wh_req_recv_done(r);
+    }
+    return 0;
+}
+
+/* A sender's buffer in the heap (its RTS says so): copy (unpack) it out of
+ * this rank's mapping of the region, then FIN as after a get.  Tried after
+ * the split transfer (both ranks copying beat one rank's loads), before
+ * CMA's get.  -1: not this way (the offset names no allocated heap memory
+ * here included). */
+static int rndv_region_get(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const wh_rts_t *rts, size_t n)
+{
+    if (!(rts->flags & WH_RTS_REGION) || chan != WH_CHAN_SHM || r->mem != WH_MEM_HOST ||
+        (int)rts->mem != WH_MEM_HOST || !wh_tun.region_copy)
+        return -1;
+    const void *src = wh_node_range(rts->rkey, n);
+    if (!src) {
+        WH_DEBUG("proto", "rank %d names region offset %llu (%zu bytes) outside the heap's allocations: fragments",
+                 wpeer, (unsigned long long)rts->rkey, n);
+        return -1;
+    }
+    int rc = wh_dtype_unpack(r->buf, (size_t)r->count, r->dt, 0, src, n);
+    if (rc != MPI_SUCCESS && !r->err)
+        r->err = rc;
+    r->rproto = WH_PROTO_REGION;
+    wh_coord_note(chan, WH_PROTO_REGION, n);
+    send_fin(r, chan, h->sreq);
+    wh_req_recv_done(r);
+    return 0;
+}
+
 void wh_rndv_matched(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
 {
     wh_rts_ipc_t x;
@@ -168,6 +227,8 @@ void wh_rndv_matched(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const 
     }
     if (dev)
         wh_gpu_note(wpeer, WH_DS_STAGED);
+    if (rndv_region_cts(r, chan, wpeer, h, &rts, n, pstart) == 0)
+        return;
     wh_data_t d;
     wh_req_data(r, 0, n, &d);
     int rc;
@@ -179,6 +240,8 @@ void wh_rndv_matched(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const 
         wh_coord_note(chan, WH_PROTO_SPLIT, n);
         return;
     }
+    if (rndv_region_get(r, chan, wpeer, h, &rts, n) == 0)
+        return;
     if (ch.proto == WH_PROTO_GET) {
         r->rproto = WH_PROTO_GET;
         r->comp.done = get_done;
@@ -262,6 +325,27 @@ static int rndv_put(wh_req_t *s, int chan, int wpeer, uint64_t raddr)
     return 0;
 }
 
+/* The receiver named its buffer by a node-heap offset (rndv_region): copy
+ * into our mapping of it.  0 when done or failed for good, 1 when the
+ * offset names no allocated heap memory here: fragments instead. */
+static int rndv_region_put(wh_req_t *s, int chan, int wpeer, uint64_t off)
+{
+    void *dst = (void *)(uintptr_t)wh_node_range(off, s->xfer_len);
+    if (!dst) {
+        WH_DEBUG("proto", "rank %d names region offset %llu (%zu bytes) outside the heap's allocations: fragments",
+                 wpeer, (unsigned long long)off, s->xfer_len);
+        return 1;
+    }
+    s->rproto = WH_PROTO_PUT;
+    int rc = wh_dtype_pack(s->buf, (size_t)s->count, s->dt, 0, dst, s->xfer_len);
+    if (rc != MPI_SUCCESS && !s->err)
+        s->err = rc;
+    fin_to_receiver(s, chan, rc != MPI_SUCCESS);
+    s->sync_pending = 0; /* the CTS proved the match */
+    wh_req_send_done(s);
+    return 0;
+}
+
 void wh_am_cts(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size_t plen)
 {
     wh_req_t *s = wh_req_from_id(h->sreq);
@@ -299,6 +383,8 @@ void wh_am_cts(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size
         return;
     }
     if (cts.proto == WH_PROTO_PUT && rndv_put(s, chan, wpeer, cts.token) == 0)
+        return;
+    if (cts.proto == WH_PROTO_REGION && rndv_region_put(s, chan, wpeer, cts.token) == 0)
         return;
     s->rproto = WH_PROTO_FRAG; /* (a refused put too: the receiver takes DATA fragments) */
     s->next = streams;

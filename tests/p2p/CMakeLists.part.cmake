@@ -73,3 +73,11 @@ foreach(f "mid:WHARF_SHM_EAGER_MAX=4096,WHARF_CMA_MIN=65536" "old:WHARF_SHM_EAGE
   set_tests_properties(mpi.p2p.thresholds_${fname}.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm"
                        PROCESSORS 2 ENVIRONMENT "WHARF_CHANNEL=auto;${fenv}")
 endforeach()
+# rendezvous between MPI_Alloc_mem buffers: single copy through the node-shared heap
+wh_mpi_test(p2p.region ${P2P_T}/p2p_region.c 2)
+wh_mpi_test(p2p.region.np3 ${P2P_T}/p2p_region.c 3)
+add_test(NAME mpi.p2p.region_report.np4.shm
+         COMMAND sh -c "out=$(\"$0\" -n 4 --timeout 150 \"$1\" 2>&1); rc=$?; echo \"$out\"; \
+[ $rc = 0 ] && echo \"$out\" | grep -q 'shm/region-copy [1-9]'" ${WHARFRUN} $<TARGET_FILE:mpit_p2p_region>)
+set_tests_properties(mpi.p2p.region_report.np4.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm"
+                     PROCESSORS 2 ENVIRONMENT "WHARF_CHANNEL=auto;WHARF_REPORT=channels")

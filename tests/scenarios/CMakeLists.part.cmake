@@ -48,3 +48,17 @@ if(TARGET mpit_coll_shm)
       SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 240)
   endforeach()
 endif()
+
+# Rendezvous between MPI_Alloc_mem buffers of ranks in different containers:
+# without CMA (private PID namespaces, a shared volume) the node-shared heap
+# still gives one copy; the report must show region copies.
+if(TARGET mpit_p2p_region)
+  foreach(sc pidpriv volume)
+    add_test(NAME scenarios.${sc}.p2p_region
+      COMMAND sh -c "out=$(\"$0\" \"$1\" run ${sc} -n 2 --wharfrun \"$2\" --timeout 150 -- \"$3\" 2>&1); rc=$?; \
+echo \"$out\"; [ $rc = 77 ] && exit 77; [ $rc = 0 ] && echo \"$out\" | grep -q 'shm/region-copy [1-9]'"
+              ${Python3_EXECUTABLE} ${WH_SCENARIOS}/wharfns.py ${WHARFRUN} $<TARGET_FILE:mpit_p2p_region>)
+    set_tests_properties(scenarios.${sc}.p2p_region PROPERTIES ENVIRONMENT "WHARF_REPORT=channels"
+      SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 240)
+  endforeach()
+endif()

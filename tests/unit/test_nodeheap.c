@@ -78,6 +78,22 @@ int main(void)
     CHECK(wh_nheap_attach(&hb, o2 + WH_NHEAP_CHUNK, 1) == NULL); /* inside one, not its start */
     CHECK(wh_nheap_attach(&hb, BASE + 7, 1) == NULL);            /* not chunk-aligned */
     CHECK(wh_nheap_attach(&hb, BASE + 10 * WH_NHEAP_CHUNK, 1) == NULL); /* free chunk */
+    /* ranges inside allocations (region copies of MPI_Alloc_mem memory) */
+    uint64_t lo;
+    CHECK(wh_nheap_locate(&ha, p2 + 70000, 1000, &lo) && lo == o2 + 70000);
+    CHECK(!wh_nheap_locate(&ha, ha.region + BASE - 1, 2, &lo));               /* starts before the chunks */
+    CHECK(!wh_nheap_locate(&ha, p1, (size_t)NCHUNKS * WH_NHEAP_CHUNK + 1, &lo)); /* runs past them */
+    CHECK(!wh_nheap_locate(&ha, &lo, 8, &lo));                                 /* not in the region */
+    const unsigned char *r2 = wh_nheap_range(&hb, o2 + 70000, 1000);
+    CHECK(r2 && r2 == hb.region + o2 + 70000);                 /* inside a two-chunk allocation */
+    const unsigned char *r1 = wh_nheap_range(&hb, o1 + 5, 1);
+    CHECK(r1 && r1[0] == 42);
+    CHECK(wh_nheap_range(&hb, o2, 2 * WH_NHEAP_CHUNK + 1) == NULL); /* into a free chunk */
+    CHECK(wh_nheap_range(&hb, BASE + 10 * WH_NHEAP_CHUNK, 1) == NULL); /* free chunk */
+    CHECK(wh_nheap_range(&hb, BASE - 1, 1) == NULL);                   /* before the chunks */
+    CHECK(wh_nheap_range(&hb, o1, 0) == NULL);
+    CHECK(wh_nheap_range(&hb, UINT64_MAX - 3, 8) == NULL);             /* wraps */
+    CHECK(wh_nheap_range(&hb, BASE + (uint64_t)NCHUNKS * WH_NHEAP_CHUNK, 1) == NULL); /* past the end */
     CHECK(wh_nheap_free(&hb, o1) == 0);                          /* any rank frees */
     CHECK(wh_nheap_free(&ha, o1) == -1);                         /* not twice */
     CHECK(wh_nheap_attach(&ha, o1, 1) == NULL);
