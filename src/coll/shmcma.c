@@ -1,18 +1,24 @@
 /* Single-copy collectives between co-resident ranks: every rank publishes
- * where its data is (a 24-byte record through the node-shared-memory
+ * where its data is (a 32-byte record through the node-shared-memory
  * allgather), then readers copy what they need straight out of the owners'
- * buffers with the shm channel's zero-copy get (Cross Memory Attach), and a
- * second exchange tells the owners their buffers were read.  Each byte is
- * copied once (the cells of shmcoll.c copy it in and out: twice; an
- * allgather there copies each block into a cell and out of it n times).
+ * buffers, and a second exchange tells the owners their buffers were read.
+ * Each byte is copied once (the cells of shmcoll.c copy it in and out:
+ * twice; an allgather there copies each block into a cell and out of it n
+ * times).  A peer's buffer is reached one of two ways:
+ *  - in the node-shared heap (MPI_Alloc_mem memory, WHARF_REGION_COPY):
+ *    every co-resident maps it, so plain loads and stores, no system call
+ *    and no page pinning; it crosses PID namespaces (containers sharing only
+ *    the region) and is the faster where both work;
+ *  - by its address with the shm channel's zero-copy get/put (Cross Memory
+ *    Attach: the locality probe's verdict for the pair, the same PID
+ *    namespace and kernel).
  *
- * Used only when every member can read every other in place (the locality
- * probe's CMA verdict for each pair, the same PID namespace and kernel) and
- * every member's buffer is contiguous: each rank states in its record
- * whether it can take part, so all ranks agree to go single-copy or all fall
- * back (WH_FALLBACK) to the cell algorithms, with every buffer untouched.  A
- * read that fails (the probe passed, so: a peer going away) is reported in
- * the second exchange and every rank falls back as well. */
+ * Used only when every member reaches every other one of these ways and
+ * every member's buffer is contiguous: each rank states in its record what
+ * it can do, so all ranks agree to go single-copy or all fall back
+ * (WH_FALLBACK) to the cell algorithms, with every buffer untouched.  A read
+ * that fails (the probe passed, so: a peer going away) is reported in the
+ * second exchange and every rank falls back as well. */
 #include <stdint.h>
 #include <string.h>
 
@@ -22,16 +28,31 @@
 #include "coll/shmcoll.h"
 #include "coord/coord.h"
 #include "core/err.h"
+#include "locality/nodeheap.h"
 #include "util/log.h"
 #include "util/scratch.h"
 #include "util/tunables.h"
 
+enum {
+    PUB_OK = 1,    /* takes part: contiguous buffers, counts as expected */
+    PUB_CMA = 2,   /* reaches every member by CMA */
+    PUB_WRITE = 4  /* bcast root of two: may write the other rank by CMA */
+};
+
 typedef struct {
     uint64_t addr;  /* start of the rank's exposed bytes */
     uint64_t bytes; /* how many (all ranks check the counts agree) */
-    uint32_t ok;    /* the rank can read every member in place, its buffers are contiguous */
-    uint32_t helps; /* bcast root of two: it writes the upper half itself */
+    uint64_t roff;  /* their node-heap offset + 1, 0 when not in the heap */
+    uint32_t ok;    /* PUB_* */
+    uint32_t helps; /* bcast root of two: it offers to write the upper half itself */
 } cma_pub_t;
+
+/* the node-heap offset + 1 of [p, p + len), 0 when not all of it is there */
+static uint64_t region_of(const void *p, size_t len)
+{
+    uint64_t off;
+    return p && len && wh_tun.region_copy && wh_node_locate(p, len, &off) ? off + 1 : 0;
+}
 
 typedef struct {
     wh_comp_t comp;
@@ -48,7 +69,7 @@ static void rd_done(wh_comp_t *c, int err)
 /* 1 if this rank can read every other member of c in place */
 static int can_read_all(const wh_comm_t *c)
 {
-    if (!wh_tun.coll_cma || !wh_chans[WH_CHAN_SHM] || !wh_chans[WH_CHAN_SHM]->get_zcopy)
+    if (!wh_chans[WH_CHAN_SHM] || !wh_chans[WH_CHAN_SHM]->get_zcopy)
         return 0;
     for (int r = 0; r < c->size; r++) {
         int w = wh_comm_wrank(c, r);
@@ -74,30 +95,55 @@ static int cma_xfer(const wh_comm_t *c, int r, uint64_t raddr, void *buf, size_t
                    : wh_error(MPI_ERR_INTERN, "single-copy %s rank %d did not complete", write ? "write to" : "read from",
                               r);
 }
-static int cma_read(const wh_comm_t *c, int r, uint64_t raddr, void *dst, size_t len)
+/* copy len bytes between buf and [at, at + len) of member r's buffer (its
+ * address, or its node-heap offset + 1 roff): through the region where it
+ * lies there, else CMA */
+static int peer_xfer(const wh_comm_t *c, int r, uint64_t addr, uint64_t roff, size_t at, void *buf, size_t len,
+                     int write)
 {
-    return cma_xfer(c, r, raddr, dst, len, 0);
+    if (!len)
+        return MPI_SUCCESS;
+    if (roff) {
+        void *p = (void *)(uintptr_t)wh_node_range(roff - 1 + at, len);
+        if (!p)
+            return WH_FALLBACK; /* (the owner's heap memory is gone: all fall back) */
+        memcpy(write ? p : buf, write ? buf : p, len);
+        return MPI_SUCCESS;
+    }
+    return cma_xfer(c, r, addr + at, buf, len, write);
 }
 
-/* Phase 1: publish {addr, bytes, ok} and learn everyone's (all[c->size]).
- * 1 when all can go single-copy with the same byte count, 0 to fall back
- * (*rc: an error of the exchange itself, else MPI_SUCCESS). */
-static int publish_any(wh_comm_t *c, const void *addr, size_t bytes, int ok, int helps, cma_pub_t *all, int *rc)
+/* every member reaches every other's published buffer: by CMA, or because
+ * the other's lies in the node heap */
+static int reach_all(const cma_pub_t *all, int n)
 {
-    cma_pub_t mine = {.addr = (uint64_t)(uintptr_t)addr, .bytes = bytes, .ok = ok && can_read_all(c),
-                      .helps = (uint32_t)helps};
+    for (int i = 0; i < n; i++)
+        if (!(all[i].ok & PUB_CMA))
+            for (int q = 0; q < n; q++)
+                if (q != i && !all[q].roff)
+                    return 0;
+    return 1;
+}
+
+/* Phase 1: publish {addr, bytes, roff, ok} and learn everyone's
+ * (all[c->size]).  1 when all can go single-copy, 0 to fall back (*rc: an
+ * error of the exchange itself, else MPI_SUCCESS). */
+static int publish_any(wh_comm_t *c, const void *addr, size_t bytes, unsigned ok, int helps, cma_pub_t *all, int *rc)
+{
+    cma_pub_t mine = {.addr = (uint64_t)(uintptr_t)addr, .bytes = bytes, .roff = ok ? region_of(addr, bytes) : 0,
+                      .ok = ok ? ok | (can_read_all(c) ? PUB_CMA : 0u) : 0u, .helps = (uint32_t)helps};
     wh_dtype_t *byte = wh_coll_byte();
     *rc = wh_shmc_allgather(&mine, sizeof mine, byte, all, sizeof mine, byte, c);
     if (*rc != MPI_SUCCESS)
         return 0;
     for (int r = 0; r < c->size; r++)
-        if (!all[r].ok)
+        if (!(all[r].ok & PUB_OK))
             return 0;
-    return 1;
+    return reach_all(all, c->size);
 }
 
 /* the same, all ranks exposing bytes: 0 (fall back) when one exposes another count */
-static int publish(wh_comm_t *c, const void *addr, size_t bytes, int ok, int helps, cma_pub_t *all, int *rc)
+static int publish(wh_comm_t *c, const void *addr, size_t bytes, unsigned ok, int helps, cma_pub_t *all, int *rc)
 {
     if (!publish_any(c, addr, bytes, ok, helps, all, rc))
         return 0;
@@ -138,7 +184,7 @@ int wh_cma_allgatherv(const void *src, char *dst, const size_t *off, const size_
 {
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
     cma_pub_t all[WH_CMA_MAXN];
-    if (!publish_any(c, src, len[me], src && dst, 0, all, &rc))
+    if (!publish_any(c, src, len[me], src && dst ? PUB_OK : 0, 0, all, &rc))
         return rc != MPI_SUCCESS ? rc : WH_FALLBACK;
     for (int r = 0; r < n; r++)
         if (all[r].bytes != len[r])
@@ -146,7 +192,7 @@ int wh_cma_allgatherv(const void *src, char *dst, const size_t *off, const size_
     int my = MPI_SUCCESS;
     for (int i = 1; i < n && my == MPI_SUCCESS; i++) { /* start past me: readers spread over the owners */
         int q = (me + i) % n;
-        my = cma_read(c, q, all[q].addr, dst + off[q], len[q]);
+        my = peer_xfer(c, q, all[q].addr, all[q].roff, 0, dst + off[q], len[q], 0);
     }
     if (my == MPI_SUCCESS && dst + off[me] != (const char *)src)
         memcpy(dst + off[me], src, len[me]);
@@ -156,56 +202,68 @@ int wh_cma_allgatherv(const void *src, char *dst, const size_t *off, const size_
 }
 
 /* Between two ranks the root, which would only wait, writes the upper half
- * into the other's buffer (process_vm_writev) while the other reads the
- * lower half: one copy per byte still, two cpus (as point-to-point's split
- * transfers, src/proto/split.c).  Only where the root may write to that
- * rank (its probe, no write refused since); a refused write is reported in
- * the second exchange and both fall back. */
-static int may_write(const wh_comm_t *c, int r)
-{
-    return wh_tun.cma_split && !wh_job.oversubscribed && (wh_shm_cma(wh_comm_wrank(c, r)) & WH_CMA_CAN_WRITE);
-}
-
+ * into the other's buffer (stores into the node heap where it lies there,
+ * else process_vm_writev) while the other reads the lower half: one copy
+ * per byte still, two cpus (as point-to-point's split transfers,
+ * src/proto/split.c).  Not where the node is oversubscribed (the two copies
+ * would share a cpu).  By CMA only where the root may write to that rank
+ * (its probe, no write refused since); a refused write is reported in the
+ * second exchange and both fall back. */
 int wh_cma_bcast(void *buf, size_t bytes, int root, wh_comm_t *c)
 {
-    int me = c->rank, rc = MPI_SUCCESS;
+    int me = c->rank, rc = MPI_SUCCESS, other = 1 - root;
     cma_pub_t all[WH_CMA_MAXN];
-    int helps = me == root && c->size == 2 && bytes >= wh_tun.cma_split && may_write(c, 1 - root);
-    if (!publish(c, buf, bytes, buf != NULL, helps, all, &rc))
+    int helps = me == root && c->size == 2 && wh_tun.cma_split && bytes >= wh_tun.cma_split && !wh_job.oversubscribed;
+    unsigned ok = buf ? PUB_OK : 0;
+    if (helps && (wh_shm_cma(wh_comm_wrank(c, other)) & WH_CMA_CAN_WRITE))
+        ok |= PUB_WRITE;
+    if (!publish(c, buf, bytes, ok, helps, all, &rc))
         return rc != MPI_SUCCESS ? rc : WH_FALLBACK;
-    size_t half = all[root].helps ? (bytes / 2 + 4095) & ~(size_t)4095 : bytes;
+    int split = all[root].helps && (all[other].roff || (all[root].ok & PUB_WRITE));
+    size_t half = split ? (bytes / 2 + 4095) & ~(size_t)4095 : bytes;
     if (half > bytes)
         half = bytes;
     int my = MPI_SUCCESS;
     if (me != root)
-        my = cma_read(c, root, all[root].addr, buf, half);
-    else if (all[root].helps && half < bytes)
-        my = cma_xfer(c, 1 - root, all[1 - root].addr + half, (char *)buf + half, bytes - half, 1);
+        my = peer_xfer(c, root, all[root].addr, all[root].roff, 0, buf, half, 0);
+    else if (split && half < bytes)
+        my = peer_xfer(c, other, all[other].addr, all[other].roff, half, (char *)buf + half, bytes - half, 1);
     if (!all_read(c, my, &rc))
         return rc != MPI_SUCCESS ? rc : WH_FALLBACK;
     return MPI_SUCCESS;
 }
 
 /* Reduce to a root in slices: rank r combines slice r of every member's
- * input, read in place chunk by chunk into a scratch that stays in cache,
- * and writes the result into the root's buffer (process_vm_writev); the
- * root combines its slice straight into its buffer.  Each input byte is
- * read once, by one rank, and nobody copies into or out of the node cells
- * (shmcoll.c's slices copy everything in and the root copies it out).
- * The root's slice is the larger (weights 2(n-1)+1 against 2(n-1)): the
- * others also write theirs.  Commutative ops (slices combine in any order).
+ * input and leaves the result in the root's buffer; the root combines its
+ * slice straight into its buffer.  A peer's input in the node heap is read
+ * where it lies (the op runs on the region), else copied in by CMA, chunk by
+ * chunk, into a scratch that stays in cache; a root's buffer in the heap is
+ * written the same way (the op's result lands there), else the chunk's
+ * result goes by process_vm_writev.  Each input byte is read once, by one
+ * rank, and nobody copies into or out of the node cells (shmcoll.c's slices
+ * copy everything in and the root copies it out).  The root's slice is the
+ * larger (weights 2(n-1)+1 against 2(n-1)): the others also write theirs.
+ * Commutative ops (slices combine in any order).
  *
  * The offers travel in the first step of the cells' reduce (shmcoll.c), so
  * deciding costs no exchange of its own and counts that differ between
  * ranks still meet there and fail as the cells' reduce does.
  *
- * A transfer refused by a policy (a write, typically) fails before it moves
- * a byte, so with a root not in place every buffer a fallback reads is
+ * A CMA transfer refused by a policy (a write, typically) fails before it
+ * moves a byte, so with a root not in place every buffer a fallback reads is
  * untouched and all fall back.  A root in place holds its input where the
- * others write: there the path is taken only when every other rank has
- * seen a write to the root work already, and a failure afterwards (a peer
- * going away) is an error. */
+ * others write: there CMA writes are used only when every writer has seen a
+ * write to the root work already, and a failure afterwards (a peer going
+ * away) is an error. */
 #define RED_CHUNK ((size_t)128 << 10) /* fewer calls cost less than a scratch out of L1 */
+enum {
+    OFF_OK = 1,        /* can take part */
+    OFF_SEEN = 2,      /* a CMA write to the root has worked (or: is the root) */
+    OFF_CMA = 4,       /* reaches every member by CMA */
+    OFF_CMA_ROOT = 8,  /* may write the root by CMA */
+    OFF_IN_HEAP = 16,  /* addr is the input's node-heap offset */
+    OFF_OUT_HEAP = 32  /* out is the result buffer's node-heap offset */
+};
 
 int wh_cma_reduce_offer(wh_comm_t *c, const char *in, char *out, size_t bytes, const wh_op_t *op, int root,
                         wh_cma_offer_t *o)
@@ -217,30 +275,46 @@ int wh_cma_reduce_offer(wh_comm_t *c, const char *in, char *out, size_t bytes, c
     int n = c->size, me = c->rank;
     size_t k = (size_t)(n - 1);
     *o = (wh_cma_offer_t){.addr = (uint64_t)(uintptr_t)in, .out = (uint64_t)(uintptr_t)out};
-    if (root < 0 || n < 2 || n > WH_CMA_MAXN || !op->commute || !in || bytes < k * k * wh_tun.coll_cma_min ||
-        !can_read_all(c))
+    if (!wh_tun.coll_cma || root < 0 || n < 2 || n > WH_CMA_MAXN || !op->commute || !in ||
+        bytes < k * k * wh_tun.coll_cma_min)
         return 0;
-    if (me != root) {
-        unsigned to_root = wh_shm_cma(wh_comm_wrank(c, root));
-        if (!(to_root & WH_CMA_CAN_WRITE))
-            return 0;
-        o->want = 1 | (to_root & WH_CMA_WRITE_SEEN ? 2u : 0u);
+    uint32_t w = OFF_OK | (can_read_all(c) ? OFF_CMA : 0u);
+    uint64_t r;
+    if ((r = region_of(in, bytes)))
+        o->addr = r - 1, w |= OFF_IN_HEAP;
+    if (me == root) {
+        w |= OFF_SEEN;
+        if ((r = region_of(out, bytes)))
+            o->out = r - 1, w |= OFF_OUT_HEAP;
     } else {
-        o->want = 1 | 2;
+        unsigned to_root = wh_shm_cma(wh_comm_wrank(c, root));
+        if (to_root & WH_CMA_CAN_WRITE)
+            w |= OFF_CMA_ROOT | (to_root & WH_CMA_WRITE_SEEN ? OFF_SEEN : 0u);
     }
+    o->want = w;
     return 1;
 }
 
+/* the root in place (both named the same way: heap offsets or addresses) */
 static int fragile(const wh_cma_offer_t *all, int root)
 {
-    return all[root].addr == all[root].out; /* the root in place */
+    uint32_t w = all[root].want;
+    return all[root].addr == all[root].out && !(w & OFF_IN_HEAP) == !(w & OFF_OUT_HEAP);
 }
 
 int wh_cma_reduce_agree(const wh_cma_offer_t *all, int n, int root)
 {
-    for (int r = 0; r < n; r++)
-        if (!(all[r].want & 1) || (fragile(all, root) && !(all[r].want & 2)))
+    int out_heap = (all[root].want & OFF_OUT_HEAP) != 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t w = all[i].want;
+        if (!(w & OFF_OK))
             return 0;
+        for (int q = 0; q < n && !(w & OFF_CMA); q++)
+            if (q != i && !(all[q].want & OFF_IN_HEAP))
+                return 0; /* i cannot read q's input */
+        if (i != root && !out_heap && (!(w & OFF_CMA_ROOT) || (fragile(all, root) && !(w & OFF_SEEN))))
+            return 0; /* i cannot write the root's result (safely) */
+    }
     return 1;
 }
 
@@ -258,7 +332,7 @@ int wh_cma_reduce_run(const wh_cma_offer_t *all, const char *in, char *out, size
 {
     int n = c->size, me = c->rank;
     size_t esz = dt->size, per = RED_CHUNK / esz ? RED_CHUNK / esz : 1;
-    int inplace = me == root && in == out;
+    int inplace = me == root && in == out, out_heap = me != root && (all[root].want & OFF_OUT_HEAP);
     if (inplace)
         WH_DEBUG("coll", "single-copy reduce of %zu bytes to this rank, in place", count * esz);
     char *tmp = wh_scratch_get(2 * per * esz);
@@ -266,16 +340,34 @@ int wh_cma_reduce_run(const wh_cma_offer_t *all, const char *in, char *out, size
     size_t lo = red_lo(count, n, root, me), hi = red_lo(count, n, root, me + 1);
     for (size_t off = lo; off < hi && my == MPI_SUCCESS; off += per) {
         size_t len = hi - off < per ? hi - off : per, at = off * esz;
+        /* the chunk's result: my own buffer (the root), the root's in the
+         * heap, or a scratch written to the root by CMA */
         char *acc = me == root ? out + at : tmp + per * esz;
+        if (out_heap && !(acc = (char *)(uintptr_t)wh_node_range(all[root].out + at, len * esz)))
+            my = WH_FALLBACK;
         int have = inplace; /* acc holds my own input already */
-        for (int i = 1; i < n && my == MPI_SUCCESS; i++) {
-            int q = (me + i) % n;
-            my = cma_read(c, q, all[q].addr + at, tmp, len * esz);
-            if (my == MPI_SUCCESS)
-                my = have ? wh_op_apply(op, tmp, acc, len, dth, dt) : wh_op_apply3(op, in + at, tmp, acc, len, dth, dt);
+        for (int i = 0; i < n && my == MPI_SUCCESS; i++) {
+            /* the root's input first: in place in the heap, it is where this
+             * slice's result goes; then the others, from the next rank on */
+            int q = i == 0 ? root : (me + i) % n;
+            if (q == me || (i > 0 && q == root))
+                continue;
+            const char *x = tmp;
+            if (all[q].want & OFF_IN_HEAP) {
+                if (!(x = wh_node_range(all[q].addr + at, len * esz)))
+                    my = WH_FALLBACK;
+            } else {
+                my = cma_xfer(c, q, all[q].addr + at, tmp, len * esz, 0);
+            }
+            if (my != MPI_SUCCESS)
+                break;
+            if (x == acc) /* (the root's input, in place, is where its result goes) */
+                my = have ? MPI_SUCCESS : wh_op_apply(op, in + at, acc, len, dth, dt);
+            else
+                my = have ? wh_op_apply(op, x, acc, len, dth, dt) : wh_op_apply3(op, in + at, x, acc, len, dth, dt);
             have = 1;
         }
-        if (my == MPI_SUCCESS && me != root)
+        if (my == MPI_SUCCESS && me != root && !out_heap)
             my = cma_xfer(c, root, all[root].out + at, acc, len * esz, 1);
     }
     wh_scratch_put(tmp);

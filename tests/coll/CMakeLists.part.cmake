@@ -186,6 +186,9 @@ wh_hier_test(coll.mismatch_hier.np5 5 "%3" mpit_coll_mismatch hier)
 foreach(np 2 3 4 8)
   wh_mpi_test_env(coll.cma_reduce.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_cma_reduce.c ${np}
                   "WHARF_COLL_CMA_MIN=4096")
+  # every buffer in the node-shared heap (MPI_Alloc_mem): region copies
+  wh_mpi_test_env(coll.cma_heap.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/coll_cma_reduce.c ${np}
+                  "WHARF_COLL_CMA_MIN=4096" heap)
 endforeach()
 foreach(np 2 3)
   add_test(NAME mpi.coll.cma_reduce_path.np${np}.shm

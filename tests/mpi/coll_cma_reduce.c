@@ -9,6 +9,10 @@
  *    a padded pair type (MPI_DOUBLE_INT) and a strided type take the cells;
  *  - the root in place (single copy only once a write to the root has been
  *    seen: the first reduce in place takes the cells), and not.
+ * Then the other single-copy collectives over the same buffers: bcast
+ * (2 ranks: the root writes half), allgather, allgatherv.
+ * argv[1] = "heap": every buffer from MPI_Alloc_mem (the node-shared heap:
+ * region loads and stores instead of CMA, in containers too).
  * ctest runs it with WHARF_REPORT=coll and looks for reduces on the cma
  * path, so the path is known to run; with every write refused (the
  * nowritev shim) all fall back and the results stay right. */
@@ -17,7 +21,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int me, np, errs;
+static int me, np, errs, heap;
+
+static void *buf_alloc(size_t n)
+{
+    void *p = NULL;
+    if (heap)
+        MPI_Alloc_mem((MPI_Aint)(n ? n : 1), MPI_INFO_NULL, &p);
+    else
+        p = malloc(n ? n : 1);
+    return p;
+}
+static void buf_free(void *p)
+{
+    if (heap)
+        MPI_Free_mem(p);
+    else
+        free(p);
+}
 
 #define CHECK(c, ...)                                                                                         \
     do {                                                                                                      \
@@ -89,7 +110,7 @@ static void fill(const case_t *t, int r, size_t cnt, char *buf, size_t ext)
 static void one(const case_t *t, size_t cnt, int root, int inplace, MPI_Aint ext)
 {
     size_t bytes = cnt * (size_t)ext;
-    char *in = malloc(bytes), *out = malloc(bytes), *want = malloc(bytes), *tmp = malloc(bytes);
+    char *in = buf_alloc(bytes), *out = buf_alloc(bytes), *want = malloc(bytes), *tmp = malloc(bytes);
     fill(t, me, cnt, in, (size_t)ext);
     memset(out, 0x5a, bytes);
     if (me == root && inplace)
@@ -115,10 +136,60 @@ static void one(const case_t *t, size_t cnt, int root, int inplace, MPI_Aint ext
         CHECK(bad == (size_t)-1, "%s count %zu root %d%s: element %zu wrong", t->name, cnt, root,
               inplace ? " in place" : "", bad);
     }
-    free(in);
-    free(out);
+    buf_free(in);
+    buf_free(out);
     free(want);
     free(tmp);
+}
+
+/* bcast, allgather, allgatherv of about `bytes` per rank */
+static void others(size_t bytes, int root)
+{
+    size_t tot = bytes * (size_t)np;
+    unsigned char *a = buf_alloc(tot + 64), *g = buf_alloc(tot + 64);
+    for (size_t j = 0; j < bytes; j++)
+        a[j] = me == root ? (unsigned char)(j * 7 + (size_t)root) : 0;
+    MPI_Bcast(a, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD);
+    size_t bad = (size_t)-1;
+    for (size_t j = 0; j < bytes && bad == (size_t)-1; j++)
+        if (a[j] != (unsigned char)(j * 7 + (size_t)root))
+            bad = j;
+    CHECK(bad == (size_t)-1, "bcast %zu root %d: byte %zu wrong", bytes, root, bad);
+    for (size_t j = 0; j < bytes; j++)
+        a[j] = (unsigned char)(j * 3 + (size_t)me * 11);
+    memset(g, 0, tot);
+    MPI_Allgather(a, (int)bytes, MPI_BYTE, g, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
+    for (size_t j = 0; j < tot && bad == (size_t)-1; j++)
+        if (g[j] != (unsigned char)((j % bytes) * 3 + (j / bytes) * 11))
+            bad = j;
+    CHECK(bad == (size_t)-1, "allgather %zu: byte %zu wrong", bytes, bad);
+    /* allgatherv: rank r gives bytes - r * 3 bytes, blocks in reverse order, in place on odd sizes */
+    int *cnt = malloc(sizeof(int) * (size_t)np), *dis = malloc(sizeof(int) * (size_t)np);
+    size_t pos = 0;
+    for (int r = np - 1; r >= 0; r--) {
+        cnt[r] = (int)(bytes - (size_t)r * 3);
+        dis[r] = (int)pos;
+        pos += (size_t)cnt[r] + 5;
+    }
+    memset(g, 0xcc, pos);
+    for (int j = 0; j < cnt[me]; j++)
+        (bytes % 2 ? g + dis[me] : a)[j] = (unsigned char)(j * 5 + me);
+    MPI_Allgatherv(bytes % 2 ? MPI_IN_PLACE : a, cnt[me], MPI_BYTE, g, cnt, dis, MPI_BYTE, MPI_COMM_WORLD);
+    for (int r = 0; r < np && bad == (size_t)-1; r++) {
+        for (int j = 0; j < cnt[r]; j++)
+            if (g[dis[r] + j] != (unsigned char)(j * 5 + r)) {
+                bad = (size_t)dis[r] + (size_t)j;
+                break;
+            }
+        for (int j = 0; j < 5 && bad == (size_t)-1; j++)
+            if (g[dis[r] + cnt[r] + j] != 0xcc)
+                bad = (size_t)(dis[r] + cnt[r] + j);
+    }
+    CHECK(bad == (size_t)-1, "allgatherv %zu: byte %zu wrong", bytes, bad);
+    free(cnt);
+    free(dis);
+    buf_free(a);
+    buf_free(g);
 }
 
 int main(int argc, char **argv)
@@ -126,6 +197,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
+    heap = argc > 1 && !strcmp(argv[1], "heap");
     const char *e = getenv("WHARF_COLL_CMA_MIN");
     size_t k1 = (size_t)(np > 1 ? np - 1 : 1), thr = k1 * k1 * (e ? (size_t)atol(e) : 65536);
     MPI_Op uop, mop;
@@ -165,6 +237,10 @@ int main(int argc, char **argv)
                 for (int inplace = 1; inplace >= 0; inplace--)
                     one(&cases[k], counts[c], roots[ri], inplace, ext);
     }
+    static const size_t osz[] = {70001, 65536, 300000, 1u << 20};
+    for (size_t i = 0; i < sizeof osz / sizeof osz[0]; i++)
+        for (int ri = 0; ri < 2; ri++)
+            others(osz[i], roots[ri]);
     MPI_Op_free(&uop);
     MPI_Op_free(&mop);
     MPI_Type_free(&mat);

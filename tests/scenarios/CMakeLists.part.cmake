@@ -62,3 +62,18 @@ echo \"$out\"; [ $rc = 77 ] && exit 77; [ $rc = 0 ] && echo \"$out\" | grep -q '
       SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 240)
   endforeach()
 endif()
+
+# The single-copy collectives over MPI_Alloc_mem buffers between containers
+# without CMA (region loads and stores): results checked by the program, the
+# report must show the reduces on the cma path.
+if(TARGET mpit_coll_cma_reduce)
+  foreach(sc pidpriv volume)
+    add_test(NAME scenarios.${sc}.coll_cma_heap
+      COMMAND sh -c "out=$(\"$0\" \"$1\" run ${sc} -n 2 --wharfrun \"$2\" --timeout 150 -- \"$3\" heap 2>&1); rc=$?; \
+echo \"$out\"; [ $rc = 77 ] && exit 77; [ $rc = 0 ] && echo \"$out\" | grep -q 'reduce[^;]*cma [1-9]'"
+              ${Python3_EXECUTABLE} ${WH_SCENARIOS}/wharfns.py ${WHARFRUN} $<TARGET_FILE:mpit_coll_cma_reduce>)
+    set_tests_properties(scenarios.${sc}.coll_cma_heap PROPERTIES
+      ENVIRONMENT "WHARF_REPORT=coll;WHARF_COLL_CMA_MIN=4096"
+      SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 240)
+  endforeach()
+endif()
