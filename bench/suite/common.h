@@ -65,6 +65,7 @@ struct wb_opts {
     int win_alloc; /* one-sided: 0 = MPI_Win_create, 1 = MPI_Win_allocate */
     size_t cap;    /* per-buffer memory cap for window slots (-M) */
     int cuda;      /* -d cuda: message buffers in CUDA device memory */
+    int malloc;    /* -d malloc: host buffers from posix_memalign instead of MPI_Alloc_mem */
 };
 
 /* Sizes above this use iterations/10 and warm-up/10 (like OSU's "large"). */
@@ -184,7 +185,7 @@ static inline int wb_warmup(size_t size)
 static inline void wb_usage(FILE *f)
 {
     const struct wb_bench *b = wb.b;
-    fprintf(f, "usage: %s [-m [MIN:]MAX] [-i ITERS] [-x WARMUP] [-c] [-d host|cuda]", b->name);
+    fprintf(f, "usage: %s [-m [MIN:]MAX] [-i ITERS] [-x WARMUP] [-c] [-d host|malloc|cuda]", b->name);
     if (b->flags & WB_WINDOW)
         fprintf(f, " [-W WINDOW] [-M BYTES]");
     if (b->flags & WB_RMA)
@@ -194,6 +195,8 @@ static inline void wb_usage(FILE *f)
     fprintf(f, " [-h]\n  %s\n", b->what);
     fprintf(f, "  -d cuda     message buffers in CUDA device memory (GPU-aware MPI; the driver is loaded\n"
                "              with dlopen, GPU = rank modulo the visible GPUs; not with -c or one-sided)\n");
+    fprintf(f, "  -d malloc   host buffers from posix_memalign (as OSU) instead of MPI_Alloc_mem (default;\n"
+               "              an MPI may place that memory where its peers reach it directly)\n");
     fprintf(f, "  -m MIN:MAX  message sizes in bytes, powers of two from MIN (default %zu:%zu);\n"
                "              MAX alone, MIN: and :MAX work too; K, M, G suffixes (x1024)\n",
             b->min_size, b->max_size);
@@ -300,6 +303,8 @@ static inline int wb_parse(int argc, char **argv)
         case 'd':
             if (!strcmp(val, "cuda"))
                 o->cuda = 1;
+            else if (!strcmp(val, "malloc"))
+                o->malloc = 1;
             else if (strcmp(val, "host"))
                 goto badval;
             break;
@@ -593,7 +598,7 @@ static inline void wb_cuda_setup(void)
 }
 
 /* Page-aligned MPI_Alloc_mem buffer of len bytes, zeroed (pages touched);
- * with -d cuda, zeroed device memory instead. */
+ * with -d malloc from posix_memalign, with -d cuda zeroed device memory. */
 static inline struct wb_mem wb_alloc(size_t len)
 {
     struct wb_mem m = {NULL, NULL, len};
@@ -609,9 +614,14 @@ static inline struct wb_mem wb_alloc(size_t len)
     size_t tot = len + pg;
     if (len > SIZE_MAX - pg || tot > (size_t)PTRDIFF_MAX)
         wb_die("buffer of %zu bytes is too large", len);
-    int rc = MPI_Alloc_mem((MPI_Aint)tot, MPI_INFO_NULL, &m.base);
-    if (rc != MPI_SUCCESS || !m.base)
-        wb_die("MPI_Alloc_mem(%zu) failed", tot);
+    if (wb.o.malloc) {
+        if (posix_memalign(&m.base, pg, tot))
+            wb_die("posix_memalign(%zu) failed", tot);
+    } else {
+        int rc = MPI_Alloc_mem((MPI_Aint)tot, MPI_INFO_NULL, &m.base);
+        if (rc != MPI_SUCCESS || !m.base)
+            wb_die("MPI_Alloc_mem(%zu) failed", tot);
+    }
     m.p = (char *)(((uintptr_t)m.base + pg - 1) & ~(uintptr_t)(pg - 1));
     memset(m.p, 0, len);
     return m;
@@ -621,6 +631,8 @@ static inline void wb_free(struct wb_mem *m)
 {
     if (m->base && wb.o.cuda)
         wb_cu.free((unsigned long long)(uintptr_t)m->base);
+    else if (m->base && wb.o.malloc)
+        free(m->base);
     else if (m->base)
         MPI_Free_mem(m->base);
     m->base = NULL;
