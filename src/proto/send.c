@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "core/peers.h"
+#include "locality/nodeheap.h"
 #include "proto/proto.h"
 #include "util/log.h"
+#include "util/tunables.h"
 
 struct wh_pend {
     struct wh_pend *next;
@@ -145,6 +147,17 @@ static void req_fill(wh_req_t *r, void *buf, MPI_Count count, wh_dtype_t *dt, in
     r->trace = WH_TRACE_NB;
 }
 
+/* A push (two copies, no handshake) whose buffer lies in the node-shared
+ * heap goes by rendezvous instead: the receiver copies it once, out of the
+ * region (rndv.c) */
+static int region_send(const wh_req_t *r, int chan)
+{
+    const char *start;
+    uint64_t off;
+    return chan == WH_CHAN_SHM && wh_tun.region_copy && wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &start) &&
+           wh_node_locate(start, r->bytes, &off);
+}
+
 static int start_send(wh_req_t *r)
 {
     r->complete = 0;
@@ -166,6 +179,8 @@ static int start_send(wh_req_t *r)
                   .sreq = wh_req_id(r)};
     r->data_pending = 1;
     r->sync_pending = 0;
+    if (ch.proto == WH_PROTO_PUSH && region_send(r, ch.chan))
+        ch.proto = WH_PROTO_RNDV;
     if (ch.proto == WH_PROTO_RNDV) /* completes only after the match: synchronous by nature */
         return wh_rndv_start(r, ch.chan, &h);
     r->rproto = ch.proto == WH_PROTO_PUSH ? WH_PROTO_PUSH : WH_PROTO_EAGER;
