@@ -142,8 +142,10 @@ int wh_allreduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth
         return wh_shmc_reduce(sbuf, rbuf, count, dth, dt, op, -1, c);
     }
     if (shm_contig(dt, count) && wh_shmc_large_usable(c, nbytes, dt->size)) {
-        wh_coll_count(c, WH_CK_ALLREDUCE, WH_CA_SHM_LARGE);
-        return wh_shmc_reduce_large(sbuf, rbuf, count, dth, dt, op, -1, c, NULL);
+        int cma = 0;
+        rc = wh_shmc_reduce_large(sbuf, rbuf, count, dth, dt, op, -1, c, &cma);
+        wh_coll_count(c, WH_CK_ALLREDUCE, cma ? WH_CA_CMA : WH_CA_SHM_LARGE);
+        return rc;
     }
     wh_coll_count(c, WH_CK_ALLREDUCE, WH_CA_P2P);
     if (op->commute && nbytes >= wh_tun.coll_allreduce_long && count >= wh_coll_pof2(c->size))

@@ -275,14 +275,17 @@ int wh_cma_reduce_offer(wh_comm_t *c, const char *in, char *out, size_t bytes, c
     int n = c->size, me = c->rank;
     size_t k = (size_t)(n - 1);
     *o = (wh_cma_offer_t){.addr = (uint64_t)(uintptr_t)in, .out = (uint64_t)(uintptr_t)out};
-    if (!wh_tun.coll_cma || root < 0 || n < 2 || n > WH_CMA_MAXN || !op->commute || !in ||
-        bytes < k * k * wh_tun.coll_cma_min)
+    if (!wh_tun.coll_cma || n < 2 || n > WH_CMA_MAXN || !op->commute || !in || bytes < k * k * wh_tun.coll_cma_min)
         return 0;
     uint32_t w = OFF_OK | (can_read_all(c) ? OFF_CMA : 0u);
     uint64_t r;
     if ((r = region_of(in, bytes)))
         o->addr = r - 1, w |= OFF_IN_HEAP;
-    if (me == root) {
+    if (root < 0) { /* allreduce: every rank's result buffer is read by all, through the heap only */
+        if (!(r = region_of(out, bytes)) || !(w & OFF_IN_HEAP))
+            return 0;
+        o->out = r - 1, w |= OFF_OUT_HEAP;
+    } else if (me == root) {
         w |= OFF_SEEN;
         if ((r = region_of(out, bytes)))
             o->out = r - 1, w |= OFF_OUT_HEAP;
@@ -295,16 +298,31 @@ int wh_cma_reduce_offer(wh_comm_t *c, const char *in, char *out, size_t bytes, c
     return 1;
 }
 
-/* the root in place (both named the same way: heap offsets or addresses) */
-static int fragile(const wh_cma_offer_t *all, int root)
+/* rank r in place (both named the same way: heap offsets or addresses) */
+static int in_place(const wh_cma_offer_t *o)
 {
-    uint32_t w = all[root].want;
-    return all[root].addr == all[root].out && !(w & OFF_IN_HEAP) == !(w & OFF_OUT_HEAP);
+    return o->addr == o->out && !(o->want & OFF_IN_HEAP) == !(o->want & OFF_OUT_HEAP);
+}
+
+/* a failure would leave an input changed: the root in place (an allreduce:
+ * any rank in place) */
+static int fragile(const wh_cma_offer_t *all, int n, int root)
+{
+    for (int r = root < 0 ? 0 : root; r < (root < 0 ? n : root + 1); r++)
+        if (in_place(&all[r]))
+            return 1;
+    return 0;
 }
 
 int wh_cma_reduce_agree(const wh_cma_offer_t *all, int n, int root)
 {
-    int out_heap = (all[root].want & OFF_OUT_HEAP) != 0;
+    if (root < 0) { /* allreduce: everything in the heap */
+        for (int i = 0; i < n; i++)
+            if ((all[i].want & (OFF_OK | OFF_IN_HEAP | OFF_OUT_HEAP)) != (OFF_OK | OFF_IN_HEAP | OFF_OUT_HEAP))
+                return 0;
+        return 1;
+    }
+    int out_heap = (all[root].want & OFF_OUT_HEAP) != 0, frag = fragile(all, n, root);
     for (int i = 0; i < n; i++) {
         uint32_t w = all[i].want;
         if (!(w & OFF_OK))
@@ -312,7 +330,7 @@ int wh_cma_reduce_agree(const wh_cma_offer_t *all, int n, int root)
         for (int q = 0; q < n && !(w & OFF_CMA); q++)
             if (q != i && !(all[q].want & OFF_IN_HEAP))
                 return 0; /* i cannot read q's input */
-        if (i != root && !out_heap && (!(w & OFF_CMA_ROOT) || (fragile(all, root) && !(w & OFF_SEEN))))
+        if (i != root && !out_heap && (!(w & OFF_CMA_ROOT) || (frag && !(w & OFF_SEEN))))
             return 0; /* i cannot write the root's result (safely) */
     }
     return 1;
@@ -322,6 +340,8 @@ static size_t red_lo(size_t count, int n, int root, int r)
 {
     if (r >= n)
         return count;
+    if (root < 0) /* allreduce: equal slices */
+        return (size_t)((double)count * ((double)r / n));
     double w = 2.0 * (n - 1), cw = w * r + (r > root), total = w * n + 1;
     size_t lo = (size_t)((double)count * (cw / total));
     return lo < count ? lo : count;
@@ -332,7 +352,8 @@ int wh_cma_reduce_run(const wh_cma_offer_t *all, const char *in, char *out, size
 {
     int n = c->size, me = c->rank;
     size_t esz = dt->size, per = RED_CHUNK / esz ? RED_CHUNK / esz : 1;
-    int inplace = me == root && in == out, out_heap = me != root && (all[root].want & OFF_OUT_HEAP);
+    int mine = me == root || root < 0; /* this rank's slice result goes to its own buffer */
+    int inplace = mine && in == out, out_heap = !mine && (all[root].want & OFF_OUT_HEAP);
     if (inplace)
         WH_DEBUG("coll", "single-copy reduce of %zu bytes to this rank, in place", count * esz);
     char *tmp = wh_scratch_get(2 * per * esz);
@@ -342,14 +363,14 @@ int wh_cma_reduce_run(const wh_cma_offer_t *all, const char *in, char *out, size
         size_t len = hi - off < per ? hi - off : per, at = off * esz;
         /* the chunk's result: my own buffer (the root), the root's in the
          * heap, or a scratch written to the root by CMA */
-        char *acc = me == root ? out + at : tmp + per * esz;
+        char *acc = mine ? out + at : tmp + per * esz;
         if (out_heap && !(acc = (char *)(uintptr_t)wh_node_range(all[root].out + at, len * esz)))
             my = WH_FALLBACK;
         int have = inplace; /* acc holds my own input already */
         for (int i = 0; i < n && my == MPI_SUCCESS; i++) {
             /* the root's input first: in place in the heap, it is where this
              * slice's result goes; then the others, from the next rank on */
-            int q = i == 0 ? root : (me + i) % n;
+            int q = i == 0 ? (root < 0 ? me : root) : (me + i) % n;
             if (q == me || (i > 0 && q == root))
                 continue;
             const char *x = tmp;
@@ -367,21 +388,37 @@ int wh_cma_reduce_run(const wh_cma_offer_t *all, const char *in, char *out, size
                 my = have ? wh_op_apply(op, x, acc, len, dth, dt) : wh_op_apply3(op, in + at, x, acc, len, dth, dt);
             have = 1;
         }
-        if (my == MPI_SUCCESS && me != root && !out_heap)
+        if (my == MPI_SUCCESS && !mine && !out_heap)
             my = cma_xfer(c, root, all[root].out + at, acc, len * esz, 1);
     }
     wh_scratch_put(tmp);
     return my;
 }
 
-int wh_cma_reduce_settle(const wh_cma_offer_t *all, int my, int worst, int root)
+int wh_cma_allreduce_collect(const wh_cma_offer_t *all, char *out, size_t count, size_t esz, wh_comm_t *c)
+{
+    int n = c->size, me = c->rank;
+    for (int i = 1; i < n; i++) {
+        int q = (me + i) % n;
+        size_t lo = red_lo(count, n, -1, q), hi = red_lo(count, n, -1, q + 1);
+        if (hi == lo)
+            continue;
+        const void *p = wh_node_range(all[q].out + lo * esz, (hi - lo) * esz);
+        if (!p)
+            return WH_FALLBACK;
+        memcpy(out + lo * esz, p, (hi - lo) * esz);
+    }
+    return MPI_SUCCESS;
+}
+
+int wh_cma_reduce_settle(const wh_cma_offer_t *all, int n, int my, int worst, int root)
 {
     if (worst == 0)
         return MPI_SUCCESS;
-    if (!fragile(all, root))
+    if (!fragile(all, n, root))
         return WH_FALLBACK; /* out is rewritten, no input was touched */
     if (my != MPI_SUCCESS && my != WH_FALLBACK)
         return my;
-    return wh_error(MPI_ERR_OTHER, "single-copy reduce to rank %d (in place): a transfer %s", root,
+    return wh_error(MPI_ERR_OTHER, "single-copy %s (in place): a transfer %s", root < 0 ? "allreduce" : "reduce",
                     my == WH_FALLBACK ? "was refused here" : "failed on another rank");
 }

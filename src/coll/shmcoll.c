@@ -550,6 +550,20 @@ static int cma_decide(const shmc_t *s, int n, int root, uint64_t k, wh_cma_offer
     return allw && wh_cma_reduce_agree(all, n, root);
 }
 
+/* one more step carrying each rank's status of a single-copy phase (in the
+ * size slot of that step): the worst of all (0 ok, 1 refused, 2 error) */
+static uint64_t cma_status(shmc_t *s, int n, int me, uint64_t *k, int my)
+{
+    *k = ++s->bseq;
+    *bsize(s, me, *k) = my == MPI_SUCCESS ? 0 : my == WH_FALLBACK ? 1 : 2;
+    post(s, bflag(s, me), *k);
+    wait_all(s, n, bflag, *k);
+    uint64_t worst = 0;
+    for (int r = 0; r < n; r++)
+        worst = *bsize(s, r, *k) > worst ? *bsize(s, r, *k) : worst;
+    return worst;
+}
+
 int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt,
                          wh_op_t *op, int root, wh_comm_t *c, int *cma)
 {
@@ -577,7 +591,7 @@ int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Data
     /* single copy (shmcma.c), offered in this first step: a rank that
      * offers copies chunk 0 in only if the others turn it down */
     int offer = cma && n <= WH_CMA_MAXN;
-    int want = offer && wh_cma_reduce_offer(c, mine, me == root ? (char *)rbuf : NULL, (size_t)count * esz, op, root,
+    int want = offer && wh_cma_reduce_offer(c, mine, out ? (char *)rbuf : NULL, (size_t)count * esz, op, root,
                                             boffer(s, me, k));
     if (!want)
         COPY_IN(0, t);
@@ -597,14 +611,12 @@ int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Data
         if (cma_decide(s, n, root, k, all, &anyw)) {
             post(s, bout(s, me), t); /* (chunk t's cell unused) */
             int my = wh_cma_reduce_run(all, mine, (char *)rbuf, (size_t)count, dth, dt, op, root, c);
-            k = ++s->bseq; /* everyone's status, in the size slot of this step */
-            *bsize(s, me, k) = my == MPI_SUCCESS ? 0 : my == WH_FALLBACK ? 1 : 2;
-            post(s, bflag(s, me), k);
-            wait_all(s, n, bflag, k);
-            uint64_t worst = 0;
-            for (int r = 0; r < n; r++)
-                worst = *bsize(s, r, k) > worst ? *bsize(s, r, k) : worst;
-            rc = wh_cma_reduce_settle(all, my, (int)worst, root);
+            uint64_t worst = cma_status(s, n, me, &k, my);
+            if (root < 0 && !worst) { /* allreduce: every slice combined, now everyone's to everyone */
+                my = wh_cma_allreduce_collect(all, (char *)rbuf, (size_t)count, esz, c);
+                worst = cma_status(s, n, me, &k, my);
+            }
+            rc = wh_cma_reduce_settle(all, n, my, (int)worst, root);
             if (rc != WH_FALLBACK) {
                 *cma = 1;
                 return rc;

@@ -78,5 +78,8 @@ int wh_cma_reduce_offer(wh_comm_t *c, const char *in, char *out, size_t bytes, c
 int wh_cma_reduce_agree(const wh_cma_offer_t *all, int n, int root);
 int wh_cma_reduce_run(const wh_cma_offer_t *all, const char *in, char *out, size_t count, MPI_Datatype dth,
                       wh_dtype_t *dt, wh_op_t *op, int root, wh_comm_t *c);
-int wh_cma_reduce_settle(const wh_cma_offer_t *all, int my, int worst, int root);
+int wh_cma_reduce_settle(const wh_cma_offer_t *all, int n, int my, int worst, int root);
+/* allreduce (root -1, every buffer in the node heap): once every slice is
+ * combined into its rank's result buffer, copy the others' slices in */
+int wh_cma_allreduce_collect(const wh_cma_offer_t *all, char *out, size_t count, size_t esz, wh_comm_t *c);
 #endif

@@ -233,10 +233,9 @@ void wh_rndv_matched(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const 
     wh_req_data(r, 0, n, &d);
     int rc;
     const char *dstart;
-    if (ch.proto == WH_PROTO_GET && chan == WH_CHAN_SHM && (wh_coord_peers[wpeer].caps & WH_CAP_PUT_ZCOPY) &&
-        r->mem == WH_MEM_HOST && n >= wh_tun.cma_split && wh_tun.cma_split &&
+    if (ch.proto == WH_PROTO_GET && chan == WH_CHAN_SHM && r->mem == WH_MEM_HOST &&
         wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &dstart) &&
-        wh_split_recv(r, wpeer, rts.addr, rts.rkey, dstart, n) == 0) {
+        wh_split_recv(r, wpeer, rts.addr, rts.rkey, dstart, n) == 0) { /* (its size and pair rules: split.c) */
         wh_coord_note(chan, WH_PROTO_SPLIT, n);
         return;
     }

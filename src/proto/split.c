@@ -132,9 +132,12 @@ static int poll_waiting(void)
 
 int wh_split_recv(wh_req_t *r, int wpeer, uint64_t saddr, uint64_t srkey, const char *dst, size_t n)
 {
+    /* every rule of a split in one place: the size, a node not
+     * oversubscribed, a pair CMA serves both ways (the sender checks its own
+     * writes again at the CTS), the lines set up */
     unsigned cma = wh_shm_cma(wpeer);
     if (!wh_tun.cma_split || n < wh_tun.cma_split || n > OFF_MASK || wh_job.oversubscribed || !wh_shm.split || !saddr ||
-        !(cma & WH_CMA_CAN_READ))
+        !(cma & WH_CMA_CAN_READ) || !(cma & WH_CMA_CAN_WRITE))
         return -1; /* (a read that failed since: the get falls back to the pipelined copy) */
     if (!(cma & WH_CMA_READ_SEEN)) {
         /* The probe read one word at init; a policy (or a fault) may still

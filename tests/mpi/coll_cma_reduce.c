@@ -1,4 +1,6 @@
-/* MPI_Reduce through the single-copy slices (wh_cma_reduce, src/coll/shmcma.c)
+/* MPI_Reduce (and MPI_Allreduce) through the single-copy slices
+ * (wh_cma_reduce_*, src/coll/shmcma.c; the allreduce only with every buffer
+ * in the node heap)
  * and the cases around them, every element checked against MPI_Reduce_local
  * applied in rank order to every rank's input (each rank can compute them):
  *  - counts just under and over the switch point ((n - 1)^2 x
@@ -118,22 +120,36 @@ static void one(const case_t *t, size_t cnt, int root, int inplace, MPI_Aint ext
     int rc = MPI_Reduce(me == root && inplace ? MPI_IN_PLACE : in, out, (int)cnt, t->type, t->op, root,
                         MPI_COMM_WORLD);
     CHECK(rc == MPI_SUCCESS, "%s count %zu root %d: MPI_Reduce failed", t->name, cnt, root);
+    /* want = x0 op (x1 op (... op x(n-1))): Reduce_local(in, inout) is inout = in op inout */
+    fill(t, np - 1, cnt, want, (size_t)ext);
+    for (int r = np - 2; r >= 0; r--) {
+        fill(t, r, cnt, tmp, (size_t)ext);
+        MPI_Reduce_local(tmp, want, (int)cnt, t->type, t->op);
+    }
+    int sz;
+    MPI_Type_size(t->type, &sz);
+    size_t cmp = t->kind == T_DINT ? 12 : t->kind == T_VEC ? 8 : (size_t)sz;
     if (me == root) {
-        /* want = x0 op (x1 op (... op x(n-1))): Reduce_local(in, inout) is inout = in op inout */
-        fill(t, np - 1, cnt, want, (size_t)ext);
-        for (int r = np - 2; r >= 0; r--) {
-            fill(t, r, cnt, tmp, (size_t)ext);
-            MPI_Reduce_local(tmp, want, (int)cnt, t->type, t->op);
-        }
-        int sz;
-        MPI_Type_size(t->type, &sz);
         size_t bad = (size_t)-1;
         for (size_t j = 0; j < cnt && bad == (size_t)-1; j++)
-            if (t->kind == T_DINT ? memcmp(out + j * (size_t)ext, want + j * (size_t)ext, 12)
-                                  : t->kind == T_VEC ? memcmp(out + j * 16, want + j * 16, 8)
-                                                     : memcmp(out + j * (size_t)ext, want + j * (size_t)ext, (size_t)sz))
+            if (memcmp(out + j * (size_t)ext, want + j * (size_t)ext, cmp))
                 bad = j;
         CHECK(bad == (size_t)-1, "%s count %zu root %d%s: element %zu wrong", t->name, cnt, root,
+              inplace ? " in place" : "", bad);
+    }
+    /* the same as an allreduce (in place where the reduce was), once per root round */
+    if (root == 0) {
+        fill(t, me, cnt, in, (size_t)ext);
+        memset(out, 0x5a, bytes);
+        if (inplace)
+            memcpy(out, in, bytes);
+        rc = MPI_Allreduce(inplace ? MPI_IN_PLACE : in, out, (int)cnt, t->type, t->op, MPI_COMM_WORLD);
+        CHECK(rc == MPI_SUCCESS, "%s count %zu: MPI_Allreduce failed", t->name, cnt);
+        size_t bad = (size_t)-1;
+        for (size_t j = 0; j < cnt && bad == (size_t)-1; j++)
+            if (memcmp(out + j * (size_t)ext, want + j * (size_t)ext, cmp))
+                bad = j;
+        CHECK(bad == (size_t)-1, "%s count %zu allreduce%s: element %zu wrong", t->name, cnt,
               inplace ? " in place" : "", bad);
     }
     buf_free(in);
