@@ -49,31 +49,32 @@ if(TARGET mpit_coll_shm)
   endforeach()
 endif()
 
+# wh_scenario_grep_test(NAME EXE PATTERN ENV SCENARIOS [ARGS...]): EXE on 2 ranks in
+# each scenario with ENV, passing only if it succeeds and its output matches PATTERN
+# (a WHARF_REPORT line: the path under test was taken).
+function(wh_scenario_grep_test NAME EXE PATTERN ENV SCENARIOS)
+  foreach(sc ${SCENARIOS})
+    add_test(NAME scenarios.${sc}.${NAME}
+      COMMAND sh -c "out=$(\"$0\" \"$1\" run ${sc} -n 2 --wharfrun \"$2\" --timeout 150 -- \"$3\" ${ARGN} 2>&1); \
+rc=$?; echo \"$out\"; [ $rc = 77 ] && exit 77; [ $rc = 0 ] && echo \"$out\" | grep -q '${PATTERN}'"
+              ${Python3_EXECUTABLE} ${WH_SCENARIOS}/wharfns.py ${WHARFRUN} ${EXE})
+    set_tests_properties(scenarios.${sc}.${NAME} PROPERTIES ENVIRONMENT "${ENV}"
+      SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 240)
+  endforeach()
+endfunction()
+
 # Rendezvous between MPI_Alloc_mem buffers of ranks in different containers:
 # without CMA (private PID namespaces, a shared volume) the node-shared heap
 # still gives one copy; the report must show region copies.
 if(TARGET mpit_p2p_region)
-  foreach(sc pidpriv volume)
-    add_test(NAME scenarios.${sc}.p2p_region
-      COMMAND sh -c "out=$(\"$0\" \"$1\" run ${sc} -n 2 --wharfrun \"$2\" --timeout 150 -- \"$3\" 2>&1); rc=$?; \
-echo \"$out\"; [ $rc = 77 ] && exit 77; [ $rc = 0 ] && echo \"$out\" | grep -q 'shm/region-copy [1-9]'"
-              ${Python3_EXECUTABLE} ${WH_SCENARIOS}/wharfns.py ${WHARFRUN} $<TARGET_FILE:mpit_p2p_region>)
-    set_tests_properties(scenarios.${sc}.p2p_region PROPERTIES ENVIRONMENT "WHARF_REPORT=channels"
-      SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 240)
-  endforeach()
+  wh_scenario_grep_test(p2p_region $<TARGET_FILE:mpit_p2p_region> "shm/region-copy [1-9]" "WHARF_REPORT=channels"
+                        "pidpriv;volume")
 endif()
 
 # The single-copy collectives over MPI_Alloc_mem buffers between containers
 # without CMA (region loads and stores): results checked by the program, the
 # report must show the reduces on the cma path.
 if(TARGET mpit_coll_cma_reduce)
-  foreach(sc pidpriv volume)
-    add_test(NAME scenarios.${sc}.coll_cma_heap
-      COMMAND sh -c "out=$(\"$0\" \"$1\" run ${sc} -n 2 --wharfrun \"$2\" --timeout 150 -- \"$3\" heap 2>&1); rc=$?; \
-echo \"$out\"; [ $rc = 77 ] && exit 77; [ $rc = 0 ] && echo \"$out\" | grep -q 'reduce[^;]*cma [1-9]'"
-              ${Python3_EXECUTABLE} ${WH_SCENARIOS}/wharfns.py ${WHARFRUN} $<TARGET_FILE:mpit_coll_cma_reduce>)
-    set_tests_properties(scenarios.${sc}.coll_cma_heap PROPERTIES
-      ENVIRONMENT "WHARF_REPORT=coll;WHARF_COLL_CMA_MIN=4096"
-      SKIP_RETURN_CODE 77 LABELS scenarios RUN_SERIAL true TIMEOUT 240)
-  endforeach()
+  wh_scenario_grep_test(coll_cma_heap $<TARGET_FILE:mpit_coll_cma_reduce> "reduce[^;]*cma [1-9]"
+                        "WHARF_REPORT=coll;WHARF_COLL_CMA_MIN=4096" "pidpriv;volume" heap)
 endif()
