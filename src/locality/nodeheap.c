@@ -137,9 +137,11 @@ void *wh_nheap_attach(wh_nheap_t *h, uint64_t off, size_t len)
 
 int wh_nheap_locate(const wh_nheap_t *h, const void *p, size_t len, uint64_t *off)
 {
-    if (!ready(h) || !h->region || (const unsigned char *)p < h->region)
+    /* (addresses as integers: p may lie in any object) */
+    uintptr_t a = (uintptr_t)p, base = (uintptr_t)h->region;
+    if (!ready(h) || !h->region || a < base)
         return 0;
-    uint64_t o = (uint64_t)((const unsigned char *)p - h->region), end = h->ctl->base + (uint64_t)h->ctl->nchunks * WH_NHEAP_CHUNK;
+    uint64_t o = (uint64_t)(a - base), end = h->ctl->base + (uint64_t)h->ctl->nchunks * WH_NHEAP_CHUNK;
     if (o < h->ctl->base || o > end || len > end - o)
         return 0;
     *off = o;
