@@ -79,38 +79,33 @@ static int can_read_all(const wh_comm_t *c)
     return 1;
 }
 
-/* copy len bytes between the peer's raddr and buf, in place (synchronous on
- * the shm channel): read them into buf, or write buf there */
-static int cma_xfer(const wh_comm_t *c, int r, uint64_t raddr, void *buf, size_t len, int write)
+/* copy len bytes between buf and member r's memory at raddr (rkey 0: its
+ * address, by CMA; WH_SHM_KEY_HEAP: a node-heap offset), synchronous on the
+ * shm channel: read them into buf, or write buf there */
+static int zc_xfer(const wh_comm_t *c, int r, uint64_t raddr, uint64_t rkey, void *buf, size_t len, int write)
 {
     if (!len)
         return MPI_SUCCESS;
     wh_data_t d = {.base = buf, .len = len, .mem = WH_MEM_HOST};
     cma_rd_t rd = {.comp.done = rd_done};
     int rc = (write ? wh_chans[WH_CHAN_SHM]->put_zcopy : wh_chans[WH_CHAN_SHM]->get_zcopy)(wh_comm_wrank(c, r), raddr,
-                                                                                          0, &d, &rd.comp);
+                                                                                          rkey, &d, &rd.comp);
     if (rc != MPI_SUCCESS)
         return rc;
     return rd.done ? rd.err
                    : wh_error(MPI_ERR_INTERN, "single-copy %s rank %d did not complete", write ? "write to" : "read from",
                               r);
 }
+
 /* copy len bytes between buf and [at, at + len) of member r's buffer (its
  * address, or its node-heap offset + 1 roff): through the region where it
- * lies there, else CMA */
+ * lies there (the owner's heap memory gone: WH_FALLBACK, all fall back),
+ * else CMA */
 static int peer_xfer(const wh_comm_t *c, int r, uint64_t addr, uint64_t roff, size_t at, void *buf, size_t len,
                      int write)
 {
-    if (!len)
-        return MPI_SUCCESS;
-    if (roff) {
-        void *p = (void *)(uintptr_t)wh_node_range(roff - 1 + at, len);
-        if (!p)
-            return WH_FALLBACK; /* (the owner's heap memory is gone: all fall back) */
-        memcpy(write ? p : buf, write ? buf : p, len);
-        return MPI_SUCCESS;
-    }
-    return cma_xfer(c, r, addr + at, buf, len, write);
+    return roff ? zc_xfer(c, r, roff - 1 + at, WH_SHM_KEY_HEAP, buf, len, write)
+                : zc_xfer(c, r, addr + at, 0, buf, len, write);
 }
 
 /* every member reaches every other's published buffer: by CMA, or because
@@ -308,7 +303,9 @@ static int in_place(const wh_cma_offer_t *o)
  * any rank in place) */
 static int fragile(const wh_cma_offer_t *all, int n, int root)
 {
-    for (int r = root < 0 ? 0 : root; r < (root < 0 ? n : root + 1); r++)
+    if (root >= 0)
+        return in_place(&all[root]);
+    for (int r = 0; r < n; r++)
         if (in_place(&all[r]))
             return 1;
     return 0;
@@ -356,15 +353,21 @@ int wh_cma_reduce_run(const wh_cma_offer_t *all, const char *in, char *out, size
     int inplace = mine && in == out, out_heap = !mine && (all[root].want & OFF_OUT_HEAP);
     if (inplace)
         WH_DEBUG("coll", "single-copy reduce of %zu bytes to this rank, in place", count * esz);
-    char *tmp = wh_scratch_get(2 * per * esz);
-    int my = tmp ? MPI_SUCCESS : wh_coll_nomem("single-copy reduce", 2 * per * esz);
+    /* a scratch only where some transfer goes by CMA: an input read, or
+     * the result written to the root */
+    int need_tmp = !mine && !out_heap;
+    for (int q = 0; q < n && !need_tmp; q++)
+        need_tmp = q != me && !(all[q].want & OFF_IN_HEAP);
+    char *tmp = need_tmp ? wh_scratch_get(2 * per * esz) : NULL;
+    int my = tmp || !need_tmp ? MPI_SUCCESS : wh_coll_nomem("single-copy reduce", 2 * per * esz);
     size_t lo = red_lo(count, n, root, me), hi = red_lo(count, n, root, me + 1);
     for (size_t off = lo; off < hi && my == MPI_SUCCESS; off += per) {
         size_t len = hi - off < per ? hi - off : per, at = off * esz;
         /* the chunk's result: my own buffer (the root), the root's in the
          * heap, or a scratch written to the root by CMA */
-        char *acc = mine ? out + at : tmp + per * esz;
-        if (out_heap && !(acc = (char *)(uintptr_t)wh_node_range(all[root].out + at, len * esz)))
+        char *acc = mine ? out + at : out_heap ? (char *)(uintptr_t)wh_node_range(all[root].out + at, len * esz)
+                                               : tmp + per * esz;
+        if (!acc)
             my = WH_FALLBACK;
         int have = inplace; /* acc holds my own input already */
         for (int i = 0; i < n && my == MPI_SUCCESS; i++) {
@@ -378,7 +381,7 @@ int wh_cma_reduce_run(const wh_cma_offer_t *all, const char *in, char *out, size
                 if (!(x = wh_node_range(all[q].addr + at, len * esz)))
                     my = WH_FALLBACK;
             } else {
-                my = cma_xfer(c, q, all[q].addr + at, tmp, len * esz, 0);
+                my = zc_xfer(c, q, all[q].addr + at, 0, tmp, len * esz, 0);
             }
             if (my != MPI_SUCCESS)
                 break;
@@ -389,7 +392,7 @@ int wh_cma_reduce_run(const wh_cma_offer_t *all, const char *in, char *out, size
             have = 1;
         }
         if (my == MPI_SUCCESS && !mine && !out_heap)
-            my = cma_xfer(c, root, all[root].out + at, acc, len * esz, 1);
+            my = zc_xfer(c, root, all[root].out + at, 0, acc, len * esz, 1);
     }
     wh_scratch_put(tmp);
     return my;

@@ -540,27 +540,29 @@ _Static_assert(16 + 2 * sizeof(wh_cma_offer_t) <= LINE, "two offers fit the bout
  * offered, and so skipped copying chunk 0 in) */
 static int cma_decide(const shmc_t *s, int n, int root, uint64_t k, wh_cma_offer_t *all, int *anyw)
 {
-    int allw = 1;
     *anyw = 0;
     for (int r = 0; r < n; r++) {
         memcpy(&all[r], boffer(s, r, k), sizeof all[r]);
-        *anyw |= all[r].want & 1;
-        allw &= all[r].want & 1;
+        *anyw |= all[r].want != 0;
     }
-    return allw && wh_cma_reduce_agree(all, n, root);
+    return wh_cma_reduce_agree(all, n, root); /* (it needs every rank's offer) */
 }
 
-/* one more step carrying each rank's status of a single-copy phase (in the
- * size slot of that step): the worst of all (0 ok, 1 refused, 2 error) */
+/* the word a status step carries in place of a size (cma_status: the
+ * same slot, which the step's flag publishes alike) */
+static inline volatile uint64_t *bstatus(const shmc_t *s, int r, uint64_t k) { return bsize(s, r, k); }
+
+/* one more step carrying each rank's status of a single-copy phase: the
+ * worst of all (0 ok, 1 refused, 2 error) */
 static uint64_t cma_status(shmc_t *s, int n, int me, uint64_t *k, int my)
 {
     *k = ++s->bseq;
-    *bsize(s, me, *k) = my == MPI_SUCCESS ? 0 : my == WH_FALLBACK ? 1 : 2;
+    *bstatus(s, me, *k) = my == MPI_SUCCESS ? 0 : my == WH_FALLBACK ? 1 : 2;
     post(s, bflag(s, me), *k);
     wait_all(s, n, bflag, *k);
     uint64_t worst = 0;
     for (int r = 0; r < n; r++)
-        worst = *bsize(s, r, *k) > worst ? *bsize(s, r, *k) : worst;
+        worst = *bstatus(s, r, *k) > worst ? *bstatus(s, r, *k) : worst;
     return worst;
 }
 

@@ -59,7 +59,7 @@ typedef struct wh_cts {
     uint64_t rreq;  /* receiver's request id (FRAG: DATA fragments name it) */
     uint64_t token; /* BULK: the channel's token; PUT: the receiver's address */
     uint32_t proto; /* WH_PROTO_BULK, WH_PROTO_FRAG, WH_PROTO_PUT, WH_PROTO_SPLIT or WH_PROTO_REGION (token: a node-heap offset) */
-    uint32_t aux;   /* SPLIT: the receiver's split line | its generation << 8 (split.c) */
+    uint32_t aux;   /* SPLIT: the receiver's split line | 0x80 if the token is a node-heap offset | its generation << 8 (split.c) */
 } wh_cts_t;
 
 /* An unexpected message: header arrived before a matching receive was posted. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chan/shm/shm.h"
 #include "core/peers.h"
 #include "locality/nodeheap.h"
 #include "proto/proto.h"
@@ -119,21 +120,30 @@ static int rndv_cuda_ipc(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, co
     return 0;
 }
 
-/* Single copy through the node-shared heap (MPI_Alloc_mem memory): plain
- * loads and stores on both ranks' mappings of the region, no system call
- * and no page pinning, so it serves pairs CMA cannot (private PID
- * namespaces, a shared volume, VMs sharing a region) and beats CMA's
- * process_vm_readv/writev where only one rank copies.
+/* a pair whose transfer may go through the node-shared heap: the shm
+ * channel, host memory on both sides, WHARF_REGION_COPY */
+static int region_pair(const wh_req_t *r, int chan, const wh_rts_t *rts)
+{
+    return chan == WH_CHAN_SHM && r->mem == WH_MEM_HOST && (int)rts->mem == WH_MEM_HOST && wh_tun.region_copy;
+}
+
+/* Single copy through the node-shared heap (MPI_Alloc_mem memory): the shm
+ * channel's get_zcopy/put_zcopy with the key WH_SHM_KEY_HEAP address a
+ * buffer there by its region offset, and copy with plain loads and stores
+ * on this rank's mapping, no system call and no page pinning: it serves
+ * pairs CMA cannot (private PID namespaces, a shared volume, VMs sharing a
+ * region) and beats CMA's process_vm_readv/writev.  A sender's RTS names its
+ * offset (WH_RTS_REGION); a receiver gets from it, or splits the copy with
+ * the sender (split.c).
  *
  * A receiver that asked for a put (a gather root: its senders copy in
- * parallel) and whose buffer lies in the heap names it by its region offset
- * in a CTS; the sender copies into it (rndv_region_put).  0: asked, -1: not. */
+ * parallel) and whose buffer lies in the heap names it by its offset in a
+ * CTS WH_PROTO_REGION; the sender puts into it.  0: asked, -1: not. */
 static int rndv_region_cts(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const wh_rts_t *rts, size_t n,
                            const char *pstart)
 {
     uint64_t off;
-    if (!pstart || chan != WH_CHAN_SHM || r->mem != WH_MEM_HOST || (int)rts->mem != WH_MEM_HOST ||
-        !wh_tun.region_copy || !wh_node_locate(pstart, n, &off))
+    if (!pstart || !region_pair(r, chan, rts) || !wh_node_locate(pstart, n, &off))
         return -1;
     r->rproto = WH_PROTO_PUT; /* the sender's FIN (WH_FIN_RECV) completes it, or its DATA fragments */
     wh_coord_note(chan, WH_PROTO_REGION, n);
@@ -144,32 +154,6 @@ static int rndv_region_cts(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, 
         r->err = rc;
         wh_req_recv_done(r);
     }
-    return 0;
-}
-
-/* A sender's buffer in the heap (its RTS says so): copy (unpack) it out of
- * this rank's mapping of the region, then FIN as after a get.  Tried after
- * the split transfer (both ranks copying beat one rank's loads), before
- * CMA's get.  -1: not this way (the offset names no allocated heap memory
- * here included). */
-static int rndv_region_get(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const wh_rts_t *rts, size_t n)
-{
-    if (!(rts->flags & WH_RTS_REGION) || chan != WH_CHAN_SHM || r->mem != WH_MEM_HOST ||
-        (int)rts->mem != WH_MEM_HOST || !wh_tun.region_copy)
-        return -1;
-    const void *src = wh_node_range(rts->rkey, n);
-    if (!src) {
-        WH_DEBUG("proto", "rank %d names region offset %llu (%zu bytes) outside the heap's allocations: fragments",
-                 wpeer, (unsigned long long)rts->rkey, n);
-        return -1;
-    }
-    int rc = wh_dtype_unpack(r->buf, (size_t)r->count, r->dt, 0, src, n);
-    if (rc != MPI_SUCCESS && !r->err)
-        r->err = rc;
-    r->rproto = WH_PROTO_REGION;
-    wh_coord_note(chan, WH_PROTO_REGION, n);
-    send_fin(r, chan, h->sreq);
-    wh_req_recv_done(r);
     return 0;
 }
 
@@ -233,20 +217,26 @@ void wh_rndv_matched(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const 
     wh_req_data(r, 0, n, &d);
     int rc;
     const char *dstart;
-    if (ch.proto == WH_PROTO_GET && chan == WH_CHAN_SHM && r->mem == WH_MEM_HOST &&
+    /* Where a get reads: a sender's buffer in the node heap by its offset
+     * (loads and stores on this rank's mapping of the region: no system
+     * call, and it serves pairs CMA cannot, in private PID namespaces, on
+     * a shared volume, in VMs sharing a region), else its address by CMA. */
+    int heap_src = (rts.flags & WH_RTS_REGION) && region_pair(r, chan, &rts);
+    uint64_t gaddr = heap_src ? rts.rkey : rts.addr;
+    uint64_t gkey = heap_src ? WH_SHM_KEY_HEAP : (rts.flags & WH_RTS_REGION) ? 0 : rts.rkey;
+    int get = ch.proto == WH_PROTO_GET || (heap_src && ch.proto != WH_PROTO_PUT);
+    if (get && chan == WH_CHAN_SHM && r->mem == WH_MEM_HOST &&
         wh_dtype_is_contig(r->dt, (size_t)r->count, r->buf, &dstart) &&
-        wh_split_recv(r, wpeer, rts.addr, rts.rkey, dstart, n) == 0) { /* (its size and pair rules: split.c) */
+        wh_split_recv(r, wpeer, gaddr, gkey, dstart, n) == 0) { /* (its size and pair rules: split.c) */
         wh_coord_note(chan, WH_PROTO_SPLIT, n);
         return;
     }
-    if (rndv_region_get(r, chan, wpeer, h, &rts, n) == 0)
-        return;
-    if (ch.proto == WH_PROTO_GET) {
+    if (get || heap_src) {
         r->rproto = WH_PROTO_GET;
         r->comp.done = get_done;
-        rc = wh_chans[chan]->get_zcopy(wpeer, rts.addr, rts.rkey, &d, &r->comp);
+        rc = wh_chans[chan]->get_zcopy(wpeer, gaddr, gkey, &d, &r->comp);
         if (rc == MPI_SUCCESS) {
-            wh_coord_note(chan, WH_PROTO_GET, n);
+            wh_coord_note(chan, heap_src ? WH_PROTO_REGION : WH_PROTO_GET, n);
             return;
         }
         if (rc != WH_FALLBACK)
@@ -306,13 +296,13 @@ static void put_done(wh_comp_t *c, int err)
 /* The receiver asked for a PUT: write its buffer at raddr.  0 when done or
  * failed for good (the request completes, the receiver is told), else
  * the channel refused before moving a byte: stream fragments instead. */
-static int rndv_put(wh_req_t *s, int chan, int wpeer, uint64_t raddr)
+static int rndv_put(wh_req_t *s, int chan, int wpeer, uint64_t raddr, uint64_t rkey)
 {
     wh_data_t d;
     wh_req_data(s, 0, s->xfer_len, &d);
     s->rproto = WH_PROTO_PUT;
     s->comp.done = put_done;
-    int rc = raddr ? wh_chans[chan]->put_zcopy(wpeer, raddr, 0, &d, &s->comp) : WH_FALLBACK;
+    int rc = raddr || rkey ? wh_chans[chan]->put_zcopy(wpeer, raddr, rkey, &d, &s->comp) : WH_FALLBACK;
     if (rc == MPI_SUCCESS)
         return 0;
     if (rc == WH_FALLBACK)
@@ -320,27 +310,6 @@ static int rndv_put(wh_req_t *s, int chan, int wpeer, uint64_t raddr)
     s->err = rc;
     fin_to_receiver(s, chan, 1);
     s->sync_pending = 0;
-    wh_req_send_done(s);
-    return 0;
-}
-
-/* The receiver named its buffer by a node-heap offset (rndv_region): copy
- * into our mapping of it.  0 when done or failed for good, 1 when the
- * offset names no allocated heap memory here: fragments instead. */
-static int rndv_region_put(wh_req_t *s, int chan, int wpeer, uint64_t off)
-{
-    void *dst = (void *)(uintptr_t)wh_node_range(off, s->xfer_len);
-    if (!dst) {
-        WH_DEBUG("proto", "rank %d names region offset %llu (%zu bytes) outside the heap's allocations: fragments",
-                 wpeer, (unsigned long long)off, s->xfer_len);
-        return 1;
-    }
-    s->rproto = WH_PROTO_PUT;
-    int rc = wh_dtype_pack(s->buf, (size_t)s->count, s->dt, 0, dst, s->xfer_len);
-    if (rc != MPI_SUCCESS && !s->err)
-        s->err = rc;
-    fin_to_receiver(s, chan, rc != MPI_SUCCESS);
-    s->sync_pending = 0; /* the CTS proved the match */
     wh_req_send_done(s);
     return 0;
 }
@@ -381,9 +350,9 @@ void wh_am_cts(int chan, int wpeer, const wh_hdr_t *h, const void *payload, size
         wh_split_send(s, wpeer, &cts);
         return;
     }
-    if (cts.proto == WH_PROTO_PUT && rndv_put(s, chan, wpeer, cts.token) == 0)
+    if (cts.proto == WH_PROTO_PUT && rndv_put(s, chan, wpeer, cts.token, 0) == 0)
         return;
-    if (cts.proto == WH_PROTO_REGION && rndv_region_put(s, chan, wpeer, cts.token) == 0)
+    if (cts.proto == WH_PROTO_REGION && chan == WH_CHAN_SHM && rndv_put(s, chan, wpeer, cts.token, WH_SHM_KEY_HEAP) == 0)
         return;
     s->rproto = WH_PROTO_FRAG; /* (a refused put too: the receiver takes DATA fragments) */
     s->next = streams;

@@ -1,5 +1,9 @@
 /* Single copy by both ranks at once (WH_PROTO_SPLIT): a large rendezvous
- * between co-resident ranks that CMA serves both ways.
+ * between co-resident ranks where the receiver can read the sender's buffer
+ * and the sender write the receiver's, each by CMA or, for a buffer in the
+ * node-shared heap (MPI_Alloc_mem), by its region offset (the shm channel's
+ * WH_SHM_KEY_HEAP: so also between containers without a shared PID
+ * namespace).
  *
  * A plain single-copy get leaves the whole copy to the receiver, at the speed
  * one cpu copies out of cache, while the sender's cpu waits idle in its send
@@ -8,8 +12,8 @@
  * receiver takes one of its split lines (shm.h), sends the CTS naming it and
  * its buffer, and both sides claim chunks of half the message (at least 32 KiB, at most
  * WHARF_CMA_SPLIT_CHUNK) at a time from the line's counter: the receiver reads them from the sender
- * (process_vm_readv), the sender writes them into the receiver
- * (process_vm_writev), each adding what it copied to the line's `done`.
+ * (process_vm_readv, or loads from the heap), the sender writes them into the receiver
+ * (process_vm_writev, or stores), each adding what it copied to the line's `done`.
  * Still one copy per byte, so no cpu time is added where both ranks are busy
  * (a rank exchanging in both directions copies half of each message); a
  * sender that is not in MPI claims nothing and the receiver copies it all,
@@ -19,11 +23,13 @@
 #include <string.h>
 
 #include "chan/shm/shm.h"
+#include "locality/nodeheap.h"
 #include "proto/proto.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
 #define OFF_MASK ((UINT64_C(1) << 40) - 1)
+#define SPLIT_HEAP 0x80u /* in a CTS's aux, beside the line: its token is a node-heap offset */
 
 static wh_req_t *waiting; /* receives whose sender still copies, linked by next */
 static int nwaiting;
@@ -133,13 +139,19 @@ static int poll_waiting(void)
 int wh_split_recv(wh_req_t *r, int wpeer, uint64_t saddr, uint64_t srkey, const char *dst, size_t n)
 {
     /* every rule of a split in one place: the size, a node not
-     * oversubscribed, a pair CMA serves both ways (the sender checks its own
-     * writes again at the CTS), the lines set up */
+     * oversubscribed, a pair where the receiver can read the sender's buffer
+     * and the sender write the receiver's (each by CMA, or through the node
+     * heap where that buffer lies there: the sender checks its own writes
+     * again at the CTS), the lines set up */
     unsigned cma = wh_shm_cma(wpeer);
-    if (!wh_tun.cma_split || n < wh_tun.cma_split || n > OFF_MASK || wh_job.oversubscribed || !wh_shm.split || !saddr ||
-        !(cma & WH_CMA_CAN_READ) || !(cma & WH_CMA_CAN_WRITE))
+    uint64_t doff = 0;
+    int sheap = srkey == WH_SHM_KEY_HEAP, dheap = wh_tun.region_copy && wh_node_locate(dst, n, &doff);
+    if (!wh_tun.cma_split || n < wh_tun.cma_split || n > OFF_MASK || wh_job.oversubscribed || !wh_shm.split ||
+        (!sheap && (!saddr || !(cma & WH_CMA_CAN_READ))) || (!dheap && !(cma & WH_CMA_CAN_WRITE)))
         return -1; /* (a read that failed since: the get falls back to the pipelined copy) */
-    if (!(cma & WH_CMA_READ_SEEN)) {
+    if (sheap && !wh_node_range(saddr, n))
+        return -1; /* (an offset naming no allocated heap memory here: the get refuses it too) */
+    if (!sheap && !(cma & WH_CMA_READ_SEEN)) {
         /* The probe read one word at init; a policy (or a fault) may still
          * refuse data reads.  The sender starts writing at the CTS, so a
          * refusal found after it could not fall back: read a few bytes
@@ -170,8 +182,8 @@ int wh_split_recv(wh_req_t *r, int wpeer, uint64_t saddr, uint64_t srkey, const 
     __atomic_store_n(&L->claim, gen << 40, __ATOMIC_RELEASE);
     r->rproto = WH_PROTO_SPLIT;
     r->extra = L;
-    wh_cts_t cts = {.rreq = wh_req_id(r), .token = (uint64_t)(uintptr_t)dst, .proto = WH_PROTO_SPLIT,
-                    .aux = i | (uint32_t)gen << 8};
+    wh_cts_t cts = {.rreq = wh_req_id(r), .token = dheap ? doff : (uint64_t)(uintptr_t)dst, .proto = WH_PROTO_SPLIT,
+                    .aux = i | (dheap ? SPLIT_HEAP : 0u) | (uint32_t)gen << 8};
     wh_hdr_t c = {.type = wh_p2p_am.cts, .len = n, .sreq = r->remote};
     int rc = wh_send_ctrl(r->chan, wpeer, &c, &cts, sizeof cts);
     if (rc != MPI_SUCCESS && !r->err)
@@ -190,13 +202,15 @@ int wh_split_recv(wh_req_t *r, int wpeer, uint64_t saddr, uint64_t srkey, const 
 void wh_split_send(wh_req_t *s, int wpeer, const wh_cts_t *cts)
 {
     int lp = wh_job.local_index[wpeer];
-    unsigned i = cts->aux & 0xff;
+    unsigned i = cts->aux & (SPLIT_HEAP - 1);
+    int heap = (cts->aux & SPLIT_HEAP) != 0; /* the token is the receiver's node-heap offset */
     s->rproto = WH_PROTO_SPLIT; /* the receiver's FIN completes it */
     if (lp < 0 || i >= WH_SHM_SPLIT_LINES || !wh_shm.split) {
         WH_ERRLOG("proto", "split transfer from rank %d names line %u of an unknown pool: it copies alone", wpeer, i);
         return;
     }
-    if (!(wh_shm_cma(wpeer) & WH_CMA_CAN_WRITE))
+    if (!heap && !(wh_shm_cma(wpeer) & WH_CMA_CAN_WRITE))
         return; /* this rank may not write into that one (its probe, or a write that failed): it copies alone */
-    copy_chunks(s, wh_shm_split_line(lp, i), cts->aux >> 8, s->xfer_len, wpeer, cts->token, 0, 1);
+    copy_chunks(s, wh_shm_split_line(lp, i), cts->aux >> 8, s->xfer_len, wpeer, cts->token, heap ? WH_SHM_KEY_HEAP : 0,
+                1);
 }

@@ -9,7 +9,10 @@
  *  - a non-contiguous receive (a vector): no split, the data still right;
  *  - MPI_Sendrecv head to head (each rank helps the other while it receives).
  * Over every channel variant (wh_mpi_test): where CMA does not serve the
- * pair the same program checks the other protocols. Two ranks. */
+ * pair the same program checks the other protocols. Two ranks.  Argument
+ * "heap": the buffers come from MPI_Alloc_mem (the node-shared heap), so the
+ * two ranks copy through their mappings of the region (WH_SHM_KEY_HEAP),
+ * also between containers that CMA does not serve. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +45,14 @@ int main(int argc, char **argv)
     CHECK(p2p_size == 2, "needs 2 ranks");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int peer = 1 - p2p_rank;
-    unsigned char *s = malloc((size_t)NFLIGHT * MID), *r = malloc((size_t)NFLIGHT * MID + BIG);
+    int heap = argc > 1 && strcmp(argv[1], "heap") == 0;
+    unsigned char *s, *r;
+    if (heap) {
+        MPI_OK(MPI_Alloc_mem((MPI_Aint)NFLIGHT * MID, MPI_INFO_NULL, &s));
+        MPI_OK(MPI_Alloc_mem((MPI_Aint)NFLIGHT * MID + BIG, MPI_INFO_NULL, &r));
+    } else {
+        s = malloc((size_t)NFLIGHT * MID), r = malloc((size_t)NFLIGHT * MID + BIG);
+    }
     CHECK(s && r, "out of memory");
     MPI_Status st;
 
@@ -120,8 +130,13 @@ int main(int argc, char **argv)
         check_data(r, n, (unsigned)n + (unsigned)peer);
     }
 
-    free(s);
-    free(r);
+    if (heap) {
+        MPI_OK(MPI_Free_mem(s));
+        MPI_OK(MPI_Free_mem(r));
+    } else {
+        free(s);
+        free(r);
+    }
     MPI_Finalize();
     if (p2p_rank == 0)
         printf("p2p_split: ok\n");

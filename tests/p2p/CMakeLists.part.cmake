@@ -18,6 +18,8 @@ wh_mpi_test(p2p.alltoall8 ${P2P_T}/p2p_alltoall.c 8)
 # outside MPI, more transfers in flight than split lines, truncation, a
 # vector receive, head to head
 wh_mpi_test(p2p.split     ${P2P_T}/p2p_split.c 2)
+# ... with MPI_Alloc_mem buffers: both copy through the node-shared heap
+wh_mpi_test(p2p.split_heap ${P2P_T}/p2p_split.c 2 heap)
 # ... where the sender may read its peer but not write it (process_vm_writev
 # refused by an LD_PRELOAD shim): it hands its chunk back, the receiver copies
 # it, every byte still right (not under ASan: its runtime must be preloaded first)

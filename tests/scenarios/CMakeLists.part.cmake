@@ -71,6 +71,14 @@ if(TARGET mpit_p2p_region)
                         "pidpriv;volume")
 endif()
 
+# ... and both ranks copy a large one at once (the split transfer through
+# the heap): every split case of p2p_split over MPI_Alloc_mem buffers (the
+# report counts the split as single-copy, which only it gives here).
+if(TARGET mpit_p2p_split)
+  wh_scenario_grep_test(p2p_split_heap $<TARGET_FILE:mpit_p2p_split> "shm/single-copy [1-9]" "WHARF_REPORT=channels"
+                        "pidpriv;volume" heap)
+endif()
+
 # The single-copy collectives over MPI_Alloc_mem buffers between containers
 # without CMA (region loads and stores): results checked by the program, the
 # report must show the reduces on the cma path.

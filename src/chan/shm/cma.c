@@ -11,6 +11,7 @@
 #include "chan/shm/shm.h"
 #include "core/core.h"
 #include "locality/locality.h"
+#include "locality/nodeheap.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
@@ -83,14 +84,34 @@ static int cma_xfer(int wpeer, uint64_t raddr, const wh_data_t *d, int put, wh_c
     return MPI_SUCCESS;
 }
 
+/* One transfer between d and [off, off + d->len) of the node-shared heap
+ * (WH_SHM_KEY_HEAP): plain loads and stores on this rank's mapping, once
+ * every chunk the range touches is seen allocated (the offset came from
+ * another process).  No system call, no page pinning, and no shared PID
+ * namespace needed: it serves every pair that maps the region. */
+static int heap_xfer(int wpeer, uint64_t off, const wh_data_t *d, int put, wh_comp_t *comp)
+{
+    if (d->mem != WH_MEM_HOST || !wh_tun.region_copy)
+        return WH_FALLBACK;
+    char *p = (char *)(uintptr_t)wh_node_range(off, d->len);
+    if (!p) {
+        WH_DEBUG("cma", "rank %d names heap offset %llu (%zu bytes) outside the heap's allocations", wpeer,
+                 (unsigned long long)off, d->len);
+        return WH_FALLBACK;
+    }
+    if (put ? wh_data_out(d, 0, p, d->len) : wh_data_in(d, 0, p, d->len))
+        return wh_error(MPI_ERR_INTERN, "datatype copy of %zu bytes %s the node heap failed", d->len,
+                        put ? "into" : "out of");
+    comp->done(comp, MPI_SUCCESS);
+    return MPI_SUCCESS;
+}
+
 int wh_shm_get_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *dst, wh_comp_t *c)
 {
-    (void)rkey;
-    return cma_xfer(wpeer, raddr, dst, 0, c);
+    return rkey == WH_SHM_KEY_HEAP ? heap_xfer(wpeer, raddr, dst, 0, c) : cma_xfer(wpeer, raddr, dst, 0, c);
 }
 
 int wh_shm_put_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *src, wh_comp_t *c)
 {
-    (void)rkey;
-    return cma_xfer(wpeer, raddr, src, 1, c);
+    return rkey == WH_SHM_KEY_HEAP ? heap_xfer(wpeer, raddr, src, 1, c) : cma_xfer(wpeer, raddr, src, 1, c);
 }

@@ -136,6 +136,11 @@ enum {
  * WH_CMA_CAN_READ with WH_CMA_CAN_WRITE unless a write was refused, and the
  * WH_CMA_*_SEEN bits of transfers that worked. */
 enum { WH_CMA_CAN_READ = 8, WH_CMA_CAN_WRITE = 16 };
+
+/* The rkey of get_zcopy/put_zcopy: 0, raddr is the peer's virtual address
+ * (CMA); WH_SHM_KEY_HEAP, raddr is an offset into the node-shared heap
+ * (MPI_Alloc_mem memory, mapped by every rank that shares the region). */
+#define WH_SHM_KEY_HEAP UINT64_C(0x4845415000000001)
 unsigned wh_shm_cma(int wpeer);
 int wh_shm_get_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *dst, wh_comp_t *c);
 int wh_shm_put_zcopy(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *src, wh_comp_t *c);
