@@ -270,6 +270,10 @@ int wh_allgatherv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbu
         wh_coll_count(c, WH_CK_ALLGATHERV, WH_CA_SHM);
         return wh_shmc_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
     }
+    if (c->size > 1 && maxb > 0 && wh_shmc_large_usable(c, maxb, 1)) {
+        wh_coll_count(c, WH_CK_ALLGATHERV, WH_CA_SHM_LARGE);
+        return wh_shmc_allgatherv_large(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
+    }
     wh_coll_count(c, WH_CK_ALLGATHERV, WH_CA_P2P);
     return wh_allgatherv_ring(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
 }

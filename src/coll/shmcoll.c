@@ -742,3 +742,101 @@ int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
     free(rtmp);
     return rc;
 }
+
+/* Allgatherv of large blocks through the big cells, in lockstep as the
+ * allgather's large path: step j carries bytes [j x bcell, (j + 1) x bcell)
+ * of every block (a block that ended sends nothing more).  The first step
+ * also publishes each rank's block size, so that every rank runs the same
+ * number of steps (the largest published block's) and sees a count that
+ * differs from its own rcounts (erroneous) instead of hanging. */
+int wh_shmc_allgatherv_large(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, const MPI_Count *rcounts,
+                             const MPI_Aint *displs, wh_dtype_t *rdt, wh_comm_t *c)
+{
+    shmc_t *s = wh_shmc_get(c);
+    int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+    wh_dtype_t *byte = wh_coll_byte();
+    size_t total = 0, mine = (size_t)rcounts[me] * rdt->size;
+    int scattered = 0; /* some block's layout is not one contiguous run: received into rtmp, unpacked after */
+    for (int q = 0; q < n; q++) {
+        const char *st;
+        total += (size_t)rcounts[q] * rdt->size;
+        scattered |= !wh_dtype_is_contig(rdt, (size_t)rcounts[q], wh_coll_elt(rbuf, displs[q], rdt), &st);
+    }
+    char *stmp = NULL, *rtmp = NULL;
+    const char *src = NULL;
+    int inplace = sbuf == MPI_IN_PLACE;
+    if (inplace) {
+        sbuf = wh_coll_elt(rbuf, displs[me], rdt);
+        scount = rcounts[me];
+        sdt = rdt;
+    }
+    size_t sbytes = (size_t)scount * sdt->size;
+    if (__builtin_expect(sbytes != mine, 0) || !wh_dtype_is_contig(sdt, (size_t)scount, sbuf, &src)) {
+        /* packed; a count that disagrees with rcounts (erroneous): reported
+         * here, a zero-padded block sent */
+        size_t len = sbytes > mine ? sbytes : mine;
+        if (!(stmp = calloc(1, len ? len : 1)))
+            rc = wh_coll_nomem("shared-memory allgatherv", len);
+        else if ((rc = wh_dtype_copy(sbuf, (size_t)scount, sdt, stmp, sbytes, byte)) == MPI_SUCCESS && sbytes != mine)
+            rc = wh_shmc_size_mismatch(sbytes, mine, me);
+        src = stmp;
+    }
+    if (scattered && !(rtmp = malloc(total)))
+        rc = first_err(rc, wh_coll_nomem("shared-memory allgatherv", total));
+    /* per block: where it goes (its place in rbuf, or in rtmp; NULL:
+     * nowhere, out of memory: the steps still run, so no rank waits) and
+     * the size its sender published */
+    struct agv {
+        char *dst;
+        size_t pub;
+    } few[32], *b = n <= 32 ? few : malloc((size_t)n * sizeof *b);
+    if (!b)
+        rc = first_err(rc, wh_coll_nomem("shared-memory allgatherv", (size_t)n * sizeof *b));
+    size_t at = 0;
+    for (int q = 0; b && q < n; at += (size_t)rcounts[q] * rdt->size, q++) {
+        const char *st;
+        if (wh_dtype_is_contig(rdt, (size_t)rcounts[q], wh_coll_elt(rbuf, displs[q], rdt), &st))
+            b[q].dst = (char *)st;
+        else
+            b[q].dst = rtmp ? rtmp + at : NULL;
+    }
+    size_t steps = 1;
+    for (size_t j = 0, pos = 0; j < steps; j++, pos += s->bcell) {
+        uint64_t t = next_chunk(s, n), k = ++s->bseq;
+        if (j == 0)
+            *bsize(s, me, k) = sbytes;
+        if (pos < mine && src)
+            memcpy(bcell(s, me, t), src + pos, mine - pos < s->bcell ? mine - pos : s->bcell);
+        post(s, bflag(s, me), k);
+        if (j == 0) { /* every size: the steps, and the blocks that match */
+            wait_all(s, n, bflag, k);
+            for (int q = 0; q < n; q++) {
+                size_t p = *bsize(s, q, k), want = (size_t)rcounts[q] * rdt->size;
+                steps = p / s->bcell + (p % s->bcell != 0) > steps ? p / s->bcell + (p % s->bcell != 0) : steps;
+                if (b)
+                    b[q].pub = p;
+                if (p != want && q != me)
+                    rc = first_err(rc, wh_shmc_size_mismatch(p, want, q));
+            }
+        }
+        for (int i = 0; b && i < n; i++) {
+            int q = (me + i) % n;
+            size_t l = (size_t)rcounts[q] * rdt->size;
+            if (pos >= l || !b[q].dst || (b[q].pub != l && q != me) || (q == me && inplace && !scattered))
+                continue;
+            wh_shmc_wait_ge(s, bflag(s, q), k);
+            memcpy(b[q].dst + pos, bcell(s, q, t), l - pos < s->bcell ? l - pos : s->bcell);
+        }
+        post(s, bout(s, me), t);
+    }
+    at = 0;
+    for (int q = 0; rtmp && b && q < n; at += (size_t)rcounts[q] * rdt->size, q++)
+        if (b[q].dst == rtmp + at && rcounts[q])
+            rc = first_err(rc, wh_dtype_copy(rtmp + at, (size_t)rcounts[q] * rdt->size, byte,
+                                             wh_coll_elt(rbuf, displs[q], rdt), (size_t)rcounts[q], rdt));
+    if (b != few)
+        free(b);
+    free(stmp);
+    free(rtmp);
+    return rc;
+}
