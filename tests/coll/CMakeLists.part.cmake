@@ -203,3 +203,13 @@ foreach(np 2 3)
                        LABELS "mpi;shm;nosan" PROCESSORS 2
                        ENVIRONMENT "WHARF_COLL_CMA_MIN=8192;WHARF_CHANNEL=auto;LD_PRELOAD=$<TARGET_FILE:wh_nowritev>")
 endforeach()
+# The shared-memory barrier may differ between ranks (WHARF_COLL_SHM_BARRIER
+# auto picks by the node's cpus, which a container may see differently):
+# release on even ranks, flat on odd ones, every collective still right.
+foreach(np 2 4)
+  add_test(NAME mpi.coll.barrier_mixed.np${np}.shm
+           COMMAND ${WHARFRUN} -n ${np} --timeout 150 sh -c "if [ $((PMI_RANK % 2)) = 1 ]; then \
+export WHARF_COLL_SHM_BARRIER=flat; else export WHARF_COLL_SHM_BARRIER=release; fi; exec \"$0\"" $<TARGET_FILE:mpit_coll_basic>)
+  set_tests_properties(mpi.coll.barrier_mixed.np${np}.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm"
+                       PROCESSORS ${np})
+endforeach()
