@@ -91,7 +91,7 @@ add_test(NAME mpi.coll.mismatch_herd.np4.shm
          COMMAND taskset -c 0 ${WHARFRUN} -n 4 --timeout 150 $<TARGET_FILE:mpit_coll_mismatch>)
 set_tests_properties(mpi.coll.mismatch_herd.np4.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm"
   ENVIRONMENT "WHARF_COLL_SLEEP_RATIO=1;WHARF_COLL_SLEEP=on")
-# the flat barrier (WHARF_COLL_SHM_BARRIER=flat; the default is release), with and without sleeping
+# the flat barrier at 3 ranks (WHARF_COLL_SHM_BARRIER=flat; auto takes release there), with and without sleeping
 wh_mpi_test_env(coll.shm_flat.np3 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c 3 "WHARF_COLL_SHM_BARRIER=flat")
 wh_mpi_test_env(coll.shm_flat.np5 ${CMAKE_SOURCE_DIR}/tests/mpi/coll_shm.c 5
                 "WHARF_COLL_SHM_BARRIER=flat;WHARF_COLL_SLEEP=on;WHARF_COLL_SPIN=1;WHARF_COLL_SLEEP_AFTER=0")
