@@ -241,8 +241,11 @@ void wh_rndv_matched(wh_req_t *r, int chan, int wpeer, const wh_hdr_t *h, const 
         }
         if (rc != WH_FALLBACK)
             goto fail;
-        /* refused before moving a byte (the probe passed but the read failed): the next protocol */
-        ch.proto = (wh_coord_peers[wpeer].caps & WH_CAP_BULK) ? WH_PROTO_BULK : WH_PROTO_FRAG;
+        /* refused before moving a byte (the probe passed but the read failed, or
+         * a heap offset that names no allocation here): the next protocol (a
+         * put the receive asked for stays one) */
+        if (ch.proto != WH_PROTO_PUT)
+            ch.proto = (wh_coord_peers[wpeer].caps & WH_CAP_BULK) ? WH_PROTO_BULK : WH_PROTO_FRAG;
     }
     wh_cts_t cts = {.rreq = wh_req_id(r), .proto = ch.proto};
     if (ch.proto == WH_PROTO_PUT) {
