@@ -7,7 +7,8 @@
  * 3000 messages keep their order under back-pressure (WH_AGAIN is seen on a
  * channel with finite queues and retrying works); zero-copy get/put and bulk
  * streams move contiguous and iovec/packed layouts where the pair has the
- * capability, and are refused (WH_FALLBACK) where it has not.
+ * capability, and are refused (WH_FALLBACK) where it has not; the shm
+ * channel's node-heap key moves data with and without CMA.
  *   test_chan CHANNEL        (run by wharfrun -n 2, or -n 1 for self) */
 #include <mpi.h>
 #include <stdio.h>
@@ -17,8 +18,10 @@
 
 #include "chan/am.h"
 #include "chan/chan.h"
+#include "chan/shm/shm.h"
 #include "coord/coord.h"
 #include "core/core.h"
+#include "locality/nodeheap.h"
 
 static int me, peer, ch, nfail, npass;
 static const wh_chan_ops_t *ops;
@@ -321,6 +324,70 @@ static void test_zcopy(uint32_t pc)
     drop_all();
 }
 
+/* the shm channel's node-heap key (WH_SHM_KEY_HEAP): rank 0 allocates in
+ * the node-shared heap and names its block by offset; rank 1 gets (contiguous
+ * and iovec) and puts through its own mapping, with or without CMA; an
+ * offset past the heap, or one that wraps, is refused before a byte moves
+ * (the heap's range check itself: test_nodeheap) */
+static void test_zcopy_heap(void)
+{
+    size_t n = ((size_t)1 << 20) + 333;
+    if (peer == me || ch != WH_CHAN_SHM)
+        return;
+    uint64_t off = 0;
+    unsigned char *blk = me == 0 ? wh_node_alloc(n, &off) : NULL;
+    if (me == 0) {
+        CHECK(blk != NULL, "no node-heap block of %zu bytes", n);
+        for (size_t j = 0; blk && j < n; j++)
+            blk[j] = pat(j, 8);
+        CHECK(send_am(3100, blk ? off + 1 : 0, NULL, NULL) == MPI_SUCCESS, "offset");
+    } else {
+        msg_t *m = next_msg();
+        uint64_t o = m && m->h.sreq ? m->h.sreq - 1 : 0;
+        int have = m && m->h.sreq;
+        unsigned char *loc = calloc(1, 2 * n + 128);
+        for (int layout = 0; have && layout < 2; layout++) {
+            comp_t x = {.c = {on_done}};
+            wh_data_t d = layout ? strided(loc, n) : contig(loc, n);
+            CHECK(ops->get_zcopy(peer, o, WH_SHM_KEY_HEAP, &d, &x.c) == MPI_SUCCESS, "heap get");
+            wait_comp(&x);
+            size_t bad = 0;
+            for (size_t j = 0; j < n; j++)
+                bad += loc[layout ? at(j) : j] != pat(j, 8);
+            CHECK(!bad, "heap get (%s): %zu wrong bytes", layout ? "iovec" : "contig", bad);
+        }
+        if (have) {
+            comp_t x = {.c = {on_done}};
+            wh_data_t d = contig(loc, 4096);
+            CHECK(ops->get_zcopy(peer, (uint64_t)1 << 50, WH_SHM_KEY_HEAP, &d, &x.c) == WH_FALLBACK && !x.done,
+                  "an offset past the heap");
+            CHECK(ops->put_zcopy(peer, UINT64_MAX - 8, WH_SHM_KEY_HEAP, &d, &x.c) == WH_FALLBACK && !x.done,
+                  "an offset that wraps");
+            for (size_t j = 0; j < n; j++)
+                loc[j] = pat(j, 9);
+            d = contig(loc, n);
+            CHECK(ops->put_zcopy(peer, o, WH_SHM_KEY_HEAP, &d, &x.c) == MPI_SUCCESS, "heap put");
+            wait_comp(&x);
+        }
+        CHECK(send_am(3101, have, NULL, NULL) == MPI_SUCCESS, "put done");
+        free(loc);
+    }
+    if (me == 0) {
+        msg_t *m = next_msg();
+        if (blk && m && m->h.sreq) {
+            size_t bad = 0;
+            for (size_t j = 0; j < n; j++)
+                bad += blk[j] != pat(j, 9);
+            CHECK(!bad, "heap put: %zu wrong bytes", bad);
+        }
+        if (blk)
+            wh_node_free(off);
+    }
+    drop_all();
+    sync_peers(3199);
+    drop_all();
+}
+
 /* bulk streams: rank 1 posts, rank 0 sends, three transfers at once */
 static void test_bulk(uint32_t pc)
 {
@@ -400,6 +467,7 @@ int main(int argc, char **argv)
     test_sizes(&k);
     test_order(&k);
     test_zcopy(pc);
+    test_zcopy_heap();
     test_bulk(pc);
     printf("rank %d: channel %s (caps %#x, pair %#x, max_am %zu, eager %zu, inline %zu): %d passed, %d failed\n", me,
            name, k.flags, pc, k.max_am, k.eager_max, k.max_inline, npass, nfail);
