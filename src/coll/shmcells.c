@@ -243,7 +243,7 @@ int wh_shmc_allgatherv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void
  * says so (A2AV_MSGS).  A receiver looks at each sender's flag and takes
  * its block out of the cell, or posts a receive.  Senders it expects
  * nothing from are not waited for (a sparse exchange stays sparse), so
- * `floor` is not raised here. */
+ * `floor` is raised only where every other rank's flag was seen. */
 #define A2AV_MSGS UINT32_MAX
 #define A2AV_FEW 32 /* requests on the stack up to this many ranks */
 
@@ -306,13 +306,16 @@ int wh_shmc_alltoallv(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, con
     if (!in_place)
         wh_coll_ecopy(wh_a2a_addr(ss, sbuf, me), wh_a2a_count(ss, me), wh_a2a_type(ss, me), wh_a2a_addr(rs, rbuf, me),
                       wh_a2a_count(rs, me), wh_a2a_type(rs, me), &rc);
+    int waited = 1; /* every other rank's flag seen at k: the floor may rise to k */
     for (int i = 1; i < n; i++) {
         int q = (me - i + n) % n;
         MPI_Count rk = wh_a2a_count(rs, q);
         wh_dtype_t *rt = wh_a2a_type(rs, q);
         size_t want = (size_t)rk * rt->size;
-        if (!want)
+        if (!want) {
+            waited = 0;
             continue; /* nothing comes from q (matching signatures: q sends nothing) */
+        }
         wh_shmc_wait_ge(s, flag(s, q, k), k);
         uint32_t sz = *csize(s, q, k);
         if (sz == A2AV_MSGS) { /* q's messages are all on their way: a blocking receive completes */
@@ -336,6 +339,8 @@ int wh_shmc_alltoallv(const void *sbuf, const wh_a2a_side_t *ss, void *rbuf, con
     if (reqs != few)
         free(reqs);
     wh_scratch_put(raw);
+    if (waited) /* (a dense exchange: the next call's cell check reads no other rank's line) */
+        s->floor = k;
     __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
     return rc;
 }
