@@ -13,8 +13,10 @@
  *                           communicates and must end with a clear message
  *   mpi_hold ring N         N round trips between ranks 0 and 1 with checked
  *                           payloads, then "ring ok"
- *   mpi_hold spawnfail S    MPI_Comm_spawn of 2 copies of itself; the spawned
- *                           rank 1 exits with status S after MPI_Init while
+ *   mpi_hold spawnfail S    MPI_Comm_spawn of 2 copies of itself; parents
+ *                           and children meet in a barrier on the
+ *                           intercommunicator (so both parents have printed),
+ *                           then the spawned rank 1 exits with status S while
  *                           the parents and its sibling wait for it: wharfrun
  *                           must end the job naming it */
 #include <dirent.h>
@@ -41,10 +43,12 @@ int main(int argc, char **argv)
         MPI_Comm_spawn(argv[0], argv + 1, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE);
         printf("parent %d spawned\n", rank);
         fflush(stdout);
+        MPI_Barrier(ic);
         int x = 0;
         MPI_Recv(&x, 1, MPI_INT, 1, 0, ic, MPI_STATUS_IGNORE);
         printf("parent %d received %d from a dead child?\n", rank, x);
     } else if (!strcmp(argv[1], "spawnfail")) {
+        MPI_Barrier(parent);
         if (rank == 1)
             exit(atoi(argv[2]));
         MPI_Barrier(MPI_COMM_WORLD);
