@@ -50,6 +50,7 @@ typedef struct emu_op {
     void (*call)(void *); /* OP_CALL (kernels, emu_module.c) */
     void *arg;
     int moved;            /* its data moved; it completes at t_end (a copy engine busy till then) */
+    uint64_t t_queued;    /* when the host queued it */
     uint64_t t_end;
     struct emu_op *next;
 } emu_op_t;
@@ -69,6 +70,7 @@ struct CUstream_st {
     pthread_t thr;
     _Atomic int refs;        /* the handle's, plus one per op or waiter naming it in a dependency */
     unsigned rng;
+    uint64_t t_free;         /* the modeled end of its last copy or memset, or of a wait (run_op) */
     struct CUstream_st *next; /* in ctx->streams */
     struct CUstream_st *live_next; /* in `live` */
 };
@@ -163,27 +165,43 @@ static void wait_event(emu_evstate_t *ev, uint64_t target)
 /* Move the data of op (its dependencies first) and set when it completes:
  * t_end, the modeled end of a copy or memset.  Whoever completes it
  * (op_complete) does so only once t_end has passed: the worker after
- * waiting for it, or any thread that queries or waits for the stream then. */
+ * waiting for it, or any thread that queries or waits for the stream then.
+ * The modeled copy starts when the engine could have started it: when it
+ * was queued, the stream's previous copy ended, or a dependency it waited
+ * for completed, whichever is last; not when a cpu thread got to it (a
+ * GPU's engine takes queued work at once: charging the wake-up of the
+ * thread that runs it cost every chunk of a pipeline a few us more than
+ * its modeled time on a busy machine).  The data still moves only when
+ * that thread runs it, never before. */
 static void run_op(struct CUstream_st *s, emu_op_t *op)
 {
     in_op = 1;
+    uint64_t t_dep = 0;
     for (int i = 0; i < op->ndeps; i++)
-        wait_done(op->deps[i].s, op->deps[i].seq);
+        if (atomic_load(&op->deps[i].s->done) < op->deps[i].seq) {
+            wait_done(op->deps[i].s, op->deps[i].seq);
+            t_dep = emu_now_ns();
+        }
     unsigned d = emu_stream_delay_us();
     if (d) {
         struct timespec ts = {0, (long)(rand_r(&s->rng) % (d + 1)) * 1000};
         nanosleep(&ts, NULL);
     }
     uint64_t t0 = emu_now_ns();
+    uint64_t start = op->t_queued > s->t_free ? op->t_queued : s->t_free;
+    if (start < t_dep)
+        start = t_dep;
+    if (d || start > t0)
+        start = t0; /* random delays: from the delayed start, as configured */
     op->t_end = 0;
     switch (op->type) {
     case OP_COPY:
         memmove(op->dst, op->src, op->n);
-        op->t_end = t0 + emu_model_ns(op->path, op->n);
+        op->t_end = s->t_free = start + emu_model_ns(op->path, op->n);
         break;
     case OP_MEMSET:
         memset(op->dst, op->v, op->n);
-        op->t_end = t0 + emu_model_ns(EMU_D2D, op->n);
+        op->t_end = s->t_free = start + emu_model_ns(EMU_D2D, op->n);
         break;
     case OP_EVREC: {
         atomic_store(&op->ev->t_ns, emu_now_ns());
@@ -193,10 +211,14 @@ static void run_op(struct CUstream_st *s, emu_op_t *op)
         break;
     }
     case OP_EVWAIT:
-        wait_event(op->ev, op->target);
+        if (atomic_load(&op->ev->done) < op->target) {
+            wait_event(op->ev, op->target);
+            s->t_free = emu_now_ns(); /* what follows starts after the event */
+        }
         break;
     case OP_CALL:
         op->call(op->arg);
+        s->t_free = emu_now_ns(); /* a kernel: run by this cpu, ended now */
         break;
     default:
         break;
@@ -480,6 +502,7 @@ static uint64_t enqueue(struct CUstream_st *s, emu_op_t *op, int wake)
             op->deps[op->ndeps++] = (emu_dep_t){stream_ref(c->legacy), c->legacy->enq};
     }
     uint64_t seq = op->seq = ++s->enq;
+    op->t_queued = emu_now_ns();
     pthread_mutex_lock(&s->mu);
     if (s->tail)
         s->tail->next = op;
