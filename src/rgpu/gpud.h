@@ -22,10 +22,7 @@ int gpud_session(int fd, const gpud_cfg_t *cfg, int id);
             fprintf(stderr, "wharf-gpud: " __VA_ARGS__);                                                    \
     } while (0)
 
-/* the chunk size and the number of intermediate buffers of a peer copy of n
- * bytes (both servers compute the same plan) */
-void rg_peer_plan(uint64_t n, size_t *chunk, int *nbuf);
-#define RG_PEER_MAXBUF 8
+#include "rgpu/rg_plan.h"
 #define RG_PEER_MAXCHUNK (4u << 20)
 #define RG_PEER_MAXIN 8 /* peer connections a session keeps */
 #endif

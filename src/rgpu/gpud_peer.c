@@ -11,27 +11,6 @@
 
 #include "rgpu/gpud_int.h"
 
-void rg_peer_plan(uint64_t n, size_t *chunk, int *nbuf)
-{
-    /* The seed's adaptive version: the chunk grows with the copy, and the
-     * copy takes about 32 of them, so that filling and draining the pipeline
-     * (the first chunk's DtoH, the last one's HtoD) cost ~1/32 of it each;
-     * at least 64 KiB (per-chunk costs), at most 1 MiB; up to 8 buffers in
-     * flight.  Measured against size/8 up to 2 MiB with 4-8 buffers, device
-     * stage slowest (docs/PERFORMANCE.md, "Remote GPUs"): 4 MiB 0.77-0.81x
-     * of the slowest stage -> 0.85-0.86x, 16 MiB 0.80 -> 0.87-0.92x. */
-    size_t c = (size_t)(n / 32);
-    if (c < (64u << 10))
-        c = 64u << 10;
-    if (c > (1u << 20))
-        c = 1u << 20;
-    c = (c + 4095) & ~(size_t)4095;
-    uint64_t chunks = (n + c - 1) / c;
-    int b = RG_PEER_MAXBUF;
-    *chunk = c;
-    *nbuf = chunks < (uint64_t)b ? (int)(chunks ? chunks : 1) : b;
-}
-
 /* ---- peer copies between two servers ---- */
 static CUresult peer_bufs(sess_t *s, int ctx, size_t chunk, int nbuf)
 {
@@ -161,10 +140,11 @@ CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
     if (!pfd)
         return CUDA_ERROR_DEVICE_UNAVAILABLE;
     CUresult rc = CUDA_SUCCESS;
-    uint64_t nchunks = (n + chunk - 1) / chunk;
+    uint64_t nchunks = rg_peer_npieces(n, chunk);
     for (uint64_t c = 0; c < nchunks && rc == CUDA_SUCCESS; c++) {
         int b = (int)(c % (uint64_t)nbuf);
-        uint64_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
+        uint64_t off, len;
+        rg_peer_piece(n, chunk, c, &off, &len);
         if (c >= (uint64_t)nbuf)
             rc = d_cuEventSynchronize(s->pev[b]); /* its previous chunk is on the GPU */
         if (rc == CUDA_SUCCESS && rg_recv_all(pfd, s->pbuf[b], len, s->cfg->timeout_ms))
@@ -197,6 +177,9 @@ CUresult h_peer_send(sess_t *s, const rg_args_t *a)
         return CUDA_SUCCESS;
     if (!gs_range_ok(s, src, n) || a->blen[0] != RG_TOKEN_LEN || !a->q[4] || a->q[4] > 65535)
         return CUDA_ERROR_INVALID_VALUE;
+    int fab = (s->cur_flags & RG_F_FABRIC) != 0;
+    if (fab && !s->fab_l)
+        return CUDA_ERROR_INVALID_VALUE; /* (a session on the socket has no provider to use) */
     size_t chunk;
     int nbuf;
     rg_peer_plan(n, &chunk, &nbuf);
@@ -204,10 +187,18 @@ CUresult h_peer_send(sess_t *s, const rg_args_t *a)
     CK(d_cuEventRecord(s->porder, st));
     CK(d_cuStreamWaitEvent(s->pstream, s->porder, 0));
     CK(wait_capture(s, a->q[6]));
+    /* the first pieces leave the GPU while the connection is checked and the
+     * hello is on its way */
+    CUresult rc = CUDA_SUCCESS;
+    uint64_t nchunks = rg_peer_npieces(n, chunk);
+    for (uint64_t c = 0; c < nchunks && c < (uint64_t)nbuf && rc == CUDA_SUCCESS; c++) {
+        uint64_t off, len;
+        rg_peer_piece(n, chunk, c, &off, &len);
+        rc = d_cuMemcpyDtoHAsync(s->pbuf[c], src + off, len, s->pstream);
+        if (rc == CUDA_SUCCESS)
+            rc = d_cuEventRecord(s->pev[c], s->pstream);
+    }
     rg_conn_t *pfd = NULL;
-    int fab = (s->cur_flags & RG_F_FABRIC) != 0;
-    if (fab && !s->fab_l)
-        return CUDA_ERROR_INVALID_VALUE; /* (a session on the socket has no provider to use) */
     if (s->pout && s->pout_port == (int)a->q[4] && s->pout_fab == fab && !strcmp(s->pout_host, a->name)) {
         pfd = s->pout; /* the connection of the last copy to that server */
         s->pout = NULL;
@@ -241,17 +232,10 @@ CUresult h_peer_send(sess_t *s, const rg_args_t *a)
                 set_timeouts(fd, s->cfg->timeout_ms);
             pfd = fd >= 0 ? rg_conn_sock(fd) : NULL;
         }
-        if (!pfd)
+        if (!pfd) {
+            d_cuStreamSynchronize(s->pstream); /* (the first pieces' copies) */
             return CUDA_ERROR_DEVICE_UNAVAILABLE;
-    }
-    /* the first chunks leave the GPU while the hello is on its way */
-    CUresult rc = CUDA_SUCCESS;
-    uint64_t nchunks = (n + chunk - 1) / chunk;
-    for (uint64_t c = 0; c < nchunks && c < (uint64_t)nbuf && rc == CUDA_SUCCESS; c++) {
-        uint64_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
-        rc = d_cuMemcpyDtoHAsync(s->pbuf[c], src + off, len, s->pstream);
-        if (rc == CUDA_SUCCESS)
-            rc = d_cuEventRecord(s->pev[c], s->pstream);
+        }
     }
     rg_buf_t hb = {0};
     rg_put_raw(&hb, a->b[0], RG_TOKEN_LEN);
@@ -263,13 +247,15 @@ CUresult h_peer_send(sess_t *s, const rg_args_t *a)
     rg_buf_free(&hb);
     for (uint64_t c = 0; c < nchunks && rc == CUDA_SUCCESS; c++) {
         int b = (int)(c % (uint64_t)nbuf);
-        uint64_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
+        uint64_t off, len;
+        rg_peer_piece(n, chunk, c, &off, &len);
         rc = d_cuEventSynchronize(s->pev[b]);
         if (rc == CUDA_SUCCESS && rg_send_all(pfd, s->pbuf[b], len))
             rc = CUDA_ERROR_DEVICE_UNAVAILABLE; /* the destination server went away */
         uint64_t nx = c + (uint64_t)nbuf;
         if (rc == CUDA_SUCCESS && nx < nchunks) {
-            uint64_t noff = nx * chunk, nlen = n - noff < chunk ? n - noff : chunk;
+            uint64_t noff, nlen;
+            rg_peer_piece(n, chunk, nx, &noff, &nlen);
             rc = d_cuMemcpyDtoHAsync(s->pbuf[b], src + noff, nlen, s->pstream);
             if (rc == CUDA_SUCCESS)
                 rc = d_cuEventRecord(s->pev[b], s->pstream);

@@ -93,6 +93,13 @@ if(WH_RGPU_OK)
   set_target_properties(fuzz_rgpu_wire PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${RGB})
   add_test(NAME rgpu.wire_fuzz COMMAND fuzz_rgpu_wire 200000 1)
   set_tests_properties(rgpu.wire_fuzz PROPERTIES TIMEOUT 300 LABELS "rgpu;unit")
+  # the pieces of a peer copy between servers tile it (src/rgpu/rg_plan.c)
+  add_executable(rgpu_plan ${CMAKE_SOURCE_DIR}/tests/rgpu/t_plan.c)
+  target_compile_options(rgpu_plan PRIVATE ${WH_WARN})
+  target_link_libraries(rgpu_plan PRIVATE rgpu_wire)
+  set_target_properties(rgpu_plan PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${RGB})
+  add_test(NAME rgpu.plan COMMAND rgpu_plan)
+  set_tests_properties(rgpu.plan PROPERTIES LABELS "rgpu;unit" PASS_REGULAR_EXPRESSION "rgpu plan: ok")
   # a wharf MPI program on device buffers, its driver the rgpu client (wharf
   # loads it through cuGetProcAddress; CUDA IPC is refused, so staged copies)
   add_test(NAME rgpu.mpi.gpu_p2p COMMAND ${RGH} --server 0,1 run -- env WHARF_CUDA=1
