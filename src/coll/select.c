@@ -229,7 +229,7 @@ int wh_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf
     }
     if (wh_shmc_large_usable(c, blk, 1)) {
         wh_coll_count(c, WH_CK_ALLGATHER, WH_CA_SHM_LARGE);
-        return wh_shmc_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+        return wh_shmc_allgather_large(sbuf, scount, sdt, rbuf, rcount, rdt, c);
     }
     wh_coll_count(c, WH_CK_ALLGATHER, WH_CA_P2P);
     if ((n & (n - 1)) == 0 && total < wh_tun.coll_allgather_long)

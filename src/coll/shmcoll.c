@@ -673,10 +673,10 @@ int wh_shmc_reduce_large(const void *sbuf, void *rbuf, MPI_Count count, MPI_Data
     return rc;
 }
 
-/* Allgather of blk bytes per rank: small blocks through the inline cells,
- * larger ones in chunks through the large block.  Either side may be any
- * datatype: a non-contiguous contribution is packed first, a non-contiguous
- * result gathered packed and unpacked at the end (local choices only). */
+/* Allgather of blk bytes per rank, at most WHARF_COLL_SHM_MAX, through the
+ * inline cells.  Either side may be any datatype: a non-contiguous
+ * contribution is packed first, a non-contiguous result gathered packed and
+ * unpacked at the end (local choices only). */
 int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
                       wh_dtype_t *rdt, wh_comm_t *c)
 {
@@ -711,36 +711,21 @@ int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
         free(stmp);
         return wh_coll_nomem("shared-memory allgather", blk * (size_t)n);
     }
-    if (blk <= wh_tun.coll_shm_max) {
-        uint64_t k = ++s->seq;
-        if (k >= NCELL)
-            wh_shmc_wait_flags(s, n, k - NCELL + 1);
-        memcpy(cell(s, me, k, blk), src, blk);
-        *csize(s, me, k) = (uint32_t)sbytes;
-        post(s, flag(s, me, k), k);
-        for (int q = 0; q < n; q++) {
-            wh_shmc_wait_ge(s, flag(s, q, k), k);
-            if (__builtin_expect(*csize(s, q, k) != (uint32_t)blk, 0) && rc == MPI_SUCCESS)
-                rc = wh_shmc_size_mismatch(*csize(s, q, k), blk, q);
-            if (!(q == me && dst + (size_t)q * blk == src))
-                memcpy(dst + (size_t)q * blk, cell(s, q, k, blk), blk);
-        }
-        s->floor = k;
-        __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
-    } else {
-        for (size_t pos = 0; pos < blk; pos += s->bcell) {
-            size_t len = blk - pos < s->bcell ? blk - pos : s->bcell;
-            uint64_t t = next_chunk(s, n), k = ++s->bseq;
-            memcpy(bcell(s, me, t), src + pos, len);
-            post(s, bflag(s, me), k);
-            for (int q = 0; q < n; q++) {
-                wh_shmc_wait_ge(s, bflag(s, q), k);
-                if (!(q == me && dst + (size_t)q * blk == src))
-                    memcpy(dst + (size_t)q * blk + pos, bcell(s, q, t), len);
-            }
-            post(s, bout(s, me), t);
-        }
+    uint64_t k = ++s->seq;
+    if (k >= NCELL)
+        wh_shmc_wait_flags(s, n, k - NCELL + 1);
+    memcpy(cell(s, me, k, blk), src, blk);
+    *csize(s, me, k) = (uint32_t)sbytes;
+    post(s, flag(s, me, k), k);
+    for (int q = 0; q < n; q++) {
+        wh_shmc_wait_ge(s, flag(s, q, k), k);
+        if (__builtin_expect(*csize(s, q, k) != (uint32_t)blk, 0) && rc == MPI_SUCCESS)
+            rc = wh_shmc_size_mismatch(*csize(s, q, k), blk, q);
+        if (!(q == me && dst + (size_t)q * blk == src))
+            memcpy(dst + (size_t)q * blk, cell(s, q, k, blk), blk);
     }
+    s->floor = k;
+    __atomic_store_n(done(s, me), k, __ATOMIC_RELEASE);
     if (rtmp)
         rc = first_err(rc, wh_dtype_copy(rtmp, blk * (size_t)n, byte, rbuf, (size_t)rcount * (size_t)n, rdt));
     free(stmp);
@@ -754,25 +739,28 @@ int wh_shmc_allgather(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void 
  * also publishes each rank's block size, so that every rank runs the same
  * number of steps (the largest published block's) and sees a count that
  * differs from its own rcounts (erroneous) instead of hanging. */
-int wh_shmc_allgatherv_large(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, const MPI_Count *rcounts,
-                             const MPI_Aint *displs, wh_dtype_t *rdt, wh_comm_t *c)
+static int agv_large(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, const MPI_Count *rcounts,
+                     const MPI_Aint *displs, MPI_Count each, wh_dtype_t *rdt, wh_comm_t *c)
 {
+    /* rcounts NULL: every block is `each` elements, block q at q x each */
+#define CNT(q) (rcounts ? rcounts[q] : each)
+#define DSP(q) (displs ? displs[q] : (MPI_Aint)(q) * (MPI_Aint)each)
     shmc_t *s = wh_shmc_get(c);
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
     wh_dtype_t *byte = wh_coll_byte();
-    size_t total = 0, mine = (size_t)rcounts[me] * rdt->size;
+    size_t total = 0, mine = (size_t)CNT(me) * rdt->size;
     int scattered = 0; /* some block's layout is not one contiguous run: received into rtmp, unpacked after */
     for (int q = 0; q < n; q++) {
         const char *st;
-        total += (size_t)rcounts[q] * rdt->size;
-        scattered |= !wh_dtype_is_contig(rdt, (size_t)rcounts[q], wh_coll_elt(rbuf, displs[q], rdt), &st);
+        total += (size_t)CNT(q) * rdt->size;
+        scattered |= !wh_dtype_is_contig(rdt, (size_t)CNT(q), wh_coll_elt(rbuf, DSP(q), rdt), &st);
     }
     char *stmp = NULL, *rtmp = NULL;
     const char *src = NULL;
     int inplace = sbuf == MPI_IN_PLACE;
     if (inplace) {
-        sbuf = wh_coll_elt(rbuf, displs[me], rdt);
-        scount = rcounts[me];
+        sbuf = wh_coll_elt(rbuf, DSP(me), rdt);
+        scount = CNT(me);
         sdt = rdt;
     }
     size_t sbytes = (size_t)scount * sdt->size;
@@ -798,9 +786,9 @@ int wh_shmc_allgatherv_large(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt
     if (!b)
         rc = first_err(rc, wh_coll_nomem("shared-memory allgatherv", (size_t)n * sizeof *b));
     size_t at = 0;
-    for (int q = 0; b && q < n; at += (size_t)rcounts[q] * rdt->size, q++) {
+    for (int q = 0; b && q < n; at += (size_t)CNT(q) * rdt->size, q++) {
         const char *st;
-        if (wh_dtype_is_contig(rdt, (size_t)rcounts[q], wh_coll_elt(rbuf, displs[q], rdt), &st))
+        if (wh_dtype_is_contig(rdt, (size_t)CNT(q), wh_coll_elt(rbuf, DSP(q), rdt), &st))
             b[q].dst = (char *)st;
         else
             b[q].dst = rtmp ? rtmp + at : NULL;
@@ -816,7 +804,7 @@ int wh_shmc_allgatherv_large(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt
         if (j == 0) { /* every size: the steps, and the blocks that match */
             wait_all(s, n, bflag, k);
             for (int q = 0; q < n; q++) {
-                size_t p = *bsize(s, q, k), want = (size_t)rcounts[q] * rdt->size;
+                size_t p = *bsize(s, q, k), want = (size_t)CNT(q) * rdt->size;
                 steps = p / s->bcell + (p % s->bcell != 0) > steps ? p / s->bcell + (p % s->bcell != 0) : steps;
                 if (b)
                     b[q].pub = p;
@@ -826,7 +814,7 @@ int wh_shmc_allgatherv_large(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt
         }
         for (int i = 0; b && i < n; i++) {
             int q = (me + i) % n;
-            size_t l = (size_t)rcounts[q] * rdt->size;
+            size_t l = (size_t)CNT(q) * rdt->size;
             if (pos >= l || !b[q].dst || (b[q].pub != l && q != me) || (q == me && inplace && !scattered))
                 continue;
             wh_shmc_wait_ge(s, bflag(s, q), k);
@@ -835,13 +823,28 @@ int wh_shmc_allgatherv_large(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt
         post(s, bout(s, me), t);
     }
     at = 0;
-    for (int q = 0; rtmp && b && q < n; at += (size_t)rcounts[q] * rdt->size, q++)
-        if (b[q].dst == rtmp + at && rcounts[q])
-            rc = first_err(rc, wh_dtype_copy(rtmp + at, (size_t)rcounts[q] * rdt->size, byte,
-                                             wh_coll_elt(rbuf, displs[q], rdt), (size_t)rcounts[q], rdt));
+    for (int q = 0; rtmp && b && q < n; at += (size_t)CNT(q) * rdt->size, q++)
+        if (b[q].dst == rtmp + at && CNT(q))
+            rc = first_err(rc, wh_dtype_copy(rtmp + at, (size_t)CNT(q) * rdt->size, byte,
+                                             wh_coll_elt(rbuf, DSP(q), rdt), (size_t)CNT(q), rdt));
     if (b != few)
         free(b);
     free(stmp);
     free(rtmp);
     return rc;
+#undef CNT
+#undef DSP
+}
+
+int wh_shmc_allgatherv_large(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, const MPI_Count *rcounts,
+                             const MPI_Aint *displs, wh_dtype_t *rdt, wh_comm_t *c)
+{
+    return agv_large(sbuf, scount, sdt, rbuf, rcounts, displs, 0, rdt, c);
+}
+
+/* Allgather of larger blocks: the allgatherv above with equal counts. */
+int wh_shmc_allgather_large(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                            wh_dtype_t *rdt, wh_comm_t *c)
+{
+    return agv_large(sbuf, scount, sdt, rbuf, NULL, NULL, rcount, rdt, c);
 }

@@ -47,6 +47,8 @@ int wh_shmc_allgatherv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void
                        const MPI_Aint *displs, wh_dtype_t *rdt, wh_comm_t *c);
 /* any block above WHARF_COLL_SHM_MAX (wh_shmc_large_usable(c, largest, 1)
  * on every rank), through the big cells in lockstep; any datatypes */
+int wh_shmc_allgather_large(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, MPI_Count rcount,
+                            wh_dtype_t *rdt, wh_comm_t *c);
 int wh_shmc_allgatherv_large(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *rbuf, const MPI_Count *rcounts,
                              const MPI_Aint *displs, wh_dtype_t *rdt, wh_comm_t *c);
 /* alltoallv and alltoallw (algo.h's sides; sbuf may be MPI_IN_PLACE): each
