@@ -35,7 +35,12 @@ static const char *const schemes[] = {"gdrcopy", "eager", "staged", "pipeline", 
 _Static_assert(WH_DS_GDR == 0 && WH_DS_EAGER == 1 && WH_DS_STAGED == 2 && WH_DS_PIPE == 3 && WH_DS_IPC == 4 &&
                    WH_DS_MAX == NSCH,
                "calibration rows in WH_DS_* order");
-enum { WIN = 16, ROUNDS = 7 };
+/* WARM: untimed iterations before each sample, in samples' worth.  A run of
+ * one scheme and size settles after ~10 ms on the 2-core VM (pidpriv, eager,
+ * 8 KiB device ping-pong: 150 iterations timed after 10 untimed 5-9 us, after
+ * 1000 untimed 12-21 us), and benchmarks and applications run in the settled
+ * state: a sample taken at once measured the early one (docs/PERFORMANCE.md) */
+enum { WIN = 16, ROUNDS = 7, WARM = 3 };
 #define SAMPLE_US 3000.0 /* per measured sample of an entry */
 
 static int cmp_double(const void *a, const void *b)
@@ -51,12 +56,14 @@ static double now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-/* one-way time of a blocking ping-pong (us) */
-static double pingpong(void *s, void *r, size_t n, int peer, int iters)
+/* one-way time of a blocking ping-pong (us), after `warm` untimed ones */
+static double pingpong(void *s, void *r, size_t n, int peer, int iters, int warm)
 {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = now_us();
-    for (int i = 0; i < iters; i++) {
+    for (int i = -warm; i < iters; i++) {
+        if (i == 0)
+            t0 = now_us();
         if (peer == 1) {
             MPI_Send(s, (int)n, MPI_BYTE, peer, 71, MPI_COMM_WORLD);
             MPI_Recv(r, (int)n, MPI_BYTE, peer, 71, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -68,14 +75,17 @@ static double pingpong(void *s, void *r, size_t n, int peer, int iters)
     return (now_us() - t0) / (2.0 * iters);
 }
 
-/* time per message of windows of nonblocking sends 0 -> 1 (us) */
-static double windows(void *s, void *r, size_t n, int peer, int iters)
+/* time per message of windows of nonblocking sends 0 -> 1 (us), after
+ * `warm` untimed windows */
+static double windows(void *s, void *r, size_t n, int peer, int iters, int warm)
 {
     MPI_Request q[WIN];
     int ack = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = now_us();
-    for (int i = 0; i < iters; i++) {
+    for (int i = -warm; i < iters; i++) {
+        if (i == 0)
+            t0 = now_us();
         for (int k = 0; k < WIN; k++) {
             if (peer == 1)
                 MPI_Isend(s, (int)n, MPI_BYTE, peer, 72, MPI_COMM_WORLD, &q[k]);
@@ -142,10 +152,10 @@ int wh_gpu_calibrate(const char *path)
                     continue;
                 if (rnd == 0) {
                     uint64_t before = wh_gpeers[peer].msgs[k];
-                    pingpong(s, r, n, peer, 2);
-                    windows(s, r, n, peer, 1);
-                    double lat = pingpong(s, r, n, peer, n <= 65536 ? 20 : 2);
-                    double bw = windows(s, r, n, peer, 1);
+                    pingpong(s, r, n, peer, 2, 0);
+                    windows(s, r, n, peer, 1, 0);
+                    double lat = pingpong(s, r, n, peer, n <= 65536 ? 20 : 2, 0);
+                    double bw = windows(s, r, n, peer, 1, 0);
                     iters[0][k][i] = (int)fmin(fmax(SAMPLE_US / (2 * lat), 2), 5000);
                     iters[1][k][i] = (int)fmin(fmax(SAMPLE_US / (WIN * bw), 1), 500);
                     /* the scheme really ran, on both sides (else the pair cannot use it) */
@@ -153,8 +163,8 @@ int wh_gpu_calibrate(const char *path)
                     MPI_Allreduce(&used, &avail[k][i], 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
                     continue;
                 }
-                samp[0][k][i][rnd - 1] = pingpong(s, r, n, peer, iters[0][k][i]);
-                samp[1][k][i][rnd - 1] = windows(s, r, n, peer, iters[1][k][i]);
+                samp[0][k][i][rnd - 1] = pingpong(s, r, n, peer, iters[0][k][i], WARM * iters[0][k][i]);
+                samp[1][k][i][rnd - 1] = windows(s, r, n, peer, iters[1][k][i], WARM * iters[1][k][i]);
             }
         }
         if (rnd == 0) /* both ranks run the same iterations: rank 0's */
