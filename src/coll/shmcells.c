@@ -202,11 +202,8 @@ int wh_shmc_allgatherv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void
     if (k >= NCELL)
         wh_shmc_wait_flags(s, n, k - NCELL + 1);
     unsigned char *out = cell(s, me, k, mine);
-    const char *from;
     if (sbuf == MPI_IN_PLACE) {
         rc = wh_dtype_copy(wh_coll_elt(rbuf, displs[me], rdt), (size_t)rcounts[me], rdt, out, mine, byte);
-    } else if (__builtin_expect(sbytes == mine, 1) && wh_dtype_is_contig(sdt, (size_t)scount, sbuf, &from)) {
-        memcpy(out, from, mine); /* (the usual case, without the datatype engine's calls) */
     } else if (__builtin_expect(sbytes == mine, 1)) {
         rc = wh_dtype_copy(sbuf, (size_t)scount, sdt, out, mine, byte);
     } else {
@@ -230,12 +227,7 @@ int wh_shmc_allgatherv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void
             rc = first_err(rc, wh_shmc_size_mismatch(*csize(s, q, k), want, q));
             continue;
         }
-        const char *to;
-        if (!want || (q == me && sbuf == MPI_IN_PLACE))
-            continue;
-        if (wh_dtype_is_contig(rdt, (size_t)rcounts[q], wh_coll_elt(rbuf, displs[q], rdt), &to))
-            memcpy((char *)to, cell(s, q, k, want), want);
-        else
+        if (want && !(q == me && sbuf == MPI_IN_PLACE))
             rc = first_err(rc, wh_dtype_copy(cell(s, q, k, want), want, byte, wh_coll_elt(rbuf, displs[q], rdt),
                                              (size_t)rcounts[q], rdt));
     }

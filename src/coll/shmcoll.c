@@ -749,11 +749,23 @@ static int agv_large(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *
     int n = c->size, me = c->rank, rc = MPI_SUCCESS;
     wh_dtype_t *byte = wh_coll_byte();
     size_t total = 0, mine = (size_t)CNT(me) * rdt->size;
+    /* per block: where it goes (its place in rbuf, or in rtmp; NULL:
+     * nowhere, out of memory: the steps still run, so no rank waits) and
+     * the size its sender published */
+    struct agv {
+        char *dst;
+        size_t pub;
+    } few[32], *b = n <= 32 ? few : malloc((size_t)n * sizeof *b);
+    if (!b)
+        rc = wh_coll_nomem("shared-memory allgatherv", (size_t)n * sizeof *b);
     int scattered = 0; /* some block's layout is not one contiguous run: received into rtmp, unpacked after */
     for (int q = 0; q < n; q++) {
         const char *st;
+        int one = wh_dtype_is_contig(rdt, (size_t)CNT(q), wh_coll_elt(rbuf, DSP(q), rdt), &st);
         total += (size_t)CNT(q) * rdt->size;
-        scattered |= !wh_dtype_is_contig(rdt, (size_t)CNT(q), wh_coll_elt(rbuf, DSP(q), rdt), &st);
+        scattered |= !one;
+        if (b)
+            b[q].dst = one ? (char *)st : NULL;
     }
     char *stmp = NULL, *rtmp = NULL;
     const char *src = NULL;
@@ -776,23 +788,10 @@ static int agv_large(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, void *
     }
     if (scattered && !(rtmp = malloc(total)))
         rc = first_err(rc, wh_coll_nomem("shared-memory allgatherv", total));
-    /* per block: where it goes (its place in rbuf, or in rtmp; NULL:
-     * nowhere, out of memory: the steps still run, so no rank waits) and
-     * the size its sender published */
-    struct agv {
-        char *dst;
-        size_t pub;
-    } few[32], *b = n <= 32 ? few : malloc((size_t)n * sizeof *b);
-    if (!b)
-        rc = first_err(rc, wh_coll_nomem("shared-memory allgatherv", (size_t)n * sizeof *b));
     size_t at = 0;
-    for (int q = 0; b && q < n; at += (size_t)CNT(q) * rdt->size, q++) {
-        const char *st;
-        if (wh_dtype_is_contig(rdt, (size_t)CNT(q), wh_coll_elt(rbuf, DSP(q), rdt), &st))
-            b[q].dst = (char *)st;
-        else
-            b[q].dst = rtmp ? rtmp + at : NULL;
-    }
+    for (int q = 0; b && rtmp && q < n; at += (size_t)CNT(q) * rdt->size, q++)
+        if (!b[q].dst)
+            b[q].dst = rtmp + at;
     size_t steps = 1;
     for (size_t j = 0, pos = 0; j < steps; j++, pos += s->bcell) {
         uint64_t t = next_chunk(s, n), k = ++s->bseq;

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 #include "core/handle.h"
+#include "mem/mem.h"
 
 /* basic element kinds for reductions (what MPI_Op functions switch on) */
 typedef enum {
@@ -146,9 +147,24 @@ size_t wh_dtype_nblocks(const wh_dtype_t *t, size_t count);
 /* Copy (sbuf,scount,stype) into (rbuf,rcount,rtype), as a local send/recv would
  * (used by the self channel and collectives).  Truncation → MPI_ERR_TRUNCATE
  * (the first rcount elements' worth of bytes are still copied).  Non-contiguous
- * on both sides is copied block to block without an intermediate buffer. */
-int wh_dtype_copy(const void *sbuf, size_t scount, const wh_dtype_t *st, void *rbuf, size_t rcount,
-                  const wh_dtype_t *rt);
+ * on both sides is copied block to block without an intermediate buffer.
+ * Equal sizes, both sides contiguous and no device memory provider: one
+ * memcpy inline (the usual case in collectives, without the engine's calls). */
+int wh_dtype_copy_any(const void *sbuf, size_t scount, const wh_dtype_t *st, void *rbuf, size_t rcount,
+                      const wh_dtype_t *rt);
+static inline int wh_dtype_copy(const void *sbuf, size_t scount, const wh_dtype_t *st, void *rbuf, size_t rcount,
+                                const wh_dtype_t *rt)
+{
+    const char *s, *r;
+    size_t n = st->size * scount;
+    if (__builtin_expect(!wh_mem_nonhost, 1) && n == rt->size * rcount && wh_dtype_is_contig(st, scount, sbuf, &s) &&
+        wh_dtype_is_contig(rt, rcount, rbuf, &r)) {
+        if (n && s != r)
+            memcpy((char *)r, s, n);
+        return MPI_SUCCESS;
+    }
+    return wh_dtype_copy_any(sbuf, scount, st, rbuf, rcount, rt);
+}
 
 /* Reference counting for derived types held by pending operations
  * (no-ops for predefined types). */

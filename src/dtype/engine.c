@@ -284,8 +284,8 @@ size_t wh_dtype_nblocks(const wh_dtype_t *t, size_t count)
     return __builtin_mul_overflow(per, count, &n) ? SIZE_MAX : n;
 }
 
-int wh_dtype_copy(const void *sbuf, size_t scount, const wh_dtype_t *st, void *rbuf, size_t rcount,
-                  const wh_dtype_t *rt)
+int wh_dtype_copy_any(const void *sbuf, size_t scount, const wh_dtype_t *st, void *rbuf, size_t rcount,
+                      const wh_dtype_t *rt)
 {
     size_t sbytes = st->size * scount, rbytes = rt->size * rcount;
     size_t n = sbytes < rbytes ? sbytes : rbytes;
