@@ -25,14 +25,3 @@ void rg_peer_plan(uint64_t n, size_t *chunk, int *nbuf)
     *chunk = c;
     *nbuf = chunks < (uint64_t)b ? (int)(chunks ? chunks : 1) : b;
 }
-
-uint64_t rg_peer_npieces(uint64_t n, size_t chunk)
-{
-    return (n + chunk - 1) / chunk;
-}
-
-void rg_peer_piece(uint64_t n, size_t chunk, uint64_t k, uint64_t *off, uint64_t *len)
-{
-    *off = k * chunk;
-    *len = n - *off < chunk ? n - *off : chunk;
-}

@@ -11,6 +11,13 @@
 void rg_peer_plan(uint64_t n, size_t *chunk, int *nbuf);
 /* the pieces of that copy (chunks, the last one shorter): how many, and
  * piece k's offset and length (k < npieces) */
-uint64_t rg_peer_npieces(uint64_t n, size_t chunk);
-void rg_peer_piece(uint64_t n, size_t chunk, uint64_t k, uint64_t *off, uint64_t *len);
+static inline uint64_t rg_peer_npieces(uint64_t n, size_t chunk)
+{
+    return (n + chunk - 1) / chunk;
+}
+static inline void rg_peer_piece(uint64_t n, size_t chunk, uint64_t k, uint64_t *off, uint64_t *len)
+{
+    *off = k * chunk;
+    *len = n - *off < chunk ? n - *off : chunk;
+}
 #endif
