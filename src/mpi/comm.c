@@ -400,9 +400,15 @@ static int body_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
     }
     if ((rc = split_common(fname, c, color, key, strict, newcomm)) != MPI_SUCCESS || *newcomm == MPI_COMM_NULL)
         return rc;
-    /* HW_UNGUIDED must say which resource it split by; the guided ones echo it */
-    if (hw)
+    /* HW_UNGUIDED must say which resource it split by, in newcomm's info and
+       (MPI-4.1 7.4.2: "the MPI implementation sets the info key" when a valid
+       info is given; MPICH does, its cmsplit_type test reads it) in the info
+       argument; the guided ones echo it */
+    if (hw) {
         wh_comm_get(*newcomm)->hw_resource = "mpi_shared_memory";
+        if (info != MPI_INFO_NULL && info != MPI_INFO_ENV && wh_info_valid(info))
+            return wh_info_put(info, "mpi_hw_resource_type", "mpi_shared_memory");
+    }
     return MPI_SUCCESS;
 }
 

@@ -139,15 +139,28 @@ static void check_split_type(void)
     MPI_OK(MPI_Info_free(&info));
 
     p2p_setstep("split_type HW_UNGUIDED");
-    MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, MPI_INFO_NULL, &un));
-    if (n == p2p_size) { /* one host: no strictly smaller subset */
-        CHECK(un == MPI_COMM_NULL, "HW_UNGUIDED on a single host gave a communicator");
-    } else {
-        CHECK(un != MPI_COMM_NULL, "HW_UNGUIDED on several hosts gave MPI_COMM_NULL");
-        int m;
-        MPI_OK(MPI_Comm_size(un, &m));
-        CHECK(m < p2p_size, "HW_UNGUIDED size %d is not smaller than %d", m, p2p_size);
-        MPI_OK(MPI_Comm_free(&un));
+    for (int withinfo = 0; withinfo < 2; withinfo++) {
+        MPI_Info ui = MPI_INFO_NULL;
+        if (withinfo)
+            MPI_OK(MPI_Info_create(&ui));
+        MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, ui, &un));
+        if (n == p2p_size) { /* one host: no strictly smaller subset */
+            CHECK(un == MPI_COMM_NULL, "HW_UNGUIDED on a single host gave a communicator");
+        } else {
+            CHECK(un != MPI_COMM_NULL, "HW_UNGUIDED on several hosts gave MPI_COMM_NULL");
+            int m;
+            MPI_OK(MPI_Comm_size(un, &m));
+            CHECK(m < p2p_size, "HW_UNGUIDED size %d is not smaller than %d", m, p2p_size);
+            if (withinfo) { /* the implementation sets the key in the info it was given */
+                char val[64] = "";
+                int has = 0;
+                MPI_OK(MPI_Info_get(ui, "mpi_hw_resource_type", sizeof val - 1, val, &has));
+                CHECK(has && !strcmp(val, "mpi_shared_memory"), "HW_UNGUIDED info: has %d value '%s'", has, val);
+            }
+            MPI_OK(MPI_Comm_free(&un));
+        }
+        if (withinfo)
+            MPI_OK(MPI_Info_free(&ui));
     }
 
     p2p_setstep("split_type MPI_UNDEFINED");
