@@ -71,8 +71,10 @@ static CUresult peer_copy(rgc_alloc_t *da, uint64_t dst, rgc_alloc_t *sa, uint64
     rg_put_u64(&sa_, id);
     rg_put_u64(&sa_, xcap && sctx->sv != ss ? xcap[ss->idx] : 0);
     uint64_t dseq = 0, sseq = 0;
-    CUresult rd = rgc_send(ds, RG_OP_PEER_RECV, 0, &ra, NULL, 0, &dseq);
-    CUresult rs = rd == CUDA_SUCCESS ? rgc_send(ss, RG_OP_PEER_SEND, fab ? RG_F_FABRIC : 0, &sa_, NULL, 0, &sseq) : rd;
+    uint32_t fl = async ? RG_F_ASYNC : 0;
+    CUresult rd = rgc_send(ds, RG_OP_PEER_RECV, fl, &ra, NULL, 0, &dseq);
+    CUresult rs =
+        rd == CUDA_SUCCESS ? rgc_send(ss, RG_OP_PEER_SEND, fl | (fab ? RG_F_FABRIC : 0), &sa_, NULL, 0, &sseq) : rd;
     rgc_reply_t rep;
     if (async && rd == CUDA_SUCCESS && rs == CUDA_SUCCESS) {
         /* answered later: both servers run it in order with their other requests */

@@ -26,14 +26,17 @@ static CUresult peer_bufs(sess_t *s, int ctx, size_t chunk, int nbuf)
             s->pbuf[i] = NULL, s->pev[i] = NULL;
         }
         d_cuEventDestroy(s->porder);
+        d_cuEventDestroy(s->pdone);
         d_cuStreamDestroy(s->pstream);
         s->pstream = NULL;
+        s->pchain_st = NULL;
         s->pbuf_size = 0;
     }
     CK(gs_set_ctx(s, ctx));
     if (!s->pstream) {
         CK(d_cuStreamCreate(&s->pstream, CU_STREAM_NON_BLOCKING));
         CK(d_cuEventCreate(&s->porder, CU_EVENT_DISABLE_TIMING));
+        CK(d_cuEventCreate(&s->pdone, CU_EVENT_DISABLE_TIMING));
         s->pbuf_ctx = ctx;
     }
     if (s->pbuf_size < chunk) {
@@ -117,7 +120,14 @@ static CUresult wait_capture(sess_t *s, uint64_t gate)
 
 /* q: ctx, stream, dst, n, copy id, capture gate.  Accepts the source server's connection
  * (which must show this session's token), receives the chunks into the
- * pinned buffers and copies each to the GPU while the next one arrives. */
+ * pinned buffers and copies each to the GPU while the next one arrives.
+ * A synchronous copy answers when its data is on the GPU.  An asynchronous
+ * one answers when the last chunk is received and queued: the client's
+ * stream waits for the copies on the GPU (pdone), so the next copy's chunks
+ * are received and queued behind this one's and the engine does not idle
+ * between copies.  A copy that follows such a copy on the same stream with
+ * nothing between them on this session needs no ordering event: that
+ * stream's last work is the wait on the copy engine's own stream. */
 CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
 {
     int ctx;
@@ -133,8 +143,12 @@ CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
     int nbuf;
     rg_peer_plan(n, &chunk, &nbuf);
     CK(peer_bufs(s, ctx, chunk, nbuf));
-    CK(d_cuEventRecord(s->porder, st)); /* after the work queued before it on the client's stream */
-    CK(d_cuStreamWaitEvent(s->pstream, s->porder, 0));
+    int async = (s->cur_flags & RG_F_ASYNC) != 0;
+    if (!(async && s->pchain_st == st && s->pchain_at + 1 == s->nserved)) {
+        CK(d_cuEventRecord(s->porder, st)); /* after the work queued before it on the client's stream */
+        CK(d_cuStreamWaitEvent(s->pstream, s->porder, 0));
+    }
+    s->pchain_st = NULL;
     CK(wait_capture(s, a->q[5]));
     rg_conn_t *pfd = accept_peer(s, a->q[4], n, chunk);
     if (!pfd)
@@ -145,8 +159,7 @@ CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
         int b = (int)(c % (uint64_t)nbuf);
         uint64_t off, len;
         rg_peer_piece(n, chunk, c, &off, &len);
-        if (c >= (uint64_t)nbuf)
-            rc = d_cuEventSynchronize(s->pev[b]); /* its previous chunk is on the GPU */
+        rc = d_cuEventSynchronize(s->pev[b]); /* its previous chunk (maybe the last copy's) is on the GPU */
         if (rc == CUDA_SUCCESS && rg_recv_all(pfd, s->pbuf[b], len, s->cfg->timeout_ms))
             rc = CUDA_ERROR_DEVICE_UNAVAILABLE; /* the source server went away */
         if (rc == CUDA_SUCCESS)
@@ -154,7 +167,16 @@ CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
         if (rc == CUDA_SUCCESS)
             rc = d_cuEventRecord(s->pev[b], s->pstream);
     }
-    CUresult r2 = d_cuStreamSynchronize(s->pstream);
+    CUresult r2 = CUDA_SUCCESS;
+    if (async && rc == CUDA_SUCCESS) {
+        r2 = d_cuEventRecord(s->pdone, s->pstream);
+        if (r2 == CUDA_SUCCESS)
+            r2 = d_cuStreamWaitEvent(st, s->pdone, 0);
+        if (r2 == CUDA_SUCCESS)
+            s->pchain_st = st, s->pchain_at = s->nserved;
+    } else {
+        r2 = d_cuStreamSynchronize(s->pstream);
+    }
     uint8_t ack = 1;
     if (rc != CUDA_SUCCESS || r2 != CUDA_SUCCESS || rg_send_all(pfd, &ack, 1) || s->npin == RG_PEER_MAXIN)
         rg_conn_close(pfd); /* (the sender sees the connection close: no ack) */

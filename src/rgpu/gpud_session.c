@@ -205,8 +205,10 @@ static void free_ctx_objects(sess_t *s, int ctx)
             s->pev[i] = NULL;
         }
         d_cuEventDestroy(s->porder);
+        d_cuEventDestroy(s->pdone);
         d_cuStreamDestroy(s->pstream);
         s->pstream = NULL;
+        s->pchain_st = NULL;
         s->pbuf_size = 0;
     }
 }
@@ -625,6 +627,7 @@ static int serve(sess_t *s, rg_hdr_t *h, rg_buf_t *in, rg_buf_t *out, int replay
             s->cur_seq = h->seq;
             s->cur_flags = h->flags;
             s->answered = 0;
+            s->nserved++;
             r = dispatch(s, h->op, (h->flags & RG_F_ASYNC) != 0, &a, in, out);
             if (s->answered)
                 return 0;

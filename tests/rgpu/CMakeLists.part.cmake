@@ -11,7 +11,7 @@ if(WH_RGPU_OK)
   target_compile_options(rgpu_kernels PRIVATE ${WH_WARN} -fvisibility=hidden)
   set_target_properties(rgpu_kernels PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${RGB})
   # test programs link no driver: they load whichever libcuda.so.1 LD_LIBRARY_PATH shows
-  foreach(t forward app killsrv pipeline xwait peerfail)
+  foreach(t forward app killsrv pipeline xwait peerfail peerchain)
     add_executable(rgpu_${t} ${RGT}/t_${t}.c)
     target_include_directories(rgpu_${t} SYSTEM PRIVATE ${WH_CUDA_INC})
     target_compile_options(rgpu_${t} PRIVATE ${WH_WARN})
@@ -120,6 +120,17 @@ if(WH_RGPU_OK)
   set_tests_properties(rgpu.xwait.local rgpu.xwait rgpu.xwait.socket rgpu.xwait.ns PROPERTIES TIMEOUT 240
     LABELS "rgpu;gpu" SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "rgpu xwait: ok" FAIL_REGULAR_EXPRESSION "check failed")
   set_tests_properties(rgpu.xwait.ns PROPERTIES RUN_SERIAL true LABELS "rgpu;gpu;scenarios")
+
+  # asynchronous peer copies back to back, other work between some, both directions, random
+  # stream delays: the destination's early answer and the chain without ordering events reorder nothing
+  add_test(NAME rgpu.peerchain.local COMMAND $<TARGET_FILE:rgpu_peerchain>)
+  set_tests_properties(rgpu.peerchain.local PROPERTIES ENVIRONMENT "${WH_CUDAEMU_ENV};CUDAEMU_STREAM_DELAY_US=2000")
+  add_test(NAME rgpu.peerchain COMMAND ${RGH} --server 0 --server 1 run -- $<TARGET_FILE:rgpu_peerchain>)
+  add_test(NAME rgpu.peerchain.socket COMMAND ${RGH} --transport socket --server 0 --server 1 run --
+           $<TARGET_FILE:rgpu_peerchain>)
+  set_tests_properties(rgpu.peerchain rgpu.peerchain.socket PROPERTIES ENVIRONMENT "CUDAEMU_STREAM_DELAY_US=2000")
+  set_tests_properties(rgpu.peerchain.local rgpu.peerchain rgpu.peerchain.socket PROPERTIES TIMEOUT 240
+    LABELS "rgpu;gpu" PASS_REGULAR_EXPRESSION "rgpu peerchain: ok" FAIL_REGULAR_EXPRESSION "check failed")
 
   # asynchronous calls pipelined: ~400 requests, only the setup's (11) and the
   # final synchronization's answers waited for (at most 19 accepted)
