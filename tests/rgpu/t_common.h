@@ -34,4 +34,22 @@ static int t_fail;
             t_fail++;                                                                                       \
         }                                                                                                   \
     } while (0)
+
+/* the primary contexts of the first and the last GPU (through the client:
+ * one per server); 0, or 1 with a failed check when there are fewer than 2 */
+static inline int t_two_gpus(CUcontext ctx[2])
+{
+    int ndev;
+    CU(cuInit(0));
+    CU(cuDeviceGetCount(&ndev));
+    CHECK(ndev >= 2);
+    if (ndev < 2)
+        return 1;
+    for (int d = 0; d < 2; d++) {
+        CUdevice dev;
+        CU(cuDeviceGet(&dev, d == 0 ? 0 : ndev - 1));
+        CU(cuDevicePrimaryCtxRetain(&ctx[d], dev));
+    }
+    return 0;
+}
 #endif

@@ -27,20 +27,11 @@ static void fill(unsigned char *p, size_t n, unsigned seed)
 
 int main(void)
 {
-    int ndev;
-    CU(cuInit(0));
-    CU(cuDeviceGetCount(&ndev));
-    CHECK(ndev >= 2);
-    if (ndev < 2)
-        return 1;
     static const size_t sizes[] = {(3u << 20) + 4099, (1u << 20), 200000, 4096 + 3};
     size_t maxn = sizes[0];
     CUcontext ctx[2];
-    for (int d = 0; d < 2; d++) {
-        CUdevice dev;
-        CU(cuDeviceGet(&dev, d == 0 ? 0 : ndev - 1));
-        CU(cuDevicePrimaryCtxRetain(&ctx[d], dev));
-    }
+    if (t_two_gpus(ctx))
+        return 1;
     CUdeviceptr a0, a1, b;
     CU(cuCtxSetCurrent(ctx[0]));
     CU(cuMemAlloc(&a0, maxn));

@@ -21,21 +21,14 @@
 
 int main(void)
 {
-    int ndev;
-    CU(cuInit(0));
-    CU(cuDeviceGetCount(&ndev));
-    CHECK(ndev >= 2);
-    if (ndev < 2)
-        return 1;
     CUcontext ctx[2];
     CUdeviceptr buf[2], other;
     CUstream st[2], st2;
     CUevent ev[2], after;
+    if (t_two_gpus(ctx))
+        return 1;
     unsigned char *host = malloc(NB);
     for (int d = 0; d < 2; d++) {
-        CUdevice dev;
-        CU(cuDeviceGet(&dev, d == 0 ? 0 : ndev - 1));
-        CU(cuDevicePrimaryCtxRetain(&ctx[d], dev));
         CU(cuCtxSetCurrent(ctx[d]));
         CU(cuMemAlloc(&buf[d], NB));
         CU(cuStreamCreate(&st[d], CU_STREAM_NON_BLOCKING));
