@@ -84,9 +84,6 @@ typedef struct {
     CUstream pstream;
     CUevent porder;
     CUevent pdone;       /* (destination) recorded after an async copy's last HtoD */
-    CUstream pchain_st;  /* the client stream of the last async copy received: */
-    uint64_t pchain_at;  /* and nserved then */
-    uint64_t nserved;    /* requests dispatched on this session */
     /* peer connections kept between copies: the one this session sends on
      * (to pout_host:pout_port), and the ones it accepted */
     rg_conn_t *pout;

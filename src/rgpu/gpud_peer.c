@@ -29,7 +29,6 @@ static CUresult peer_bufs(sess_t *s, int ctx, size_t chunk, int nbuf)
         d_cuEventDestroy(s->pdone);
         d_cuStreamDestroy(s->pstream);
         s->pstream = NULL;
-        s->pchain_st = NULL;
         s->pbuf_size = 0;
     }
     CK(gs_set_ctx(s, ctx));
@@ -125,9 +124,7 @@ static CUresult wait_capture(sess_t *s, uint64_t gate)
  * one answers when the last chunk is received and queued: the client's
  * stream waits for the copies on the GPU (pdone), so the next copy's chunks
  * are received and queued behind this one's and the engine does not idle
- * between copies.  A copy that follows such a copy on the same stream with
- * nothing between them on this session needs no ordering event: that
- * stream's last work is the wait on the copy engine's own stream. */
+ * between copies. */
 CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
 {
     int ctx;
@@ -144,11 +141,8 @@ CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
     rg_peer_plan(n, &chunk, &nbuf);
     CK(peer_bufs(s, ctx, chunk, nbuf));
     int async = (s->cur_flags & RG_F_ASYNC) != 0;
-    if (!(async && s->pchain_st == st && s->pchain_at + 1 == s->nserved)) {
-        CK(d_cuEventRecord(s->porder, st)); /* after the work queued before it on the client's stream */
-        CK(d_cuStreamWaitEvent(s->pstream, s->porder, 0));
-    }
-    s->pchain_st = NULL;
+    CK(d_cuEventRecord(s->porder, st)); /* after the work queued before it on the client's stream */
+    CK(d_cuStreamWaitEvent(s->pstream, s->porder, 0));
     CK(wait_capture(s, a->q[5]));
     rg_conn_t *pfd = accept_peer(s, a->q[4], n, chunk);
     if (!pfd)
@@ -172,8 +166,6 @@ CUresult h_peer_recv(sess_t *s, const rg_args_t *a)
         r2 = d_cuEventRecord(s->pdone, s->pstream);
         if (r2 == CUDA_SUCCESS)
             r2 = d_cuStreamWaitEvent(st, s->pdone, 0);
-        if (r2 == CUDA_SUCCESS)
-            s->pchain_st = st, s->pchain_at = s->nserved;
     } else {
         r2 = d_cuStreamSynchronize(s->pstream);
     }

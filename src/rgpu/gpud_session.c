@@ -208,7 +208,6 @@ static void free_ctx_objects(sess_t *s, int ctx)
         d_cuEventDestroy(s->pdone);
         d_cuStreamDestroy(s->pstream);
         s->pstream = NULL;
-        s->pchain_st = NULL;
         s->pbuf_size = 0;
     }
 }
@@ -627,7 +626,6 @@ static int serve(sess_t *s, rg_hdr_t *h, rg_buf_t *in, rg_buf_t *out, int replay
             s->cur_seq = h->seq;
             s->cur_flags = h->flags;
             s->answered = 0;
-            s->nserved++;
             r = dispatch(s, h->op, (h->flags & RG_F_ASYNC) != 0, &a, in, out);
             if (s->answered)
                 return 0;

@@ -122,7 +122,7 @@ if(WH_RGPU_OK)
   set_tests_properties(rgpu.xwait.ns PROPERTIES RUN_SERIAL true LABELS "rgpu;gpu;scenarios")
 
   # asynchronous peer copies back to back, other work between some, both directions, random
-  # stream delays: the destination's early answer and the chain without ordering events reorder nothing
+  # stream delays: the destination's early answer reorders nothing
   add_test(NAME rgpu.peerchain.local COMMAND $<TARGET_FILE:rgpu_peerchain>)
   set_tests_properties(rgpu.peerchain.local PROPERTIES ENVIRONMENT "${WH_CUDAEMU_ENV};CUDAEMU_STREAM_DELAY_US=2000")
   add_test(NAME rgpu.peerchain COMMAND ${RGH} --server 0 --server 1 run -- $<TARGET_FILE:rgpu_peerchain>)

@@ -1,7 +1,6 @@
 /* rgpu: asynchronous peer copies back to back (docs/RGPU.md, "Peer copies
  * between servers").  The destination of an asynchronous copy answers once
- * its chunks are queued, and a copy that directly follows one on the same
- * stream skips the ordering event; neither may reorder anything.  Two GPUs
+ * its chunks are queued; that may reorder nothing.  Two GPUs
  * (one per server through the client), the emulator's random stream delays
  * on.  Each round, on one stream of the destination's context:
  *   B <- A0 (whole), B <- A1 (whole), B+h <- A0 (first part), a chain of
