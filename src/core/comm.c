@@ -303,13 +303,16 @@ static int call_delete(int obj, const wh_attr_t *a)
     return rc == MPI_SUCCESS ? rc : cb_error(rc, "delete", a->keyval);
 }
 
-static int attr_append(wh_attr_t **list, wh_keyval_t *kv, void *val)
+_Thread_local int wh_attr_lang;
+
+static int attr_append(wh_attr_t **list, wh_keyval_t *kv, void *val, int lang)
 {
     wh_attr_t *a = malloc(sizeof *a);
     if (!a)
         return wh_error(MPI_ERR_NO_MEM, "out of memory storing an attribute");
     a->next = NULL;
     a->keyval = kv->obj.handle;
+    a->lang = lang;
     a->value = val;
     while (*list)
         list = &(*list)->next;
@@ -318,24 +321,28 @@ static int attr_append(wh_attr_t **list, wh_keyval_t *kv, void *val)
     return MPI_SUCCESS;
 }
 
-int wh_attr_set(wh_attr_t **list, int obj, wh_keyval_t *kv, void *val)
+int wh_attr_set(wh_attr_t **list, int obj, wh_keyval_t *kv, void *val, int lang)
 {
     for (wh_attr_t *a = *list; a; a = a->next) {
         if (a->keyval == kv->obj.handle) {
             int rc = call_delete(obj, a);
-            if (rc == MPI_SUCCESS)
+            if (rc == MPI_SUCCESS) {
                 a->value = val;
+                a->lang = lang;
+            }
             return rc;
         }
     }
-    return attr_append(list, kv, val);
+    return attr_append(list, kv, val, lang);
 }
 
-int wh_attr_get(const wh_attr_t *list, const wh_keyval_t *kv, void **val)
+int wh_attr_get(const wh_attr_t *list, const wh_keyval_t *kv, void **val, int lang)
 {
     for (const wh_attr_t *a = list; a; a = a->next) {
         if (a->keyval == kv->obj.handle) {
-            *val = a->value;
+            /* C reading an integer set from Fortran: a pointer to it (an
+               INTEGER read through it sees the low half: little-endian) */
+            *val = lang == WH_ATTR_C && a->lang != WH_ATTR_C ? (void *)&((wh_attr_t *)a)->value : a->value;
             return 1;
         }
     }
@@ -397,7 +404,7 @@ int wh_attr_copy_all(const wh_attr_t *from, int oldobj, wh_attr_t **to)
         int rc = kv->copy_fn(oldobj, a->keyval, kv->extra_state, a->value, &out, &flag);
         if (rc != MPI_SUCCESS)
             return cb_error(rc, "copy", a->keyval);
-        if (flag && (rc = attr_append(to, kv, out)) != MPI_SUCCESS)
+        if (flag && (rc = attr_append(to, kv, out, a->lang)) != MPI_SUCCESS)
             return rc;
     }
     return MPI_SUCCESS;

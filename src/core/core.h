@@ -4,6 +4,7 @@
 #define WH_CORE_CORE_H
 #include <mpi.h>
 #include <stdint.h>
+#include "core/attrlang.h"
 #include "core/handle.h"
 #include "core/err.h"
 #include "core/job.h"
@@ -30,8 +31,17 @@ typedef struct wh_errh {
 typedef struct wh_attr {
     struct wh_attr *next;
     int keyval;
+    int lang; /* WH_ATTR_* (core/attrlang.h): who set it */
     void *value;
 } wh_attr_t;
+/* wharf_attr_lang()'s value: the language of the attribute call in progress on this thread */
+extern _Thread_local int wh_attr_lang;
+static inline int wh_attr_lang_take(void)
+{
+    int l = wh_attr_lang;
+    wh_attr_lang = WH_ATTR_C;
+    return l;
+}
 
 /* ---------- communicators ----------
  * Intracommunicator: rank/size/wranks describe the one group.
@@ -145,8 +155,9 @@ void wh_keyval_free(wh_keyval_t *kv);
  *   wh_attr_t *a = NULL; rc = wh_attr_copy_all(old->attrs, oldh, &a); new->attrs = a;
  * and MPI_Type_free  rc = wh_attr_delete_all(&t->attrs, h);  (always on the object's own
  * list pointer, never a copy: delete callbacks may delete other attributes) */
-int wh_attr_set(wh_attr_t **list, int obj, wh_keyval_t *kv, void *val);
-int wh_attr_get(const wh_attr_t *list, const wh_keyval_t *kv, void **val); /* returns the flag */
+int wh_attr_set(wh_attr_t **list, int obj, wh_keyval_t *kv, void *val, int lang); /* lang: the setter's WH_ATTR_* */
+/* returns the flag; *val as the reader's language (lang) sees it */
+int wh_attr_get(const wh_attr_t *list, const wh_keyval_t *kv, void **val, int lang);
 int wh_attr_delete(wh_attr_t **list, int obj, wh_keyval_t *kv);
 int wh_attr_copy_all(const wh_attr_t *from, int oldobj, wh_attr_t **to);
 int wh_attr_delete_all(wh_attr_t **list, int obj);

@@ -8,6 +8,7 @@
  * EXTRA_STATE.  (That struct lives as long as the process: MPI_*_FREE_KEYVAL does not know
  * when the last attribute using the keyval is gone.) */
 #include "fort.h"
+#include "../core/attrlang.h"
 
 /* Fortran attribute callbacks (all arguments by reference). val is MPI_Aint for the MPI-2
  * interfaces, MPI_Fint for MPI-1's MPI_KEYVAL_CREATE. */
@@ -171,7 +172,9 @@ static void whf_get_attr(whf_get_fn *get, MPI_Fint obj, MPI_Fint keyval, MPI_Ain
     int how, cflag = 0;
     void *v = NULL;
     int ckv = whf_keyval_f2c(keyval, &how);
+    wharf_attr_lang(val ? WH_ATTR_FAINT : WH_ATTR_FINT); /* a Fortran reader: values, not pointers to them */
     *ierr = get(obj, ckv, &v, &cflag);
+    wharf_attr_lang(WH_ATTR_C);
     *flag = WHF_C2L(*ierr == MPI_SUCCESS && cflag);
     if (*ierr != MPI_SUCCESS || !cflag)
         return;
@@ -193,7 +196,9 @@ static void whf_get_attr(whf_get_fn *get, MPI_Fint obj, MPI_Fint keyval, MPI_Ain
 #define WHF_SET_ATTR(lo, UP, Cfn)                                                              \
     WHF_PUBLIC void lo##_(MPI_Fint *obj, MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *ierr)      \
     {                                                                                          \
+        wharf_attr_lang(WH_ATTR_FAINT);                                                       \
         *ierr = Cfn(*obj, *keyval, (void *)(intptr_t)*val);                                    \
+        wharf_attr_lang(WH_ATTR_C);                                                            \
     }                                                                                          \
     WHF_ALL_NAMES(lo, UP)
 
@@ -218,7 +223,9 @@ WHF_ALL_NAMES(mpi_attr_get, "MPI_ATTR_GET")
 
 WHF_PUBLIC void mpi_attr_put_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *val, MPI_Fint *ierr)
 {
+    wharf_attr_lang(WH_ATTR_FINT);
     *ierr = MPI_Comm_set_attr(*comm, *keyval, (void *)(intptr_t)*val);
+    wharf_attr_lang(WH_ATTR_C);
 }
 WHF_ALL_NAMES(mpi_attr_put, "MPI_ATTR_PUT")
 

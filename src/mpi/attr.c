@@ -52,6 +52,11 @@ static int *predefined_value(int k)
     }
 }
 
+void wharf_attr_lang(int lang)
+{
+    wh_attr_lang = lang;
+}
+
 /* ---------- helpers ---------- */
 
 static const char *kind_name(int kind)
@@ -136,18 +141,20 @@ static int free_keyval(const char *fname, int kind, int *keyval)
 
 static int comm_set(const char *fname, MPI_Comm comm, int keyval, void *val)
 {
+    int lang = wh_attr_lang_take();
     wh_comm_t *c;
     wh_keyval_t *kv;
     int rc;
     if ((rc = chk_comm(fname, comm, &c)) || (rc = chk_keyval(c, fname, keyval, WH_H_COMM, &kv)))
         return rc;
-    if ((rc = wh_attr_set(&c->attrs, c->obj.handle, kv, val)) != MPI_SUCCESS)
+    if ((rc = wh_attr_set(&c->attrs, c->obj.handle, kv, val, lang)) != MPI_SUCCESS)
         return wh_raise_comm(c, fname, rc);
     return MPI_SUCCESS;
 }
 
 static int comm_get(const char *fname, MPI_Comm comm, int keyval, void *val, int *flag)
 {
+    int lang = wh_attr_lang_take();
     wh_comm_t *c;
     wh_keyval_t *kv;
     int rc;
@@ -163,7 +170,7 @@ static int comm_get(const char *fname, MPI_Comm comm, int keyval, void *val, int
     }
     if ((rc = chk_keyval(c, fname, keyval, WH_H_COMM, &kv)))
         return rc;
-    *flag = wh_attr_get(c->attrs, kv, (void **)val);
+    *flag = wh_attr_get(c->attrs, kv, (void **)val, lang);
     return MPI_SUCCESS;
 }
 
@@ -252,18 +259,20 @@ static int body_Type_free_keyval(int *type_keyval)
 static int body_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
 {
     static const char fname[] = "MPI_Type_set_attr";
+    int lang = wh_attr_lang_take();
     wh_dtype_t *t;
     wh_keyval_t *kv;
     int rc;
     if ((rc = chk_type(fname, datatype, &t)) || (rc = chk_keyval(NULL, fname, type_keyval, WH_H_DTYPE, &kv)))
         return rc;
-    rc = wh_attr_set(&t->attrs, datatype, kv, attribute_val);
+    rc = wh_attr_set(&t->attrs, datatype, kv, attribute_val, lang);
     return rc == MPI_SUCCESS ? rc : wh_raise_comm(NULL, fname, rc);
 }
 
 static int body_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
 {
     static const char fname[] = "MPI_Type_get_attr";
+    int lang = wh_attr_lang_take();
     wh_dtype_t *t;
     wh_keyval_t *kv;
     int rc;
@@ -273,7 +282,7 @@ static int body_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attr
     CHK_PTR(NULL, fname, flag, "flag");
     if ((rc = chk_keyval(NULL, fname, type_keyval, WH_H_DTYPE, &kv)))
         return rc;
-    *flag = wh_attr_get(t->attrs, kv, (void **)attribute_val);
+    *flag = wh_attr_get(t->attrs, kv, (void **)attribute_val, lang);
     return MPI_SUCCESS;
 }
 

@@ -221,13 +221,14 @@ static int kv_arg(wh_win_t *w, const char *fname, int keyval, wh_keyval_t **kv)
 static int body_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
     static const char fname[] = "MPI_Win_set_attr";
+    int lang = wh_attr_lang_take();
     wh_win_t *w;
     wh_keyval_t *kv;
     int rc;
     if ((rc = wh_win_arg(fname, win, &w)) || (rc = kv_arg(w, fname, win_keyval, &kv)))
         return rc;
     wh_attr_t *a = w->attrs;
-    rc = wh_attr_set(&a, win, kv, attribute_val);
+    rc = wh_attr_set(&a, win, kv, attribute_val, lang);
     w->attrs = a;
     return rc ? wh_raise_win(w, fname, rc) : MPI_SUCCESS;
 }
@@ -235,6 +236,7 @@ static int body_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 static int body_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
 {
     static const char fname[] = "MPI_Win_get_attr";
+    int lang = wh_attr_lang_take();
     wh_win_t *w;
     wh_keyval_t *kv;
     int rc;
@@ -270,7 +272,7 @@ static int body_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, i
     *flag = 0;
     if ((rc = kv_arg(w, fname, win_keyval, &kv)))
         return rc;
-    *flag = wh_attr_get(w->attrs, kv, out);
+    *flag = wh_attr_get(w->attrs, kv, out, lang);
     return MPI_SUCCESS;
 }
 
