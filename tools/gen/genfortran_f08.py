@@ -13,8 +13,10 @@ strings, 1-based indices and callbacks are converted in one place.  What is f08-
   - IERROR is optional;
   - the sentinels are the same common-block variables as mpif.h's (typed for f08), so the
     mpif.h-level entry points recognize them.
-Not yet: the large-count (_c) overloads and the f08 forms of the hand-written procedures other
-than those below.
+The work is done by module procedures named whf08_<name>; MPI_<name> and PMPI_<name> are
+generic interfaces to external procedures with the standard's specific names (MPI_Send_f08ts,
+PMPI_Send_f08ts: gen_mpich_f08), so profiling tools can intercept (MPI-4.1 19.1.5).
+Not yet: the f08 forms of the hand-written procedures other than those below.
 """
 import re
 
@@ -93,13 +95,12 @@ def signature(f):
     return tuple((kind.get(p.kind, p.kind), p.handle, p.is_array) for p in f.params)
 
 
-def proc_name(name, pairs_c):
-    """The module procedure's name: the MPI name, or NAME_f08 / NAME_c_f08 when a generic NAME
-    covers the int and the large-count form."""
-    base = name[:-2] if name.endswith("_c") else name
-    if base in pairs_c:
-        return name + "_f08"
-    return name
+def proc_name(name, pairs_c=None):
+    """The module procedure that does the work: whf08_<name> (whf08_Send, whf08_Send_c).  The
+    MPI and PMPI names are generic interfaces to external procedures with the standard's
+    specific names (MPI_Send_f08ts, PMPI_Send_f08ts: gen_mpich_f08), so that a profiling tool
+    that defines MPI_Send_f08ts intercepts calls made through the module (MPI-4.1 15.2)."""
+    return "whf08_" + name[4:]
 
 
 def procedure(f, ps, pairs_c=frozenset()):
@@ -491,6 +492,47 @@ NOT_F08 = {"MPI_Type_extent", "MPI_Type_lb", "MPI_Type_ub", "MPI_Type_hvector",
            "MPI_Type_hindexed", "MPI_Type_struct"}
 
 
+def _f08_funcs(fl):
+    """The generated procedures of mpi_f08, with their kinds: (f, kinds, ps)."""
+    byname = {f.name: f for f, _ in fl}
+    for f, ps in fl:
+        if f.name in HAND_NAMES or f.name in NOT_F08:
+            continue
+        if f.name.endswith("_c") and f.name[:-2] not in byname:
+            continue   # a large-count form without its int form here
+        yield f, {n: k for k, _, n in ps}, ps
+
+
+def generics(fl, pairs_c):
+    """The MPI_ and PMPI_ generic names of the generated procedures: interface bodies of the
+    external procedures with the standard's specific names (MPI_Send_f08ts, its large-count
+    form where the generic covers both); the hand-written procedures' PMPI_ names are generics
+    over the module procedures themselves (no interposition for those)."""
+    groups = {}
+    for f, kinds, ps in _f08_funcs(fl):
+        base = f.name[:-2] if f.name.endswith("_c") else f.name
+        g = base if (not f.name.endswith("_c") or base in pairs_c) else f.name
+        _, _, decls = procedure(f, ps, pairs_c)
+        args = [p.name for p in f.params] + ["ierror"]
+        groups.setdefault(g, []).append((mpich_name(f, kinds), args, decls))
+    o = []
+    for g, specs in groups.items():
+        for pre in ("", "P"):
+            o.append("  INTERFACE %s%s\n" % (pre, g))
+            for ext, args, decls in specs:
+                o.append(wrap("    SUBROUTINE %s%s(%s)" % (pre, ext, ", ".join(args))) + "\n")
+                o.append("      IMPORT\n")
+                o += [wrap("      " + d) + "\n" for d in decls]
+                o.append("    END SUBROUTINE\n")
+            o.append("  END INTERFACE\n")
+    text = HAND + "".join(ATTR_T % {"O": ob, "T": t, "o": lo} for ob, t, lo in OBJS)
+    hand = re.findall(r"^  (?:SUBROUTINE|[A-Z()=_ ]*FUNCTION) (MPI_\w+)\(", text, re.M)
+    for n in dict.fromkeys(hand):
+        if n not in ("MPI_Wtime", "MPI_Wtick"):   # PMPI_Wtime, PMPI_Wtick: functions of HAND
+            o.append("  INTERFACE P%s\n    MODULE PROCEDURE %s\n  END INTERFACE\n" % (n, n))
+    return o
+
+
 def gen_f08(fl, consts):
     """fl: (func, [(kind, decl, name)]) of genfortran.fortran_funcs; consts: [(name, value,
     ftype)] with ftype 'INTEGER', 'INTEGER*8' or a handle type name ('Comm')."""
@@ -533,11 +575,7 @@ def gen_f08(fl, consts):
     byname = {f.name: f for f, _ in fl}
     pairs_c = {n for n in byname if n + "_c" in byname
                and signature(byname[n]) != signature(byname[n + "_c"])}
-    for f, ps in fl:
-        if f.name in HAND_NAMES or f.name in NOT_F08:
-            continue
-        if f.name.endswith("_c") and f.name[:-2] not in byname:
-            continue   # a large-count form without its int form here
+    for f, _, ps in _f08_funcs(fl):
         i, p, _ = procedure(f, ps, pairs_c)
         ifaces.append(i)
         procs.append(p)
@@ -547,8 +585,7 @@ def gen_f08(fl, consts):
         o.append(ATTR_I % {"O": ob, "T": t, "o": lo})
     o += [wrap(l) + "\n" for i in ifaces for l in i.splitlines()]
     o.append("  END INTERFACE\n")
-    for n in sorted(pairs_c):
-        o.append("  INTERFACE %s\n    MODULE PROCEDURE %s_f08, %s_c_f08\n  END INTERFACE\n" % (n, n, n))
+    o += generics(fl, pairs_c)
     o.append("CONTAINS\n")
     for t in HANDLE_TYPES:
         o.append("  ELEMENTAL LOGICAL FUNCTION whf08_eq_%s(a, b)\n    TYPE(MPI_%s), INTENT(IN) :: a, b\n"
@@ -701,26 +738,28 @@ END SUBROUTINE
 
 
 def gen_mpich_f08(fl):
-    """External procedures with the names MPICH's mpi_f08 module calls."""
+    """The external procedures behind mpi_f08's generic names, with the standard's specific
+    names (also MPICH's mpi_f08 ABI): MPI_Send_f08ts and PMPI_Send_f08ts, both calling the
+    module procedure whf08_Send.  A tool that defines its own MPI_Send_f08ts (and calls
+    PMPI_Send) intercepts every MPI_Send made through the module."""
     byname = {f.name: f for f, _ in fl}
     pairs_c = {n for n in byname if n + "_c" in byname
                and signature(byname[n]) != signature(byname[n + "_c"])}
-    o = ["! MPICH's mpi_f08 entry points over wharf's mpi_f08 module.\n",
+    o = ["! mpi_f08's specific procedures (MPI_ and PMPI_) over its module procedures.\n",
          "! Generated by tools/gen/genfortran.py -- do not edit.\n", MPICH_HAND]
-    for f, ps in fl:
-        if f.name in HAND_NAMES or f.name in NOT_F08:
-            continue
-        if f.name.endswith("_c") and f.name[:-2] not in byname:
-            continue
-        kinds = {n: k for k, _, n in ps}
+    for f, kinds, ps in _f08_funcs(fl):
         _, _, decls = procedure(f, ps, pairs_c)
         args = [p.name for p in f.params] + ["ierror"]
         ext = mpich_name(f, kinds)
-        o.append("SUBROUTINE %s(%s)\n" % (ext, ", ".join(args)))
-        o.append("  USE, INTRINSIC :: ISO_C_BINDING\n")
-        o.append("  USE mpi_f08, whf_impl => %s\n" % proc_name(f.name, pairs_c))
-        o.append("  IMPLICIT NONE\n")
-        o += [wrap("  " + d) + "\n" for d in decls]
-        o.append(wrap("  CALL whf_impl(%s)" % ", ".join(args)) + "\n")
-        o.append("END SUBROUTINE\n")
+        # only what the declarations name (loading all of mpi_f08 in each of ~2300 procedures
+        # takes minutes)
+        uses = sorted(set(re.findall(r"\bMPI_[A-Za-z_]+\b", " ".join(decls)))) + [proc_name(f.name)]
+        for pre in ("", "P"):
+            o.append(wrap("SUBROUTINE %s%s(%s)" % (pre, ext, ", ".join(args))) + "\n")
+            o.append("  USE, INTRINSIC :: ISO_C_BINDING\n")
+            o.append(wrap("  USE mpi_f08, ONLY: %s" % ", ".join(uses)) + "\n")
+            o.append("  IMPLICIT NONE\n")
+            o += [wrap("  " + d) + "\n" for d in decls]
+            o.append(wrap("  CALL %s(%s)" % (proc_name(f.name), ", ".join(args))) + "\n")
+            o.append("END SUBROUTINE\n")
     return "".join(o)
