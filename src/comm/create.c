@@ -66,7 +66,7 @@ static int copy_object(wh_comm_t *c, wh_comm_t **out)
     int rc = wh_comm_make(c, c->size, c->wranks, c->rank, 0, &n);
     if (rc != MPI_SUCCESS)
         return rc;
-    n->hw_resource = c->hw_resource; /* info hints are copied */
+    n->hw_resource = c->hw_resource; /* not the mpi_assert_* hints: promises about comm's use (MPI-4.1 7.4.4) */
     if (c->is_inter) {
         n->is_inter = 1;
         if ((rc = wh_comm_make(c, c->local->size, c->local->wranks, c->local->rank, 0, &n->local)) != MPI_SUCCESS) {

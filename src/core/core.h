@@ -66,6 +66,7 @@ typedef struct wh_comm {
     struct wh_comm *local; /* intercommunicator: the local group as an intracommunicator (owned) */
     void *topo;            /* owned by src/comm: process topology, one allocation (free()d here) */
     const char *hw_resource; /* static string: mpi_hw_resource_type of a split_type result, or NULL */
+    uint8_t hints_set, hints_val; /* the mpi_assert_* hints given (bit i: src/mpi/comm.c's assert_keys[i]) */
     void *coll_data;       /* owned by src/coll: cached topology-aware state */
     int session;           /* MPI_Session it derives from (its buffered-send buffer), or 0 */
     uint32_t serial;       /* creation number: tells apart communicators that reuse a context id */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/peers.h"
 #include "comm/comm.h"
@@ -218,8 +219,31 @@ static int body_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
     return MPI_SUCCESS;
 }
 
-/* No communicator hints are used yet; the info in use holds only the
- * mpi_hw_resource_type that MPI_Comm_split_type reports for its result. */
+/* The assertions of MPI-4.1 7.4.4 a program may make about a communicator.
+ * wharf accepts them (they only allow optimizations, and its matching is
+ * right without them) and reports them in the info in use, as MPICH does;
+ * values other than true/false are ignored.  They are promises about one
+ * communicator's use: MPI_Comm_dup does not pass them on (a library that
+ * dups a user's communicator made no such promise). */
+static const char *const assert_keys[] = {"mpi_assert_no_any_tag", "mpi_assert_no_any_source",
+                                          "mpi_assert_exact_length", "mpi_assert_allow_overtaking"};
+
+static void hints_from_info(wh_comm_t *c, MPI_Info info)
+{
+    if (info == MPI_INFO_NULL || info == MPI_INFO_ENV || !wh_info_valid(info))
+        return;
+    for (unsigned i = 0; i < sizeof assert_keys / sizeof assert_keys[0]; i++) {
+        const char *v = wh_info_lookup(info, assert_keys[i]);
+        int t = v && !strcasecmp(v, "true"), f = v && !strcasecmp(v, "false");
+        if (t || f) {
+            c->hints_set |= (uint8_t)(1u << i);
+            c->hints_val = (uint8_t)((c->hints_val & ~(1u << i)) | ((unsigned)t << i));
+        }
+    }
+}
+
+/* The info in use: the assertions given, and the mpi_hw_resource_type that
+ * MPI_Comm_split_type reports for its result. */
 static int body_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
     wh_comm_t *c;
@@ -231,16 +255,22 @@ static int body_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
         return wh_raise_comm(c, "MPI_Comm_get_info", rc);
     if (c->hw_resource && (rc = wh_info_put(*info_used, "mpi_hw_resource_type", c->hw_resource)) != MPI_SUCCESS)
         return wh_raise_comm(c, "MPI_Comm_get_info", rc);
+    for (unsigned i = 0; i < sizeof assert_keys / sizeof assert_keys[0]; i++)
+        if ((c->hints_set >> i & 1) &&
+            (rc = wh_info_put(*info_used, assert_keys[i], c->hints_val >> i & 1 ? "true" : "false")) != MPI_SUCCESS)
+            return wh_raise_comm(c, "MPI_Comm_get_info", rc);
     return MPI_SUCCESS;
 }
 
+/* hints info does not mention keep their values */
 static int body_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
     wh_comm_t *c;
     int rc = wh_chk_comm("MPI_Comm_set_info", comm, &c);
     if (rc || (rc = chk_info(c, "MPI_Comm_set_info", info)))
         return rc;
-    return MPI_SUCCESS; /* hints are optional; none is used yet */
+    hints_from_info(c, info);
+    return MPI_SUCCESS;
 }
 
 /* ---------- constructors ---------- */
@@ -278,9 +308,15 @@ static int dup_common(const char *fname, MPI_Comm comm, MPI_Info info, MPI_Comm 
     if (rc || (rc = chk_info(c, fname, info)))
         return rc;
     WH_CHK_PTR(fname, c, newcomm, "newcomm");
+    /* the _with_info forms give newcomm the hints of info instead of comm's */
+    int with_info = strstr(fname, "_with_info") != NULL;
     if (!nb) {
         if ((rc = wh_comm_dup(c, &n)) != MPI_SUCCESS)
             return wh_raise_comm(c, fname, rc);
+        if (with_info) {
+            n->hints_set = n->hints_val = 0;
+            hints_from_info(n, info);
+        }
         *newcomm = n->obj.handle;
         return MPI_SUCCESS;
     }
@@ -304,6 +340,10 @@ static int dup_common(const char *fname, MPI_Comm comm, MPI_Info info, MPI_Comm 
         free(cell);
         wh_req_release(r);
         return wh_raise_comm(c, fname, rc);
+    }
+    if (with_info) {
+        n->hints_set = n->hints_val = 0;
+        hints_from_info(n, info);
     }
     *newcomm = n->obj.handle;
     *request = r->obj.handle;
@@ -400,6 +440,7 @@ static int body_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
     }
     if ((rc = split_common(fname, c, color, key, strict, newcomm)) != MPI_SUCCESS || *newcomm == MPI_COMM_NULL)
         return rc;
+    hints_from_info(wh_comm_get(*newcomm), info);
     /* HW_UNGUIDED must say which resource it split by, in newcomm's info and
        (MPI-4.1 7.4.2: "the MPI implementation sets the info key" when a valid
        info is given; MPICH does, its cmsplit_type test reads it) in the info

@@ -223,7 +223,34 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Info_free(&info));
     MPI_OK(MPI_Comm_get_info(wdup, &info));
     CHECK(info != MPI_INFO_NULL, "Comm_get_info gave MPI_INFO_NULL");
+    /* the assertions (MPI-4.1 7.4.4) are reported back, as MPICH does;
+       set_info changes the ones it names; a dup does not inherit them,
+       dup_with_info takes its argument's only */
+    char hv[MPI_MAX_INFO_VAL];
+    int hf = 0;
+    MPI_OK(MPI_Info_get(info, "mpi_assert_no_any_tag", sizeof hv - 1, hv, &hf));
+    CHECK(hf && !strcmp(hv, "true"), "mpi_assert_no_any_tag in use: flag %d '%s'", hf, hf ? hv : "");
     MPI_OK(MPI_Info_free(&info));
+    MPI_OK(MPI_Info_create(&info));
+    MPI_OK(MPI_Info_set(info, "mpi_assert_exact_length", "false"));
+    MPI_OK(MPI_Info_set(info, "mpi_assert_allow_overtaking", "maybe")); /* not a boolean: ignored */
+    MPI_OK(MPI_Comm_set_info(wdup, info));
+    MPI_OK(MPI_Info_free(&info));
+    MPI_OK(MPI_Comm_get_info(wdup, &info));
+    MPI_OK(MPI_Info_get(info, "mpi_assert_exact_length", sizeof hv - 1, hv, &hf));
+    CHECK(hf && !strcmp(hv, "false"), "mpi_assert_exact_length after set_info: flag %d", hf);
+    MPI_OK(MPI_Info_get(info, "mpi_assert_no_any_tag", sizeof hv - 1, hv, &hf));
+    CHECK(hf && !strcmp(hv, "true"), "set_info dropped mpi_assert_no_any_tag: flag %d", hf);
+    MPI_OK(MPI_Info_get(info, "mpi_assert_allow_overtaking", sizeof hv - 1, hv, &hf));
+    CHECK(!hf, "a non-boolean mpi_assert_allow_overtaking was kept");
+    MPI_OK(MPI_Info_free(&info));
+    MPI_Comm ddup;
+    MPI_OK(MPI_Comm_dup(wdup, &ddup));
+    MPI_OK(MPI_Comm_get_info(ddup, &info));
+    MPI_OK(MPI_Info_get(info, "mpi_assert_no_any_tag", sizeof hv - 1, hv, &hf));
+    CHECK(!hf, "MPI_Comm_dup passed mpi_assert_no_any_tag on");
+    MPI_OK(MPI_Info_free(&info));
+    MPI_OK(MPI_Comm_free(&ddup));
     check_dup_separation(wdup);
     MPI_OK(MPI_Comm_free(&wdup));
     MPI_OK(MPI_Comm_free(&idup));
