@@ -66,10 +66,18 @@ static void rd_done(wh_comp_t *c, int err)
     r->err = err;
 }
 
-/* 1 if this rank can read every other member of c in place */
+/* CMA is worth a system call here: MPI_Init's calibration did not find it
+ * slower than the cells' copies (WHARF_CMA_SLOW_RATIO); else only buffers in
+ * the node heap are read in place, and the others make every rank fall back */
+static int cma_fast(void)
+{
+    return wh_coord_lim.zcopy_min != SIZE_MAX;
+}
+
+/* 1 if this rank can read every other member of c in place, by CMA */
 static int can_read_all(const wh_comm_t *c)
 {
-    if (!wh_chans[WH_CHAN_SHM] || !wh_chans[WH_CHAN_SHM]->get_zcopy)
+    if (!wh_chans[WH_CHAN_SHM] || !wh_chans[WH_CHAN_SHM]->get_zcopy || !cma_fast())
         return 0;
     for (int r = 0; r < c->size; r++) {
         int w = wh_comm_wrank(c, r);
@@ -210,7 +218,7 @@ int wh_cma_bcast(void *buf, size_t bytes, int root, wh_comm_t *c)
     cma_pub_t all[WH_CMA_MAXN];
     int helps = me == root && c->size == 2 && wh_tun.cma_split && bytes >= wh_tun.cma_split && !wh_job.oversubscribed;
     unsigned ok = buf ? PUB_OK : 0;
-    if (helps && (wh_shm_cma(wh_comm_wrank(c, other)) & WH_CMA_CAN_WRITE))
+    if (helps && cma_fast() && (wh_shm_cma(wh_comm_wrank(c, other)) & WH_CMA_CAN_WRITE))
         ok |= PUB_WRITE;
     if (!publish(c, buf, bytes, ok, helps, all, &rc))
         return rc != MPI_SUCCESS ? rc : WH_FALLBACK;

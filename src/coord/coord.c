@@ -2,6 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/peers.h"
 #include "chan/net/net.h"
@@ -96,10 +99,16 @@ static void report_limits(void)
                "rendezvous: %s\n",
                wh_chans[c]->name, wh_coord_lim.eager_max[c], k->max_am, k->max_inline,
                k->flags & WH_CAP_GET_ZCOPY ? ", zero-copy get" : "", k->flags & WH_CAP_BULK ? ", bulk streams" : "",
-               k->flags & WH_CAP_GET_ZCOPY ? "zero-copy get from WHARF_CMA_MIN where the pair allows, else fragments"
+               k->flags & WH_CAP_GET_ZCOPY ? (wh_coord_lim.zcopy_min == SIZE_MAX
+                                                  ? "pipelined fragments (CMA slow here: WHARF_CMA_SLOW_RATIO)"
+                                                  : "zero-copy get from WHARF_CMA_MIN where the pair allows, else fragments")
                : k->flags & WH_CAP_BULK    ? "receiver-posted bulk stream"
                                            : "pipelined fragments");
     }
+    if (wh_coord_cma_ratio > 0)
+        printf("wharf: CMA: process_vm_readv of 256 KiB took %.1fx memcpy's time on rank 0: %s\n", wh_coord_cma_ratio,
+               wh_coord_lim.zcopy_min == SIZE_MAX ? "point-to-point and one-sided copies go through the shared cells"
+                                                  : "used for rendezvous from WHARF_CMA_MIN");
     if (wh_cuda_on)
         printf("wharf: gpu: CUDA driver loaded (%d device(s) visible to rank 0); device buffers: staged eager <= %zu B, "
                "larger ones %s, else pipelined through the node region or staged fragments (WHARF_REPORT=gpu: switch points)\n",
@@ -164,6 +173,48 @@ int wh_coord_peer_of_gid(uint32_t gid)
     return wh_net_peer_of_gid(gid);
 }
 
+/* CMA's cost on this machine: process_vm_readv of 256 KiB from this process
+ * against memcpy of the same, hot buffers, best of 8 (the kernel pins every
+ * page of the source on each call; that, not the copy, is what differs
+ * between machines).  Returns the ratio, or 0 if it could not be measured. */
+static double cma_cost_ratio(void)
+{
+    enum { SZ = 256 << 10, REPS = 8 };
+    char *src = malloc(SZ), *dst = malloc(SZ);
+    double best_cma = 1e9, best_mem = 1e9;
+    int ok = src && dst;
+    if (ok) {
+        memset(src, 1, SZ);
+        memset(dst, 0, SZ);
+    }
+    /* co-resident ranks calibrate one after the other (~0.2 ms each): two
+     * measuring at once on sibling cpus slow each other's memcpy (a 2-core
+     * VM: 3x instead of 8x in 1 run of 8) */
+    if (wh_job.local_rank > 0)
+        usleep((useconds_t)(wh_job.local_rank % 8) * 250);
+    for (int i = 0; ok && i < REPS; i++) {
+        struct iovec l = {dst, SZ}, r = {src, SZ};
+        struct timespec t0, t1, t2;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        ok = process_vm_readv(getpid(), &l, 1, &r, 1, 0) == SZ;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        memcpy(dst, src, SZ);
+        __asm__ volatile("" : : "r"(dst) : "memory");
+        clock_gettime(CLOCK_MONOTONIC, &t2);
+        double c = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
+        double m = (double)(t2.tv_sec - t1.tv_sec) * 1e9 + (double)(t2.tv_nsec - t1.tv_nsec);
+        best_cma = c < best_cma ? c : best_cma;
+        best_mem = m < best_mem ? m : best_mem;
+    }
+    free(src);
+    free(dst);
+    WH_DEBUG("coord", "CMA calibration: process_vm_readv %.0f ns, memcpy %.0f ns (256 KiB, best of %d)", best_cma,
+             best_mem, REPS);
+    return ok && best_mem > 0 ? best_cma / best_mem : 0;
+}
+
+double wh_coord_cma_ratio; /* measured by wh_coord_init (0: not measured) */
+
 int wh_coord_init(void)
 {
     wh_peer_added_hook = peer_added;
@@ -183,6 +234,16 @@ int wh_coord_init(void)
         wh_coord_lim.mem_kinds[c] = k->mem_kinds;
     }
     wh_coord_lim.zcopy_min = wh_tun.cma_min;
+    /* CMA much slower than a copy here: the cells' two copies (both cpus) win */
+    wh_coord_cma_ratio = 0;
+    if (wh_tun.cma && wh_tun.cma_slow_ratio > 0 && !getenv("WHARF_CMA_MIN") &&
+        (wh_chan_caps[WH_CHAN_SHM].flags & WH_CAP_GET_ZCOPY)) {
+        wh_coord_cma_ratio = cma_cost_ratio();
+        if (wh_coord_cma_ratio > wh_tun.cma_slow_ratio)
+            wh_coord_lim.zcopy_min = SIZE_MAX;
+        WH_DEBUG("coord", "CMA takes %.1fx memcpy's time on 256 KiB: %s", wh_coord_cma_ratio,
+                 wh_coord_lim.zcopy_min == SIZE_MAX ? "not used (WHARF_CMA_SLOW_RATIO)" : "used");
+    }
     wh_coord_lim.push_max[WH_CHAN_SHM] = wh_tun.shm_push_max; /* the other channels never push */
     wh_coord_lim.dev_eager_max = wh_tun.cuda_eager_max;
     for (int p = 0; p < wh_job.size; p++) {

@@ -83,3 +83,19 @@ add_test(NAME mpi.p2p.region_report.np4.shm
 [ $rc = 0 ] && echo \"$out\" | grep -q 'shm/region-copy [1-9]'" ${WHARFRUN} $<TARGET_FILE:mpit_p2p_region>)
 set_tests_properties(mpi.p2p.region_report.np4.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm"
                      PROCESSORS 2 ENVIRONMENT "WHARF_CHANNEL=auto;WHARF_REPORT=channels")
+
+# CMA found slow at MPI_Init (WHARF_CMA_SLOW_RATIO; 1 = whenever process_vm_readv takes longer
+# than memcpy, i.e. always): point-to-point messages go through the cells, never CMA, every byte
+# still checked (p2p_split's sizes: 64 KiB-4 MiB, truncation, vectors, head to head), and the
+# report says so; the single-copy collectives read only node-heap buffers and fall back for the
+# others (coll_basic at 3 ranks, single copy from 1 byte).
+add_test(NAME mpi.p2p.cma_slow.shm
+         COMMAND sh -c "out=$(\"$0\" -n 2 --timeout 150 \"$1\" 2>&1); rc=$?; echo \"$out\"; \
+[ $rc = 0 ] && echo \"$out\" | grep -q 'CMA: process_vm_readv of 256 KiB took [0-9.]*x memcpy.s time on rank 0: point-to-point and one-sided copies go through the shared cells' \
+&& echo \"$out\" | grep -q 'rendezvous: pipelined fragments (CMA slow here'"
+                 ${WHARFRUN} $<TARGET_FILE:mpit_p2p_split>)
+set_tests_properties(mpi.p2p.cma_slow.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 2
+                     ENVIRONMENT "WHARF_CHANNEL=auto;WHARF_CMA=1;WHARF_CMA_SLOW_RATIO=1;WHARF_REPORT=locality")
+add_test(NAME mpi.coll.cma_slow.np3.shm COMMAND ${WHARFRUN} -n 3 --timeout 150 $<TARGET_FILE:mpit_coll_basic>)
+set_tests_properties(mpi.coll.cma_slow.np3.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 2
+                     ENVIRONMENT "WHARF_CHANNEL=auto;WHARF_CMA=1;WHARF_CMA_SLOW_RATIO=1;WHARF_COLL_CMA_MIN=1")
