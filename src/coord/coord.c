@@ -273,6 +273,10 @@ int wh_coord_init(void)
         wh_coord_peers[p].eager_max = wh_coord_peer_eager(&wh_coord_lim, c, pcaps[c], wh_job.oversubscribed);
         wh_chan_polled[c] = 1;
         int single = (pcaps[c] & WH_CAP_GET_ZCOPY) != 0;
+        if (single && c == WH_CHAN_SHM && wh_coord_lim.zcopy_min == SIZE_MAX) {
+            single = 0; /* CMA possible, not used: the report says why */
+            cwhy[c] = WH_WHY_CMA_SLOW;
+        }
         char code = c == WH_CHAN_SELF ? '.' : c == WH_CHAN_NET ? 'N' : single ? 'C' : 'S';
         wh_loc_set_choice(p, code, c == WH_CHAN_SHM ? WH_WHY_OK : shm_why,
                           c == WH_CHAN_SHM && !single ? cwhy[c] : WH_WHY_OK);

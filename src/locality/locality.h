@@ -26,6 +26,7 @@ enum {
     WH_WHY_PROBE,         /* cma: probe failed otherwise */
     WH_WHY_NA,            /* cma: needs shm */
     WH_WHY_NO_ENDPOINT,   /* net: the peer published no network endpoint */
+    WH_WHY_CMA_SLOW,      /* cma: possible, but MPI_Init measured it slower than the cells (WHARF_CMA_SLOW_RATIO) */
     WH_WHY_MAX
 };
 const char *wh_loc_why_text(int why);

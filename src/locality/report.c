@@ -24,6 +24,7 @@ static const char *why_text[WH_WHY_MAX] = {
     [WH_WHY_PROBE] = "probe failed: the peer's probe word could not be read",
     [WH_WHY_NA] = "needs shm",
     [WH_WHY_NO_ENDPOINT] = "no network endpoint",
+    [WH_WHY_CMA_SLOW] = "possible, but slower than memcpy here (WHARF_CMA_SLOW_RATIO)",
 };
 
 const char *wh_loc_why_text(int why) { return why >= 0 && why < WH_WHY_MAX ? why_text[why] : "?"; }
