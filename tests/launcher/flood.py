@@ -46,6 +46,12 @@ def listen_ports(pid):
     return out
 
 
+def say(line):
+    """One write per line: two floods may append to one file at once (O_APPEND keeps a single
+    write whole; print's text and newline can arrive as two, interleaved with the other's)."""
+    os.write(1, (line + "\n").encode())
+
+
 def main():
     target, mode, count, secs = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
     fixed = int(sys.argv[5]) if len(sys.argv) > 5 else None
@@ -68,7 +74,7 @@ def main():
                 break
             time.sleep(0.1)
     if not targets:
-        print(f"flood {mode}: no listening port")
+        say(f"flood {mode}: no listening port")
         return
     addr = targets[0]
     socks, answered, n = [], 0, 0
@@ -81,7 +87,7 @@ def main():
                 n += 1
             except OSError:
                 time.sleep(0.01)
-        print(f"flood {mode}: {n} connections, 0 answered")
+        say(f"flood {mode}: {n} connections, 0 answered")
         return
     for i in range(count):
         try:
@@ -113,7 +119,7 @@ def main():
                         answered += 1
         except OSError:
             pass
-    print(f"flood {mode}: {n} connections, {answered} answered")
+    say(f"flood {mode}: {n} connections, {answered} answered")
     sys.stdout.flush()
     if mode in ("idle", "partial"):
         time.sleep(max(0.0, end - time.time()))
