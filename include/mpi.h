@@ -641,6 +641,22 @@ int PMPIX_Delete_error_class(int errorclass);
 int PMPIX_Delete_error_code(int errorcode);
 int PMPIX_Delete_error_string(int errorcode);
 
+/* MPICH's run-time queries for device-buffer support (Open MPI has
+ * MPIX_Query_cuda_support too, declared in its mpi-ext.h, as in ours).
+ * CUDA: 1 when wharf recognizes device buffers (the CUDA driver was loaded at
+ * MPI_Init; docs/GPU.md).  HIP and Level Zero: never. */
+#define MPIX_GPU_SUPPORT_CUDA (0)
+#define MPIX_GPU_SUPPORT_ZE (1)
+#define MPIX_GPU_SUPPORT_HIP (2)
+int MPIX_GPU_query_support(int gpu_type, int *is_supported);
+int MPIX_Query_cuda_support(void);
+int MPIX_Query_hip_support(void);
+int MPIX_Query_ze_support(void);
+int PMPIX_GPU_query_support(int gpu_type, int *is_supported);
+int PMPIX_Query_cuda_support(void);
+int PMPIX_Query_hip_support(void);
+int PMPIX_Query_ze_support(void);
+
 /* ------------------------------------------------------------------ */
 /* Prototypes of every MPI_x and PMPI_x function (generated)           */
 /* ------------------------------------------------------------------ */

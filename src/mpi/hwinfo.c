@@ -5,12 +5,19 @@
  *                          group of MPI_COMM_TYPE_SHARED)
  *   wharf_node_ranks       processes of the job in this process's node group
  *   wharf_cpus             CPUs in this process's affinity mask
- *   wharf_hostname         the host name */
+ *   wharf_hostname         the host name
+ *
+ * Also MPICH's (and Open MPI's) run-time queries for device-buffer support:
+ * MPIX_GPU_query_support, MPIX_Query_cuda_support and the HIP and Level
+ * Zero ones.  CUDA support means a device buffer given to any MPI call is
+ * recognized: the CUDA driver was loaded at MPI_Init (WHARF_CUDA).  HIP and
+ * Level Zero buffers are never recognized. */
 #include <sched.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include "mpi/api.h"
+#include "mem/cuda/wh_cuda.h"
 
 WH_API int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
 {
@@ -38,3 +45,43 @@ WH_API int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
     return MPI_SUCCESS;
 }
 WH_ALIAS(MPI_Get_hw_resource_info, PMPI_Get_hw_resource_info)
+
+WH_API int PMPIX_GPU_query_support(int gpu_type, int *is_supported)
+{
+    static const char fname[] = "MPIX_GPU_query_support";
+    if (!is_supported)
+        return wh_raise_comm(NULL, fname, wh_error(MPI_ERR_ARG, "is_supported is NULL"));
+    switch (gpu_type) {
+    case MPIX_GPU_SUPPORT_CUDA:
+        *is_supported = wh_cuda_on;
+        return MPI_SUCCESS;
+    case MPIX_GPU_SUPPORT_ZE:
+    case MPIX_GPU_SUPPORT_HIP:
+        *is_supported = 0;
+        return MPI_SUCCESS;
+    default:
+        return wh_raise_comm(NULL, fname,
+                             wh_error(MPI_ERR_ARG,
+                                      "gpu_type %d is none of MPIX_GPU_SUPPORT_CUDA (%d), _ZE (%d) or _HIP (%d)",
+                                      gpu_type, MPIX_GPU_SUPPORT_CUDA, MPIX_GPU_SUPPORT_ZE, MPIX_GPU_SUPPORT_HIP));
+    }
+}
+WH_ALIAS(MPIX_GPU_query_support, PMPIX_GPU_query_support)
+
+WH_API int PMPIX_Query_cuda_support(void)
+{
+    return wh_cuda_on;
+}
+WH_ALIAS(MPIX_Query_cuda_support, PMPIX_Query_cuda_support)
+
+WH_API int PMPIX_Query_hip_support(void)
+{
+    return 0;
+}
+WH_ALIAS(MPIX_Query_hip_support, PMPIX_Query_hip_support)
+
+WH_API int PMPIX_Query_ze_support(void)
+{
+    return 0;
+}
+WH_ALIAS(MPIX_Query_ze_support, PMPIX_Query_ze_support)

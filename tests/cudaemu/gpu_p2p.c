@@ -12,6 +12,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <mpi.h>
+#include <mpi-ext.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +202,14 @@ int main(int argc, char **argv)
     int size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    /* MPICH's and Open MPI's run-time queries say device buffers are taken */
+    CHECK(MPIX_Query_cuda_support() == 1);
+    CHECK(MPIX_CUDA_AWARE_SUPPORT == 1);
+    int sup = -1;
+    CHECK(MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &sup) == MPI_SUCCESS && sup == 1);
+    CHECK(MPIX_GPU_query_support(MPIX_GPU_SUPPORT_HIP, &sup) == MPI_SUCCESS && sup == 0);
+    CHECK(MPIX_Query_hip_support() == 0 && MPIX_Query_ze_support() == 0);
 
     /* device memory really is out of the CPU's reach, and wharf sees it as such */
     void *probe = mkrecv(1, 64);

@@ -116,6 +116,21 @@ static void hwinfo(void)
     MPI_OK(MPI_Info_create(&info));
     MPI_OK(MPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory"));
     MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_RESOURCE_GUIDED, 0, info, &node));
+    /* MPICH's device-support queries agree with each other; HIP and Level
+     * Zero never; an unknown type is an argument error (the CUDA answer
+     * itself is checked with the emulated driver: gpu.p2p) */
+    int sup = -1;
+    MPI_OK(MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &sup));
+    CHECK(sup == MPIX_Query_cuda_support(), "CUDA support %d / %d", sup, MPIX_Query_cuda_support());
+    const char *wc = getenv("WHARF_CUDA");
+    if (wc && !strcmp(wc, "0"))
+        CHECK(sup == 0, "WHARF_CUDA=0 but CUDA support %d", sup);
+    MPI_OK(MPIX_GPU_query_support(MPIX_GPU_SUPPORT_ZE, &sup));
+    CHECK(sup == 0 && !MPIX_Query_ze_support() && !MPIX_Query_hip_support(), "ZE/HIP support claimed");
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_FAILS(MPI_ERR_ARG, MPIX_GPU_query_support(7, &sup));
+    MPI_FAILS(MPI_ERR_ARG, MPIX_GPU_query_support(MPIX_GPU_SUPPORT_HIP, NULL));
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
     MPI_OK(MPI_Info_free(&info));
     CHECK(node != MPI_COMM_NULL, "RESOURCE_GUIDED gave MPI_COMM_NULL");
     int ns;
