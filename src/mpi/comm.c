@@ -299,7 +299,10 @@ static void idup_complete(void *arg, int err)
     __atomic_store_n(&r->complete, 1, __ATOMIC_RELEASE);
 }
 
-/* nb: the nonblocking variants, which return a request in *request */
+/* info: the _with_info forms' hints for newcomm (a new communicator starts
+ * without hints, so plain MPI_Comm_dup passes MPI_INFO_NULL: MPI-4 does not
+ * copy comm's assertions); nb: the nonblocking variants, which return a
+ * request in *request */
 static int dup_common(const char *fname, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, int nb,
                       MPI_Request *request)
 {
@@ -308,15 +311,10 @@ static int dup_common(const char *fname, MPI_Comm comm, MPI_Info info, MPI_Comm 
     if (rc || (rc = chk_info(c, fname, info)))
         return rc;
     WH_CHK_PTR(fname, c, newcomm, "newcomm");
-    /* the _with_info forms give newcomm the hints of info instead of comm's */
-    int with_info = strstr(fname, "_with_info") != NULL;
     if (!nb) {
         if ((rc = wh_comm_dup(c, &n)) != MPI_SUCCESS)
             return wh_raise_comm(c, fname, rc);
-        if (with_info) {
-            n->hints_set = n->hints_val = 0;
-            hints_from_info(n, info);
-        }
+        hints_from_info(n, info);
         *newcomm = n->obj.handle;
         return MPI_SUCCESS;
     }
@@ -341,10 +339,7 @@ static int dup_common(const char *fname, MPI_Comm comm, MPI_Info info, MPI_Comm 
         wh_req_release(r);
         return wh_raise_comm(c, fname, rc);
     }
-    if (with_info) {
-        n->hints_set = n->hints_val = 0;
-        hints_from_info(n, info);
-    }
+    hints_from_info(n, info);
     *newcomm = n->obj.handle;
     *request = r->obj.handle;
     return MPI_SUCCESS;
