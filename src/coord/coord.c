@@ -234,9 +234,11 @@ int wh_coord_init(void)
         wh_coord_lim.mem_kinds[c] = k->mem_kinds;
     }
     wh_coord_lim.zcopy_min = wh_tun.cma_min;
-    /* CMA much slower than a copy here: the cells' two copies (both cpus) win */
+    /* CMA much slower than a copy here: the cells' two copies (both cpus)
+     * win.  Alone in its node group a rank has no CMA peer to measure for
+     * (a process spawned beside it later measures for itself). */
     wh_coord_cma_ratio = 0;
-    if (wh_tun.cma && wh_tun.cma_slow_ratio > 0 && !getenv("WHARF_CMA_MIN") &&
+    if (wh_tun.cma && wh_tun.cma_slow_ratio > 0 && !getenv("WHARF_CMA_MIN") && wh_job.local_size > 1 &&
         (wh_chan_caps[WH_CHAN_SHM].flags & WH_CAP_GET_ZCOPY)) {
         wh_coord_cma_ratio = cma_cost_ratio();
         if (wh_coord_cma_ratio > wh_tun.cma_slow_ratio)

@@ -165,7 +165,7 @@ static int runtime_up(void)
     for (int i = 0; i < wh_tunable_count; i++) {
         char v[128];
         wh_tunable_format(&wh_tunable_descs[i], v, sizeof v);
-        if (strcmp(v, wh_tunable_descs[i].def))
+        if (!wh_tunable_is_default(&wh_tunable_descs[i]))
             WH_INFO("tunables", "WHARF_%s=%s (default %s)", wh_tunable_descs[i].name, v, wh_tunable_descs[i].def);
     }
     int rc;

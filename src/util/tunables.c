@@ -145,3 +145,24 @@ void wh_tunable_format(const wh_tunable_desc_t *d, char *buf, size_t len)
     case WH_TT_STR: snprintf(buf, len, "%s", *(const char *const *)field); break;
     }
 }
+
+/* the value in use equals the default (compared as values: "64k" and 65536
+ * are the same size) */
+int wh_tunable_is_default(const wh_tunable_desc_t *d)
+{
+    const void *field = (const char *)&wh_tun + d->offset;
+    union {
+        int i;
+        size_t z;
+        const char *s;
+    } def;
+    if (wh_tunable_parse(d->type, d->def, &def) != 0)
+        return 0;
+    switch (d->type) {
+    case WH_TT_INT:
+    case WH_TT_BOOL: return def.i == *(const int *)field;
+    case WH_TT_SIZE: return def.z == *(const size_t *)field;
+    case WH_TT_STR: return !strcmp(def.s, *(const char *const *)field);
+    }
+    return 0;
+}

@@ -34,6 +34,7 @@ int wh_tunables_load(char *err, size_t errlen);
 int wh_tunable_parse(wh_tunable_type_t t, const char *text, void *out);
 /* Current value as text. */
 void wh_tunable_format(const wh_tunable_desc_t *d, char *buf, size_t len);
+int wh_tunable_is_default(const wh_tunable_desc_t *d);
 const char *wh_tunable_type_name(wh_tunable_type_t t);
 /* "a,b,c" for a string tunable with fixed choices (name without WHARF_), else NULL */
 const char *wh_tunable_choices(const char *name);

@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,10 +37,20 @@ int main(void)
 
     /* environment overrides, bad values fall back to the default with an error */
     char err[256];
+    CHECK(wh_tunables_load(err, sizeof err) == 0);
+    for (int k = 0; k < wh_tunable_count; k++) { /* "64k" is 65536: still the default */
+        char env[96];
+        snprintf(env, sizeof env, "WHARF_%s", wh_tunable_descs[k].name);
+        if (!getenv(env)) /* (ctest sets a few) */
+            CHECK(wh_tunable_is_default(&wh_tunable_descs[k]));
+    }
     setenv("WHARF_SHM_EAGER_MAX", "4k", 1);
     setenv("WHARF_SPIN_COUNT", "12", 1);
     CHECK(wh_tunables_load(err, sizeof err) == 0);
     CHECK(wh_tun.shm_eager_max == 4096 && wh_tun.spin_count == 12);
+    for (int k = 0; k < wh_tunable_count; k++)
+        if (!strcmp(wh_tunable_descs[k].name, "SPIN_COUNT") || !strcmp(wh_tunable_descs[k].name, "SHM_EAGER_MAX"))
+            CHECK(!wh_tunable_is_default(&wh_tunable_descs[k]));
     setenv("WHARF_SPIN_COUNT", "lots", 1);
     CHECK(wh_tunables_load(err, sizeof err) != 0);
     CHECK(strstr(err, "WHARF_SPIN_COUNT") != NULL);

@@ -73,7 +73,7 @@ int main(int argc, char **argv)
         wh_tunable_format(d, v, sizeof v);
         snprintf(name, sizeof name, "WHARF_%s", d->name);
         printf("%-26s %-7s %-12s %-12s %s%s\n", name, wh_tunable_type_name(d->type), v, d->def, d->doc,
-               strcmp(v, d->def) ? "  [set]" : "");
+               wh_tunable_is_default(d) ? "" : "  [set]");
     }
     if (bad) {
         fprintf(stderr, "wharf-info: warning: %s\n", err);
