@@ -486,6 +486,10 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
     if ((a->kind == WH_RMA_PUT || a->kind == WH_RMA_GET) && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
         int put = a->kind == WH_RMA_PUT;
         if (p->ptr) {
+            /* this rank's active messages to it still in flight land first
+             * (self, on a window whose accumulates go through libfabric) */
+            if (w->dirty[t] || w->npend[t])
+                WH_CHECK(wh_win_flush(w, t, 0));
             char *tp = p->ptr + tbase;
             rc = put ? ldst_copy(a->obuf, (size_t)a->ocount, a->odt, tp, tcount, a->tdt, tbytes)
                      : ldst_copy(tp, tcount, a->tdt, a->rbuf, (size_t)a->rcount, a->rdt, tbytes);
@@ -501,6 +505,11 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
         int fab = p->has_rkey && (wh_coord_peers[wt].caps & WH_CAP_RMA_REG) && tbytes >= wh_tun.net_rma_min;
         if (((ch.proto != WH_PROTO_AM && wh_coord_peers[wt].chan != WH_CHAN_NET) || fab) &&
             wh_dtype_is_contig(a->tdt, tcount, (void *)(uintptr_t)(p->base + tbase), &tc)) {
+            /* a single copy would overtake this rank's active messages to the
+             * target still in flight (an accumulate, then a get of its
+             * result): they land first */
+            if (w->dirty[t] || w->npend[t])
+                WH_CHECK(wh_win_flush(w, t, 0));
             uint64_t raddr = (uint64_t)(uintptr_t)tc;
             if (fab)
                 raddr = p->rbase + (raddr - p->base);
@@ -526,7 +535,14 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
     /* active messages */
     size_t esz = a->kind >= WH_RMA_ACC ? et->size : 1, ext = a->kind >= WH_RMA_ACC ? (size_t)et->extent : 1;
     int split = a->kind >= WH_RMA_ACC && !et->contig;
-    if (a->kind >= WH_RMA_ACC && p->ptr && p->lockp && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+    /* in the node region (the lock word orders co-resident origins), or my
+     * own private memory: no other process applies accumulates to it, and the
+     * messages that bring others' are applied by my progress engine inside
+     * the MPI critical section I hold.  Applied now, a get or a load that
+     * follows sees it, as it does the puts (BAGEL's Raccumulate then Rget of
+     * its own tiles, single rank: wrong energies when it went as a message) */
+    if (a->kind >= WH_RMA_ACC && p->ptr && (p->lockp || (t == w->rank && !w->fab_classes)) &&
+        w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
         WH_CHECK(acc_direct(w, a, p->ptr + tbase, p->lockp, eh, et, split));
         goto done_now;
     }

@@ -24,6 +24,9 @@ foreach(np 2 3)
 endforeach()
 wh_mpi_test(rma.atomic_lock.np3 ${CMAKE_SOURCE_DIR}/tests/mpi/rma_atomic.c 3 lock)
 foreach(np 1 2 3)
+  wh_mpi_test(rma.order.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_order.c ${np})
+endforeach()
+foreach(np 1 2 3)
   wh_mpi_test(rma.errors.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_errors.c ${np})
 endforeach()
 
@@ -31,7 +34,7 @@ endforeach()
 # per container; twohost: 4 ranks on two emulated hosts, so shared windows
 # exist only per host and MPI_Win_allocate_shared over the world fails with
 # MPI_ERR_RMA_SHARED).  Skipped (77) without root.
-foreach(t rma_acc rma_sync rma_shared rma_atomic rma_async rma_fabric rma_gate)
+foreach(t rma_acc rma_sync rma_shared rma_atomic rma_async rma_fabric rma_gate rma_order)
   foreach(sc shared pidpriv volume isolated twohost)
     set(np 2)
     if(sc STREQUAL "twohost")
@@ -47,7 +50,7 @@ endforeach()
 
 # libfabric RMA (src/chan/net/net_rma.c) for every contiguous put and get,
 # however small: the network channel only, WHARF_NET_RMA_MIN=1.
-foreach(t rma_basic rma_sync rma_async rma_atomic rma_dynamic rma_acc)
+foreach(t rma_basic rma_sync rma_async rma_atomic rma_dynamic rma_acc rma_order)
   add_test(NAME mpi.rma.fabric.${t} COMMAND ${WHARFRUN} -n 3 --timeout 150 $<TARGET_FILE:mpit_${t}>)
   set_tests_properties(mpi.rma.fabric.${t} PROPERTIES ENVIRONMENT "WHARF_CHANNEL=net;WHARF_NET_RMA_MIN=1"
                        TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;net" PROCESSORS 3)
