@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 JOBS   ?= $(shell nproc)
 
 BUILD_PKGS = cmake ninja-build pkg-config libfabric-dev libfabric-bin libssl-dev python3 python3-pip gcc gfortran make
-TEST_PKGS  = mpich libmpich-dev iproute2 util-linux procps python3-matplotlib perl libopenblas-dev netpipe-mpich2 scalapack-mpi-test libcoarrays-mpich-dev nwchem-mpich libhdf5-mpich-dev
+TEST_PKGS  = mpich libmpich-dev iproute2 util-linux procps python3-matplotlib perl libopenblas-dev netpipe-mpich2 scalapack-mpi-test libcoarrays-mpich-dev nwchem-mpich libhdf5-mpich-dev bagel
 BENCH_PKGS = mpich libmpich-dev openmpi-bin libopenmpi-dev python3-matplotlib
 
 define need_pkgs

@@ -72,6 +72,16 @@ wh_app_test(coarrays TIMEOUT 1200 PROCESSORS 2 ARGS --set all TCP_ARGS --set tcp
 # app.nwchem.*: NWChem (nwchem-mpich: Global Arrays over ARMCI-MPI, built by Debian against MPICH)
 # computes a water SCF and DFT energy on 4 ranks; they must match a serial run's to 1e-6 hartree.
 wh_app_test(nwchem TIMEOUT 900 PROCESSORS 2)
+# app.bagel.*: BAGEL (bagel: distributed matrices and tensors in one-sided windows, built by Debian
+# against MPICH): water HF, MP2, CASSCF, XMS-CASPT2 energies and two gradients must match a serial
+# run's; also natively on 1 and 3 ranks (on 1 rank its CASPT2 once came out 0.15 hartree off).
+wh_app_test(bagel TIMEOUT 600 PROCESSORS 2)
+foreach(np 1 3)
+  add_test(NAME app.bagel.native_np${np} COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/external/bagel.py
+           --build ${CMAKE_BINARY_DIR} --scenario native -n ${np} --work ${CMAKE_BINARY_DIR}/bagel/np${np})
+  set_tests_properties(app.bagel.native_np${np} PROPERTIES LABELS "app" TIMEOUT 600 PROCESSORS 2
+                       SKIP_RETURN_CODE 77)
+endforeach()
 # app.hdf5.*: parallel HDF5 (Debian's build for MPICH) through wharf's MPI-IO: collective,
 # independent and chunked-compressed datasets written by 4 ranks and read back by others
 # (tests/external/hdf5_par.c).
