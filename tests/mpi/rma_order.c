@@ -110,6 +110,36 @@ int main(int argc, char **argv)
             }
             MPI_OK(MPI_Win_unlock_all(win));
             MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+            /* the same in a fence epoch and in a post/start epoch (active target) */
+            MPI_Group world;
+            MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+            for (int mode = 0; mode < 2; mode++) {
+                int t = (me + 1) % n;
+                MPI_Aint at = slot * me;
+                p2p_setstep("flavor %d, %d elements, target %d: accumulate then get, %s", flavor, cnt, t,
+                            mode ? "post/start" : "fence");
+                if (mode) {
+                    MPI_OK(MPI_Win_post(world, 0, win));
+                    MPI_OK(MPI_Win_start(world, 0, win));
+                } else
+                    MPI_OK(MPI_Win_fence(0, win));
+                for (int i = 0; i < cnt; i++)
+                    a[i] = 1.0 + i + mode;
+                MPI_OK(MPI_Put(a, cnt, MPI_DOUBLE, t, at, cnt, MPI_DOUBLE, win));
+                MPI_OK(MPI_Accumulate(a, cnt, MPI_DOUBLE, t, at, cnt, MPI_DOUBLE, MPI_SUM, win));
+                MPI_OK(MPI_Get(got, cnt, MPI_DOUBLE, t, at, cnt, MPI_DOUBLE, win));
+                if (mode) {
+                    MPI_OK(MPI_Win_complete(win));
+                    MPI_OK(MPI_Win_wait(win));
+                } else
+                    MPI_OK(MPI_Win_fence(0, win));
+                for (int i = 0; i < cnt; i++)
+                    if (got[i] != 2 * (1.0 + i + mode)) {
+                        CHECK(0, "element %d is %g, want %g", i, got[i], 2 * (1.0 + i + mode));
+                        break;
+                    }
+            }
+            MPI_OK(MPI_Group_free(&world));
             free_win(flavor, base, &win);
         }
     }
