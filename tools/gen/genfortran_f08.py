@@ -95,11 +95,11 @@ def signature(f):
     return tuple((kind.get(p.kind, p.kind), p.handle, p.is_array) for p in f.params)
 
 
-def proc_name(name, pairs_c=None):
+def proc_name(name):
     """The module procedure that does the work: whf08_<name> (whf08_Send, whf08_Send_c).  The
     MPI and PMPI names are generic interfaces to external procedures with the standard's
     specific names (MPI_Send_f08ts, PMPI_Send_f08ts: gen_mpich_f08), so that a profiling tool
-    that defines MPI_Send_f08ts intercepts calls made through the module (MPI-4.1 15.2)."""
+    that defines MPI_Send_f08ts intercepts calls made through the module (MPI-4.1 19.1.5)."""
     return "whf08_" + name[4:]
 
 
@@ -125,7 +125,7 @@ def procedure(f, ps, pairs_c=frozenset()):
         iface.append("      INTEGER(C_SIZE_T), VALUE :: %s_len" % s)
     iface.append("    END SUBROUTINE")
     # the procedure
-    body = ["  SUBROUTINE %s(%s)" % (proc_name(name, pairs_c),
+    body = ["  SUBROUTINE %s(%s)" % (proc_name(name),
                                      ", ".join([p.name for p in params] + ["ierror"]))]
     decls = [f08_decl(kinds[p.name], p, names, False, name) for p in params]
     decls.append("INTEGER, OPTIONAL, INTENT(OUT) :: ierror")
