@@ -6,7 +6,7 @@ unchanged on wharf's libmpich.so.12, natively or in a container scenario, and ch
 
 The input is a water molecule (def2-SVP, density fitting): a Hartree-Fock energy and its analytic
 gradient, an MP2 energy, a CASSCF(4,4) energy, an XMS-CASPT2 energy from BAGEL's tensor code
-(SMITH) and a CASSCF gradient.  BAGEL keeps its distributed matrices and tensors in one-sided
+(SMITH), a CASSCF gradient and a Dirac-Hartree-Fock energy (complex arithmetic).  BAGEL keeps its distributed matrices and tensors in one-sided
 windows (MPI_Win_allocate, lock_all, MPI_Rget, MPI_Rput and MPI_Raccumulate with MPI_Wait, and
 flush_all + barrier + MPI_Win_sync around local access); the rest is collectives and
 point-to-point.  A run passes when BAGEL exits 0, prints every energy within 1e-7 hartree and
@@ -24,7 +24,8 @@ sys.path.insert(0, HERE)
 from extrun import SKIP, Lab, log, reports, run, rundir, verdict, wharf_opts  # noqa: E402
 
 BAGEL = "/usr/bin/BAGEL"
-REFERENCE = {"HF": -75.96107680, "MP2": -76.1619676373, "CASSCF": -76.01173982, "CASPT2": -76.1612652282}
+REFERENCE = {"HF": -75.96107680, "MP2": -76.1619676373, "CASSCF": -76.01173982, "CASPT2": -76.1612652282,
+             "DHF": -76.01514366}
 GRADIENTS = [  # HF, then CASSCF: atoms O, H, H; x, y, z
     [0.0, 0.0, -0.0133452793, 0.0, 0.0088526639, 0.0066726397, 0.0, -0.0088526639, 0.0066726397],
     [0.0, 0.0, 0.0196195222, 0.0, -0.0069669367, -0.0098097611, 0.0, 0.0069669367, -0.0098097611],
@@ -42,6 +43,7 @@ INPUT = {"bagel": [
     {"title": "smith", "method": "caspt2", "ms": "true", "xms": "true", "sssr": "true", "shift": 0.2,
      "frozen": True},
     {"title": "force", "method": [CAS]},
+    {"title": "dhf", "thresh": 1.0e-9},
 ]}
 NUM = r"(-?\d+\.\d+)"
 
@@ -55,7 +57,9 @@ def energies(out):
                      re.M)
     mp2 = re.findall(rf"MP2 total energy:\s+{NUM}", out)
     pt2 = re.findall(rf"\* CASPT2 energy : state\s+0\s+{NUM}", out)
-    for name, vals in (("HF", hf), ("CASSCF", cas), ("MP2", mp2), ("CASPT2", pt2)):
+    dhf = re.findall(rf"^\s+\d+\s+{NUM}\s+\d+\.\d+\s+\d+\.\d+\s*\n\s*\n\s+\* SCF iteration converged\.\s*\n\s*\n"
+                     r"\s+\* Permanent dipole moment: Dirac", out, re.M)
+    for name, vals in (("HF", hf), ("CASSCF", cas), ("MP2", mp2), ("CASPT2", pt2), ("DHF", dhf)):
         if vals:
             found[name] = float(vals[0])
     return found
