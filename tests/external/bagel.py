@@ -16,12 +16,10 @@ and wharf's channel report from every rank.  Note: MPICH 4.0.2 itself misses the
 Exit 77 (skip) when the package is not installed or the scenario cannot be built.
 docs/TESTING.md, "External suites".
 """
-import argparse, json, os, re, sys, time
+import json, os, re, sys, time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from extrun import SKIP, Lab, log, reports, run, rundir, verdict, wharf_opts  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from extrun import SKIP, app_args, lab_for, reports_bad, run, rundir, verdict, wharf_opts  # noqa: E402
 
 BAGEL = "/usr/bin/BAGEL"
 REFERENCE = {"HF": -75.96107680, "MP2": -76.1619676373, "CASSCF": -76.01173982, "CASPT2": -76.1612652282,
@@ -89,28 +87,16 @@ def check(n, rc, out):
             bad.append(f"gradient {i + 1} missing")
         elif max(abs(a - b) for a, b in zip(grads[i], ref)) > G_TOL:
             bad.append(f"gradient {i + 1} {grads[i]}, expected {ref} (+-{G_TOL})")
-    if reports(out) != n:
-        bad.append(f"{reports(out)} wharf channel reports for {n} ranks (not running on wharf?)")
-    return bad
+    return bad + reports_bad(out, n)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--work", help="work directory (default BUILD/bagel)")
-    ap.add_argument("--scenario", default="native")
-    ap.add_argument("-n", type=int, default=0, help="ranks (default 2; 4 in twohost)")
-    ap.add_argument("--timeout", type=int, default=600, help="seconds")
-    a = ap.parse_args()
-    if not os.access(BAGEL, os.X_OK):
-        log(f"SKIP: {BAGEL} missing (apt-get install bagel)")
+    a = app_args(__doc__, "bagel", "ranks (default 2; 4 in twohost)")
+    lab_cm = lab_for(BAGEL, "bagel", a.scenario)
+    if not lab_cm:
         return SKIP
     n = a.n or (4 if a.scenario == "twohost" else 2)
     build = os.path.abspath(a.build)
-    lab_cm = Lab(a.scenario)
-    if lab_cm.why:
-        log(f"SKIP: {lab_cm.why}")
-        return SKIP
     work = rundir(build, a.work, "bagel", a.scenario)
     inp = os.path.join(work, "water.json")
     with open(inp, "w") as f:

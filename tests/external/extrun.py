@@ -1,7 +1,7 @@
-"""What the external application tests share (tests/external/{coarrays,nwchem,hdf5}.py): the work
+"""What the external application tests share (tests/external/{coarrays,nwchem,bagel,hdf5}.py): the work
 directory of one scenario, wharfrun's options for MPICH-built binaries on wharf's libraries, one
 program run in (or outside) the scenario's lab, and the count of wharf's channel reports."""
-import os, re, shutil, subprocess, sys, time
+import argparse, os, re, shutil, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -46,6 +46,37 @@ def run(lab, build, n, argv, opts, cwd, timeout):
 def reports(out):
     """How many ranks printed wharf's channel report (0: not running on wharf)."""
     return len(re.findall(r"^wharf: rank \d+ channels:", out, re.M))
+
+
+def reports_bad(out, n):
+    """[the problem] when not every one of the n ranks printed wharf's channel report, else []."""
+    got = reports(out)
+    return [] if got == n else [f"{got} wharf channel reports for {n} ranks (not running on wharf?)"]
+
+
+def app_args(doc, name, ranks_help, ranks=0):
+    """The options every application test takes: --build, --work, --scenario, -n, --timeout."""
+    root = os.path.dirname(os.path.dirname(HERE))
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(root, "build"))
+    ap.add_argument("--work", help=f"work directory (default BUILD/{name})")
+    ap.add_argument("--scenario", default="native")
+    ap.add_argument("-n", type=int, default=ranks, help=ranks_help)
+    ap.add_argument("--timeout", type=int, default=600, help="seconds")
+    return ap.parse_args()
+
+
+def lab_for(binary, package, scenario):
+    """The scenario's Lab, or None (logged: the test skips) when BINARY is missing or the
+    scenario cannot be built."""
+    if not os.access(binary, os.X_OK):
+        log(f"SKIP: {binary} missing (apt-get install {package})")
+        return None
+    lab = Lab(scenario)
+    if lab.why:
+        log(f"SKIP: {lab.why}")
+        return None
+    return lab
 
 
 def verdict(what, bad, out, t0, extra=""):

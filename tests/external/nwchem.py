@@ -14,12 +14,10 @@ the reference (a serial run of the same binary on MPICH: SCF -75.984077653761, D
 -76.384871404747) and wharf's channel report from every rank.  Exit 77 (skip) when the package is
 not installed or the scenario cannot be built.  docs/TESTING.md, "External suites".
 """
-import argparse, os, re, sys, time
+import os, re, sys, time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from extrun import SKIP, Lab, log, reports, run, rundir, verdict, wharf_opts  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from extrun import SKIP, app_args, lab_for, reports_bad, run, rundir, verdict, wharf_opts  # noqa: E402
 
 NWCHEM = "/usr/bin/nwchem.mpich"
 REFERENCE = {"SCF": -75.984077653761, "DFT": -76.384871404747}
@@ -57,27 +55,15 @@ def check(n, rc, out):
             bad.append(f"no {what} energy")
         elif abs(float(m[-1]) - ref) > TOLERANCE:
             bad.append(f"{what} energy {m[-1]}, expected {ref} (+-{TOLERANCE})")
-    if reports(out) != n:
-        bad.append(f"{reports(out)} wharf channel reports for {n} ranks (not running on wharf?)")
-    return bad
+    return bad + reports_bad(out, n)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--work", help="work directory (default BUILD/nwchem)")
-    ap.add_argument("--scenario", default="native")
-    ap.add_argument("-n", type=int, default=4, help="ranks")
-    ap.add_argument("--timeout", type=int, default=600, help="seconds")
-    a = ap.parse_args()
-    if not os.access(NWCHEM, os.X_OK):
-        log(f"SKIP: {NWCHEM} missing (apt-get install nwchem-mpich)")
+    a = app_args(__doc__, "nwchem", "ranks", 4)
+    lab_cm = lab_for(NWCHEM, "nwchem-mpich", a.scenario)
+    if not lab_cm:
         return SKIP
     build = os.path.abspath(a.build)
-    lab_cm = Lab(a.scenario)
-    if lab_cm.why:
-        log(f"SKIP: {lab_cm.why}")
-        return SKIP
     work = rundir(build, a.work, "nwchem", a.scenario)
     with open(os.path.join(work, "water.nw"), "w") as f:
         f.write(INPUT.format(dir=work))
