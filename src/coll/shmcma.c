@@ -71,7 +71,7 @@ static void rd_done(wh_comp_t *c, int err)
  * the node heap are read in place, and the others make every rank fall back */
 static int cma_fast(void)
 {
-    return wh_coord_lim.zcopy_min != SIZE_MAX;
+    return !wh_coord_cma_slow;
 }
 
 /* 1 if this rank can read every other member of c in place, by CMA */

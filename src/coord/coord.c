@@ -99,7 +99,7 @@ static void report_limits(void)
                "rendezvous: %s\n",
                wh_chans[c]->name, wh_coord_lim.eager_max[c], k->max_am, k->max_inline,
                k->flags & WH_CAP_GET_ZCOPY ? ", zero-copy get" : "", k->flags & WH_CAP_BULK ? ", bulk streams" : "",
-               k->flags & WH_CAP_GET_ZCOPY ? (wh_coord_lim.zcopy_min == SIZE_MAX
+               k->flags & WH_CAP_GET_ZCOPY ? (wh_coord_cma_slow
                                                   ? "pipelined fragments (CMA slow here: WHARF_CMA_SLOW_RATIO)"
                                                   : "zero-copy get from WHARF_CMA_MIN where the pair allows, else fragments")
                : k->flags & WH_CAP_BULK    ? "receiver-posted bulk stream"
@@ -107,7 +107,7 @@ static void report_limits(void)
     }
     if (wh_coord_cma_ratio > 0)
         printf("wharf: CMA: process_vm_readv of 256 KiB took %.1fx memcpy's time on rank 0: %s\n", wh_coord_cma_ratio,
-               wh_coord_lim.zcopy_min == SIZE_MAX ? "point-to-point and one-sided copies go through the shared cells"
+               wh_coord_cma_slow ? "point-to-point and one-sided copies go through the shared cells"
                                                   : "used for rendezvous from WHARF_CMA_MIN");
     if (wh_cuda_on)
         printf("wharf: gpu: CUDA driver loaded (%d device(s) visible to rank 0); device buffers: staged eager <= %zu B, "
@@ -214,6 +214,7 @@ static double cma_cost_ratio(void)
 }
 
 double wh_coord_cma_ratio; /* measured by wh_coord_init (0: not measured) */
+int wh_coord_cma_slow;
 
 int wh_coord_init(void)
 {
@@ -238,13 +239,15 @@ int wh_coord_init(void)
      * win.  Alone in its node group a rank has no CMA peer to measure for
      * (a process spawned beside it later measures for itself). */
     wh_coord_cma_ratio = 0;
+    wh_coord_cma_slow = 0;
     if (wh_tun.cma && wh_tun.cma_slow_ratio > 0 && !getenv("WHARF_CMA_MIN") && wh_job.local_size > 1 &&
         (wh_chan_caps[WH_CHAN_SHM].flags & WH_CAP_GET_ZCOPY)) {
         wh_coord_cma_ratio = cma_cost_ratio();
-        if (wh_coord_cma_ratio > wh_tun.cma_slow_ratio)
+        wh_coord_cma_slow = wh_coord_cma_ratio > wh_tun.cma_slow_ratio;
+        if (wh_coord_cma_slow)
             wh_coord_lim.zcopy_min = SIZE_MAX;
         WH_DEBUG("coord", "CMA takes %.1fx memcpy's time on 256 KiB: %s", wh_coord_cma_ratio,
-                 wh_coord_lim.zcopy_min == SIZE_MAX ? "not used (WHARF_CMA_SLOW_RATIO)" : "used");
+                 wh_coord_cma_slow ? "not used (WHARF_CMA_SLOW_RATIO)" : "used");
     }
     wh_coord_lim.push_max[WH_CHAN_SHM] = wh_tun.shm_push_max; /* the other channels never push */
     wh_coord_lim.dev_eager_max = wh_tun.cuda_eager_max;
@@ -275,7 +278,7 @@ int wh_coord_init(void)
         wh_coord_peers[p].eager_max = wh_coord_peer_eager(&wh_coord_lim, c, pcaps[c], wh_job.oversubscribed);
         wh_chan_polled[c] = 1;
         int single = (pcaps[c] & WH_CAP_GET_ZCOPY) != 0;
-        if (single && c == WH_CHAN_SHM && wh_coord_lim.zcopy_min == SIZE_MAX) {
+        if (single && c == WH_CHAN_SHM && wh_coord_cma_slow) {
             single = 0; /* CMA possible, not used: the report says why */
             cwhy[c] = WH_WHY_CMA_SLOW;
         }

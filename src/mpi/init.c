@@ -163,10 +163,11 @@ static int runtime_up(void)
     }
     wh_log_rank = wh_job.rank;
     for (int i = 0; i < wh_tunable_count; i++) {
+        if (wh_tunable_is_default(&wh_tunable_descs[i]))
+            continue;
         char v[128];
         wh_tunable_format(&wh_tunable_descs[i], v, sizeof v);
-        if (!wh_tunable_is_default(&wh_tunable_descs[i]))
-            WH_INFO("tunables", "WHARF_%s=%s (default %s)", wh_tunable_descs[i].name, v, wh_tunable_descs[i].def);
+        WH_INFO("tunables", "WHARF_%s=%s (default %s)", wh_tunable_descs[i].name, v, wh_tunable_descs[i].def);
     }
     int rc;
     if ((rc = locality_init()) != MPI_SUCCESS)

@@ -152,8 +152,7 @@ int wh_rma_fab_acc(wh_win_t *w, const wh_rma_args_t *a, uint64_t tbase, const wh
     int noop = a->op && a->op->builtin == WH_OPI_NO_OP;
     if (a->kind == WH_RMA_ACC && noop)
         return MPI_SUCCESS; /* changes nothing */
-    if (w->dirty[a->target] || w->npend[a->target]) /* active messages to it still in flight: keep the order */
-        WH_CHECK(wh_win_flush(w, a->target, 0));
+    WH_CHECK(wh_rma_drain(w, a->target));
     size_t tbytes = a->kind == WH_RMA_CAS ? (size_t)eb : a->tdt->size * (size_t)a->tcount;
     const char *src = NULL;
     char *packed = NULL, *res = NULL;

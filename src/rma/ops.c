@@ -486,10 +486,7 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
     if ((a->kind == WH_RMA_PUT || a->kind == WH_RMA_GET) && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
         int put = a->kind == WH_RMA_PUT;
         if (p->ptr) {
-            /* this rank's active messages to it still in flight land first
-             * (self, on a window whose accumulates go through libfabric) */
-            if (w->dirty[t] || w->npend[t])
-                WH_CHECK(wh_win_flush(w, t, 0));
+            WH_CHECK(wh_rma_drain(w, t)); /* (self, on a window whose accumulates go through libfabric) */
             char *tp = p->ptr + tbase;
             rc = put ? ldst_copy(a->obuf, (size_t)a->ocount, a->odt, tp, tcount, a->tdt, tbytes)
                      : ldst_copy(tp, tcount, a->tdt, a->rbuf, (size_t)a->rcount, a->rdt, tbytes);
@@ -505,11 +502,7 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
         int fab = p->has_rkey && (wh_coord_peers[wt].caps & WH_CAP_RMA_REG) && tbytes >= wh_tun.net_rma_min;
         if (((ch.proto != WH_PROTO_AM && wh_coord_peers[wt].chan != WH_CHAN_NET) || fab) &&
             wh_dtype_is_contig(a->tdt, tcount, (void *)(uintptr_t)(p->base + tbase), &tc)) {
-            /* a single copy would overtake this rank's active messages to the
-             * target still in flight (an accumulate, then a get of its
-             * result): they land first */
-            if (w->dirty[t] || w->npend[t])
-                WH_CHECK(wh_win_flush(w, t, 0));
+            WH_CHECK(wh_rma_drain(w, t)); /* an accumulate, then a get of its result */
             uint64_t raddr = (uint64_t)(uintptr_t)tc;
             if (fab)
                 raddr = p->rbase + (raddr - p->base);

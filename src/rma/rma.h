@@ -229,6 +229,14 @@ int wh_win_unlock(wh_win_t *w, int rank);
 int wh_win_lock_all(wh_win_t *w, int assert);
 int wh_win_unlock_all(wh_win_t *w);
 int wh_win_flush(wh_win_t *w, int rank, int local); /* rank -1: all */
+/* Before an operation that bypasses the active messages (load/store, CMA,
+ * libfabric RMA or atomics): this origin's messages to target t still in
+ * flight land first, so one origin's operations on one target keep program
+ * order (docs/RMA.md, "Order"). */
+static inline int wh_rma_drain(wh_win_t *w, int t)
+{
+    return w->dirty[t] || w->npend[t] ? wh_win_flush(w, t, 0) : MPI_SUCCESS;
+}
 int wh_win_post(wh_win_t *w, wh_group_t *g, int assert);
 int wh_win_start(wh_win_t *w, wh_group_t *g, int assert);
 int wh_win_complete(wh_win_t *w);
