@@ -632,6 +632,76 @@ peerdie)
     expect_rc 0
     grep -q '^ring ok$' "$T/out" || fail "ring"
     ;;
+mpmd)
+    # installed as mpiexec and mpirun too
+    MX="$(dirname "$W")/mpiexec"
+    [ -x "$MX" ] && [ -x "$(dirname "$W")/mpirun" ] || fail "no mpiexec/mpirun beside $W"
+    mkdir "$T/wd"
+    # three applications: ranks in order, appnum = index, -env and -wdir per application,
+    # -genv for all, other launchers' options accepted
+    MPMD_VAR=inherited run 60 "$MX" -n 2 "$P" app A : -np 1 -env MPMD_VAR mine -wdir "$T/wd" "$P" app B \
+        : --oversubscribe --bind-to none --mca btl self -n2 -genv XTEST_A g "$P" app C
+    expect_rc 0
+    expect_out_lines 5 ' of 5 app '
+    for spec in 0:0:A 1:0:A 2:1:B 3:2:C 4:2:C; do
+        IFS=: read -r r a tag <<EOF
+$spec
+EOF
+        grep -q "^rank $r of 5 app $a tag $tag " "$T/out" || fail "rank $r: want app $a tag $tag"
+    done
+    grep -q "^rank 2 of 5 .* cwd $T/wd var mine$" "$T/out" || fail "-env/-wdir of application 2"
+    expect_out_lines 4 "cwd $(pwd) var inherited$"
+    # MPI programs: MPI_APPNUM, one MPI_COMM_WORLD over both applications
+    run 60 "$MX" -n 1 "$M" appnum P : -n 2 "$M" appnum Q
+    expect_rc 0
+    expect_out_lines 1 '^rank 0 of 3 appnum 0 tag P sum 3$'
+    expect_out_lines 2 '^rank [12] of 3 appnum 1 tag Q sum 3$'
+    # a configfile: one application per line, comments, continued lines
+    printf '# two applications\n-n 1 %s app X\n\n-n 2 -env MPMD_VAR y \\\n  %s app Y  # end\n' "$P" "$P" >"$T/cfg"
+    run 60 "$(dirname "$W")/mpirun" -configfile "$T/cfg"
+    expect_rc 0
+    expect_out_lines 1 '^rank 0 of 3 app 0 tag X .* var \(unset\)$'
+    expect_out_lines 2 '^rank [12] of 3 app 1 tag Y .* var y$'
+    # -ppn over two local host names (1 each, then around again: blocks of ranks
+    # per host, as always); -l tags the output
+    run 60 "$MX" -ppn 1 -hosts localhost,127.0.0.1 -n 3 -l "$P" env
+    expect_rc 0
+    expect_out_lines 2 '^\[[01]\] rank [01] WHARF_HOST_INDEX=0$'
+    expect_out_lines 1 '^\[2\] rank 2 WHARF_HOST_INDEX=1$'
+    # hydra's and MVAPICH's per-rank variables (programs pick a GPU by them)
+    expect_out_lines 1 '^\[1\] rank 1 MPI_LOCALRANKID=1$'
+    expect_out_lines 2 '^\[[01]\] rank [01] MV2_COMM_WORLD_LOCAL_SIZE=2$'
+    expect_out_lines 1 '^\[2\] rank 2 MV2_COMM_WORLD_LOCAL_SIZE=1$'
+    # the single-application -wdir, relative program resolved in it
+    cp "$P" "$T/wd/pt"
+    run 60 "$MX" -n 1 -wdir "$T/wd" ./pt app R
+    expect_rc 0
+    expect_out_lines 1 "^rank 0 of 1 app 0 tag R cwd $T/wd "
+    # bad input: clear errors, nothing started
+    check_bad() { # STATUS REGEX ARGS...
+        want=$1
+        re=$2
+        shift 2
+        run 20 "$MX" "$@"
+        expect_rc "$want"
+        expect_msg "$re"
+        [ -s "$T/out" ] && fail "stdout for: $*"
+    }
+    check_bad 2 "missing application after ':'" -n 1 "$P" app A :
+    check_bad 2 "missing -n N for application 2" -n 1 "$P" app A : "$P" app B
+    check_bad 2 "missing program of application 2" -n 1 "$P" app A : -n 1 :
+    check_bad 2 'hosts are per job' -n 1 -hosts a "$P" app A : -n 1 -hosts b "$P" app B
+    check_bad 2 'needs two values' -n 1 -env ONLY
+    check_bad 2 "-env 'A=B': not a variable name" -n 1 -env A=B c "$P" app A
+    check_bad 2 "working directory '$T/none' does not exist" -n 1 -wdir "$T/none" "$P" app A
+    check_bad 127 "program './pt' not found" -n 1 ./pt app A : -n 1 -wdir "$T/wd" ./pt app B
+    printf '# nothing\n\n' >"$T/empty"
+    check_bad 2 'no application in it' -configfile "$T/empty"
+    check_bad 2 'not a regular file' -configfile /dev/zero
+    check_bad 2 "configfile '$T/none'" -configfile "$T/none"
+    check_bad 2 'only application' -n 1 "$P" app A : -configfile "$T/cfg"
+    check_bad 2 'bad -ppn' -ppn 0 -n 1 "$P" app A
+    ;;
 hydra)
     command -v mpiexec.hydra >/dev/null 2>&1 || {
         echo "SKIP: mpiexec.hydra not installed"

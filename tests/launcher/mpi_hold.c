@@ -18,7 +18,10 @@
  *                           intercommunicator (so both parents have printed),
  *                           then the spawned rank 1 exits with status S while
  *                           the parents and its sibling wait for it: wharfrun
- *                           must end the job naming it */
+ *                           must end the job naming it
+ *   mpi_hold appnum TAG     prints "rank R of N appnum A tag TAG sum S": its
+ *                           MPI_APPNUM attribute and the sum of the ranks
+ *                           over MPI_COMM_WORLD (every application's ranks) */
 #include <dirent.h>
 #include <mpi.h>
 #include <signal.h>
@@ -53,6 +56,11 @@ int main(int argc, char **argv)
             exit(atoi(argv[2]));
         MPI_Barrier(MPI_COMM_WORLD);
         printf("child %d passed a barrier with a dead sibling?\n", rank);
+    } else if (!strcmp(argv[1], "appnum")) {
+        int *an, flag, sum = rank;
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &an, &flag);
+        MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        printf("rank %d of %d appnum %d tag %s sum %d\n", rank, size, flag ? *an : -1, argv[2], sum);
     } else if (!strcmp(argv[1], "hold")) {
         printf("rank %d ready\n", rank);
         fflush(stdout);

@@ -13,6 +13,8 @@
  *                     pieces, then finalize
  *   args ARGS...      print every argument as "arg[i]=<...>"
  *   env               print the PMI and WHARF variables it got, then finalize
+ *   app TAG           print "rank R of N app A tag TAG cwd DIR var V" (A: its
+ *                     PMI appnum, V: $MPMD_VAR), barrier, finalize
  *   skip RANK         RANK exits 0 at once without PMI; the others wait in a barrier
  *   closefd RANK      RANK closes its PMI connection (no finalize) and sleeps;
  *                     the others wait in a barrier
@@ -190,12 +192,24 @@ int main(int argc, char **argv)
         static const char *const vars[] = {"PMI_RANK", "PMI_SIZE", "WHARF_HOST_INDEX",
                                            "WHARF_HOST_NAME", "WHARF_LOCAL_RANK",
                                            "WHARF_LOCAL_SIZE", "WHARF_TEST_VAR", "XTEST_A",
-                                           "XTEST_B", "LD_LIBRARY_PATH"};
+                                           "XTEST_B", "LD_LIBRARY_PATH", "MPI_LOCALRANKID",
+                                           "MV2_COMM_WORLD_LOCAL_SIZE"};
         for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
             const char *v = getenv(vars[i]);
             printf("rank %d %s=%s\n", rank, vars[i], v ? v : "(unset)");
         }
         printf("rank %d remote=%s\n", rank, getenv("PMI_PORT") ? "yes" : "no");
+        fflush(stdout);
+        CHECK(wh_pmi_barrier() == 0, "barrier");
+        finalize();
+        return 0;
+    }
+    if (!strcmp(mode, "app") && argc == 3) {
+        init();
+        char cwd[512];
+        const char *v = getenv("MPMD_VAR");
+        printf("rank %d of %d app %d tag %s cwd %s var %s\n", rank, size, wh_pmi_appnum(), argv[2],
+               getcwd(cwd, sizeof cwd) ? cwd : "?", v ? v : "(unset)");
         fflush(stdout);
         CHECK(wh_pmi_barrier() == 0, "barrier");
         finalize();

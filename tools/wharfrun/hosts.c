@@ -268,6 +268,8 @@ int wr_hosts_place(wr_opts_t *o)
         o->hosts[0].slots = -1;
         o->nhosts = 1;
     }
+    for (int h = 0; o->ppn && h < o->nhosts; h++)
+        o->hosts[h].slots = o->ppn; /* -ppn: the same count on every host */
     int all_slots = 1;
     for (int h = 0; h < o->nhosts; h++)
         if (o->hosts[h].slots < 1)

@@ -146,9 +146,10 @@ static int wr_make_ranks(wr_job_t *job)
     wr_opts_t *o = job->o;
     job->cap = job->n + WR_SPAWN_EXTRA;
     job->ranks = calloc((size_t)job->cap, sizeof *job->ranks);
-    int *ids = calloc((size_t)job->n, sizeof *ids);
-    if (!job->ranks || !ids) {
+    int *ids = calloc((size_t)job->n, sizeof *ids), *appnum = calloc((size_t)job->n, sizeof *appnum);
+    if (!job->ranks || !ids || !appnum) {
         free(ids);
+        free(appnum);
         wr_error("out of memory");
         return -1;
     }
@@ -169,6 +170,15 @@ static int wr_make_ranks(wr_job_t *job)
             r->remote = !o->hosts[h].local;
             r->pmiid = (int)((base + (unsigned int)i) & 0x7fffffff);
             r->pmi_fd = r->out.fd = r->err.fd = -1;
+            int k = 0, upto = o->apps[0].np;
+            while (i >= upto)
+                upto += o->apps[++k].np;
+            r->prog = o->apps[k].prog;
+            r->exec_path = o->apps[k].exec_path;
+            r->wdir = (char *)(o->apps[k].wdir ? o->apps[k].wdir : o->wdir);
+            r->env = o->apps[k].env;
+            r->nenv = o->apps[k].nenv;
+            appnum[i] = k;
             r->out.to = 1;
             r->err.to = 2;
             ids[i] = r->pmiid;
@@ -177,9 +187,13 @@ static int wr_make_ranks(wr_job_t *job)
     job->srv = wr_pmisrv_new(job->n, job->jobid, ids, job->secret);
     free(ids);
     if (!job->srv || wr_pmisrv_reserve(job->srv, job->cap) != 0) {
+        free(appnum);
         wr_error("out of memory");
         return -1;
     }
+    for (int i = 0; i < job->n; i++)
+        job->srv->r[i].appnum = appnum[i]; /* MPI_APPNUM: the application's index */
+    free(appnum);
     for (int i = 0; i < job->n; i++)
         job->srv->r[i].bound = !job->ranks[i].remote; /* local ones come on a socketpair */
     job->srv->groups[0].universe = wr_universe_size(job);

@@ -62,30 +62,53 @@ static int wr_find_exec(const char *prog, char *out, size_t outlen)
     return found_noexec ? WR_EXIT_NOEXEC : WR_EXIT_NOTFOUND;
 }
 
-static char wr_prog_path[PATH_MAX];
 static char wr_agent_path[PATH_MAX];
+
+/* Does one of the ranks [first, first+n) run on a local (remote) host? */
+static int wr_ranks_on(const wr_opts_t *o, int first, int n, int local)
+{
+    for (int h = 0; h < o->nhosts; h++) {
+        const wr_host_t *hp = &o->hosts[h];
+        if (!hp->local == !local && hp->nranks > 0 && hp->first_rank < first + n &&
+            first < hp->first_rank + hp->nranks)
+            return 1;
+    }
+    return 0;
+}
 
 int wr_check_program(const wr_opts_t *o)
 {
-    int any_local = 0, any_remote = 0;
-    for (int h = 0; h < o->nhosts; h++) {
-        if (o->hosts[h].nranks > 0 && o->hosts[h].local)
-            any_local = 1;
-        if (o->hosts[h].nranks > 0 && !o->hosts[h].local)
-            any_remote = 1;
-    }
-    if (any_remote && wr_find_exec(o->agent[0], wr_agent_path, sizeof wr_agent_path) != 0) {
+    if (wr_ranks_on(o, 0, o->np, 0) && wr_find_exec(o->agent[0], wr_agent_path, sizeof wr_agent_path) != 0) {
         wr_error("remote agent '%s' not found or not executable", o->agent[0]);
         return WR_EXIT_USAGE;
     }
-    if (any_local) {
-        int rc = wr_find_exec(o->prog[0], wr_prog_path, sizeof wr_prog_path);
+    for (int k = 0, first = 0; k < o->napps; first += o->apps[k++].np) {
+        wr_app_t *app = &o->apps[k];
+        const char *prog = app->prog[0], *wdir = app->wdir ? app->wdir : o->wdir;
+        if (!wr_ranks_on(o, first, app->np, 1))
+            continue;
+        struct stat st;
+        if (wdir && (stat(wdir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+            wr_error("working directory '%s' does not exist", wdir);
+            return WR_EXIT_USAGE;
+        }
+        /* a relative path with a '/' is the rank's: it runs in wdir */
+        char cand[PATH_MAX], path[PATH_MAX];
+        if (wdir && prog[0] != '/' && strchr(prog, '/'))
+            snprintf(cand, sizeof cand, "%s/%s", wdir, prog);
+        else
+            snprintf(cand, sizeof cand, "%s", prog);
+        int rc = wr_find_exec(cand, path, sizeof path);
         if (rc == WR_EXIT_NOTFOUND)
-            wr_error("program '%s' not found", o->prog[0]);
+            wr_error("program '%s' not found", prog);
         else if (rc == WR_EXIT_NOEXEC)
-            wr_error("program '%s' is not an executable file", o->prog[0]);
+            wr_error("program '%s' is not an executable file", prog);
         if (rc)
             return rc;
+        if (!(app->exec_path = strdup(path))) {
+            wr_error("out of memory");
+            return 1;
+        }
     }
     return 0;
 }
@@ -94,7 +117,10 @@ int wr_check_program(const wr_opts_t *o)
 
 static const char *const wr_rank_vars[] = {"WHARF_HOST_INDEX", "WHARF_HOST_NAME", "WHARF_PMI_GROUP",
                                            "WHARF_LOCAL_RANK", "WHARF_LOCAL_SIZE",
-                                           "WHARF_JOB_ID", WH_PMI_SECRET_VAR};
+                                           "WHARF_JOB_ID", WH_PMI_SECRET_VAR,
+                                           "MPI_LOCALRANKID", "MPI_LOCALNRANKS",
+                                           "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE",
+                                           "MV2_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_SIZE"};
 
 static int wr_name_is(const char *entry, const char *name)
 {
@@ -102,20 +128,29 @@ static int wr_name_is(const char *entry, const char *name)
     return !strncmp(entry, name, l) && entry[l] == '=';
 }
 
-/* Variables set per rank by us: never copied from the launcher. */
-static int wr_ours(const char *entry, const wr_opts_t *o)
+/* Is entry's variable one of list's "VAR=VAL"? */
+static int wr_in_vars(const char *entry, char **list, int n)
 {
+    for (int i = 0; i < n; i++) {
+        size_t nl = strcspn(list[i], "=");
+        if (!strncmp(entry, list[i], nl) && entry[nl] == '=')
+            return 1;
+    }
+    return 0;
+}
+
+/* Variables set per rank by us (or by -env for its application): never
+ * copied from the launcher. */
+static int wr_ours(const char *entry, const wr_opts_t *o, const wr_rank_t *r)
+{
+    if (wr_in_vars(entry, r->env, r->nenv))
+        return 1;
     if (!strncmp(entry, "PMI_", 4))
         return 1; /* a parent launcher's PMI_* are not for our ranks */
     for (size_t i = 0; i < sizeof wr_rank_vars / sizeof wr_rank_vars[0]; i++)
         if (wr_name_is(entry, wr_rank_vars[i]))
             return 1;
-    for (int i = 0; i < o->nx; i++) {
-        size_t nl = strcspn(o->xvars[i], "=");
-        if (!strncmp(entry, o->xvars[i], nl) && entry[nl] == '=')
-            return 1;
-    }
-    return 0;
+    return wr_in_vars(entry, o->xvars, o->nx);
 }
 
 typedef struct wr_env {
@@ -160,11 +195,29 @@ static int wr_env_rank(wr_env_t *e, const wr_job_t *job, const wr_rank_t *r)
              wr_env_add(e, "WHARF_HOST_INDEX=%d", r->host) |
              wr_env_add(e, "WHARF_HOST_NAME=%s", h->name) |
              wr_env_add(e, "WHARF_LOCAL_RANK=%d", r->local_rank) |
-             wr_env_add(e, "WHARF_LOCAL_SIZE=%d", r->lsize);
+             wr_env_add(e, "WHARF_LOCAL_SIZE=%d", r->lsize) |
+             /* what programs read before MPI_Init to pick a GPU per rank, as
+              * MPICH's hydra and MVAPICH's launchers set them */
+             wr_env_add(e, "MPI_LOCALRANKID=%d", r->local_rank) | wr_env_add(e, "MPI_LOCALNRANKS=%d", r->lsize) |
+             wr_env_add(e, "MV2_COMM_WORLD_RANK=%d", r->grank) | wr_env_add(e, "MV2_COMM_WORLD_SIZE=%d", r->gsize) |
+             wr_env_add(e, "MV2_COMM_WORLD_LOCAL_RANK=%d", r->local_rank) |
+             wr_env_add(e, "MV2_COMM_WORLD_LOCAL_SIZE=%d", r->lsize);
     if (r->group == 0)
         return rc | wr_env_add(e, "WHARF_JOB_ID=%s", job->jobid);
     return rc | wr_env_add(e, "WHARF_JOB_ID=%s", job->srv->groups[r->group].kvsname) |
            wr_env_add(e, "WHARF_PMI_GROUP=%d", r->group);
+}
+
+/* -x (-genv) variables, then the rank's application's -env ones, which win. */
+static int wr_env_vars(wr_env_t *e, const wr_job_t *job, const wr_rank_t *r)
+{
+    int rc = 0;
+    for (int i = 0; i < job->o->nx; i++)
+        if (!wr_in_vars(job->o->xvars[i], r->env, r->nenv))
+            rc |= wr_env_add(e, "%s", job->o->xvars[i]);
+    for (int i = 0; i < r->nenv; i++)
+        rc |= wr_env_add(e, "%s", r->env[i]);
+    return rc;
 }
 
 /* Local rank: the launcher's environment (minus ours), -x, per-rank vars. */
@@ -172,10 +225,9 @@ static int wr_env_local(wr_env_t *e, const wr_job_t *job, const wr_rank_t *r, in
 {
     int rc = 0;
     for (char **p = environ; *p; p++)
-        if (!wr_ours(*p, job->o))
+        if (!wr_ours(*p, job->o, r))
             rc |= wr_env_add(e, "%s", *p);
-    for (int i = 0; i < job->o->nx; i++)
-        rc |= wr_env_add(e, "%s", job->o->xvars[i]);
+    rc |= wr_env_vars(e, job, r);
     rc |= wr_env_add(e, "PMI_FD=%d", pmi_fd);
     return rc | wr_env_rank(e, job, r);
 }
@@ -186,11 +238,10 @@ static int wr_env_remote(wr_env_t *e, const wr_job_t *job, const wr_rank_t *r)
     const wr_host_t *h = &job->o->hosts[r->host];
     int rc = 0;
     for (char **p = environ; *p; p++)
-        if ((!strncmp(*p, "WHARF_", 6) || wr_name_is(*p, "LD_LIBRARY_PATH")) &&
-            !wr_ours(*p, job->o))
+        if ((job->o->envall || !strncmp(*p, "WHARF_", 6) || wr_name_is(*p, "LD_LIBRARY_PATH")) &&
+            !wr_ours(*p, job->o, r))
             rc |= wr_env_add(e, "%s", *p);
-    for (int i = 0; i < job->o->nx; i++)
-        rc |= wr_env_add(e, "%s", job->o->xvars[i]);
+    rc |= wr_env_vars(e, job, r);
     rc |= wr_env_add(e, "PMI_PORT=%s:%d", h->addr, h->port);
     rc |= wr_env_add(e, "PMI_ID=%d", r->pmiid);
     rc |= wr_env_add(e, "%s=%s", WH_PMI_SECRET_VAR, job->secret);
@@ -313,7 +364,7 @@ static int wr_spawn_local(wr_job_t *job, wr_rank_t *r)
     if (wr_env_local(&env, job, r, sv[1]) != 0)
         wr_error("out of memory");
     else
-        rc = wr_fork_exec(r, r->exec_path ? r->exec_path : wr_prog_path, r->prog ? r->prog : job->o->prog,
+        rc = wr_fork_exec(r, r->exec_path, r->prog,
                           env.v, sv[1], -1, "program", r->wdir);
     wr_env_free(&env);
     close(sv[1]);
@@ -399,7 +450,7 @@ static int wr_spawn_remote(wr_job_t *job, wr_rank_t *r, const char *cwd)
     int rc = wr_env_remote(&env, job, r);
     rc |= wr_buf_append(&cmd, "cd ", 3) | wr_shell_quote(&cmd, r->wdir ? r->wdir : cwd) |
           wr_buf_append(&cmd, wr_boot, sizeof wr_boot - 1);
-    for (char **a = r->prog ? r->prog : job->o->prog; *a; a++)
+    for (char **a = r->prog; *a; a++)
         rc |= wr_buf_append(&cmd, " ", 1) | wr_shell_quote(&cmd, *a);
     rc |= wr_buf_append(&cmd, " </dev/null", 11);
     int na = 0;

@@ -53,8 +53,24 @@ typedef struct wr_host {
     int first_rank;
 } wr_host_t;
 
-typedef struct wr_opts {
+/* One application of the command line (MPMD: "A ARGS : -n 2 B ARGS"; rank
+ * order follows the applications; each one's MPI_APPNUM is its index). */
+typedef struct wr_app {
     int np;
+    char **prog;       /* PROGRAM ARGS..., NULL-terminated */
+    const char *wdir;  /* -wdir: its working directory (NULL: the global one) */
+    char **env;        /* -env VAR VAL, -envlist: "VAR=VAL" for its ranks only */
+    int nenv;
+    char *exec_path;   /* its program, resolved (when it has local ranks) */
+} wr_app_t;
+
+typedef struct wr_opts {
+    int np;           /* ranks of all applications */
+    wr_app_t *apps;
+    int napps;
+    const char *wdir; /* -gwdir (or -wdir of a single application) */
+    int ppn;          /* -ppn: ranks per host (0: slots or even split) */
+    int envall;       /* -genvall: remote ranks get the whole environment */
     wr_host_t *hosts; /* NULL/0: all local */
     int nhosts;
     char **agent;     /* --rsh split on blanks, NULL-terminated */
@@ -64,7 +80,7 @@ typedef struct wr_opts {
     const char *timeout_text;
     int tag_output;
     const char *iface;
-    char **prog;      /* PROGRAM ARGS..., NULL-terminated */
+    char **prog;      /* apps[0].prog */
 } wr_opts_t;
 
 /* Parse argv.  Returns 0; or exits: --help/--version (0), bad input (2). */
@@ -103,6 +119,8 @@ typedef struct wr_rank {
     char **prog;       /* PROGRAM ARGS of a spawned process (NULL: the command line's) */
     char *exec_path;   /* its resolved program (local) */
     char *wdir;        /* its working directory (NULL: wharfrun's) */
+    char **env;        /* its application's -env variables (NULL: none) */
+    int nenv;
     double started_at; /* spawned: when it was started (its connect clock starts then) */
 } wr_rank_t;
 
