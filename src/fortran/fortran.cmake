@@ -70,8 +70,7 @@ if(WH_FORTRAN)
     set(WH_WRAPPER_FFLAGS "-fallow-argument-mismatch")
   endif()
   get_filename_component(WH_WRAPPER_FC ${CMAKE_Fortran_COMPILER} NAME)
-  foreach(w mpifort mpif90 mpif77)
-    configure_file(${CMAKE_SOURCE_DIR}/tools/mpifort.in ${CMAKE_BINARY_DIR}/bin/${w} @ONLY
-      FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
-  endforeach()
+  wh_wrapper(Fortran "mpifort mpif90 mpif77"
+             "WHARF_FC:-\${MPICH_FC:-\${MPICH_F90:-\${OMPI_FC:-${WH_WRAPPER_FC}}}}" fc
+             "${WH_WRAPPER_FFLAGS}" "mpifort mpi")
 endif()

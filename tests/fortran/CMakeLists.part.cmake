@@ -32,7 +32,7 @@ function(wh_fortran_test NAME SOURCE NPROCS)  # [ARGS...] for the program
   add_custom_command(OUTPUT ${exe}
     COMMAND ${CMAKE_BINARY_DIR}/bin/mpif90 -g -O2 -o ${exe} ${WH_FTEST_DIR}/${SOURCE} ${cobj}
     WORKING_DIRECTORY ${dir}
-    DEPENDS ${WH_FTEST_DIR}/${SOURCE} ${cobj} mpifort mpi ${CMAKE_SOURCE_DIR}/tools/mpifort.in
+    DEPENDS ${WH_FTEST_DIR}/${SOURCE} ${cobj} mpifort mpi ${CMAKE_SOURCE_DIR}/tools/mpiwrap.in
     COMMENT "Compiling ${SOURCE} with wharf's mpif90")
   add_custom_target(ftest_${base} ALL DEPENDS ${exe})
   set(WH_FTEST_EXE_${base} ${exe} PARENT_SCOPE)
