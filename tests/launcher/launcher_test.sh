@@ -200,11 +200,11 @@ output)
     expect_rc 0
     n=$(grep -Ec '^\[([0-2])\] out rank \1 line [0-9]+ end$' "$T/out")
     [ "$n" = 1500 ] || fail "$n correctly tagged lines, expected 1500"
-    # stdin is /dev/null
+    # stdin goes to rank 0 only (the others read /dev/null; case stdin)
     echo data | timeout -s KILL 30 "$W" -n 2 cat >"$T/out" 2>"$T/err"
     RC=$?
     expect_rc 0
-    [ -s "$T/out" ] && fail "a rank read wharfrun's stdin"
+    [ "$(cat "$T/out")" = data ] || fail "wharfrun's stdin not read once: $(head -3 "$T/out")"
     ;;
 timeout)
     run 60 "$W" -n 3 --timeout 1.5 "$P" sleep $MARK
@@ -631,6 +631,49 @@ peerdie)
     WHARF_NODE_DIR="$T/node" WHARF_CHANNEL=auto run 90 "$W" -n 2 "$M" ring 200
     expect_rc 0
     grep -q '^ring ok$' "$T/out" || fail "ring"
+    ;;
+stdin)
+    # wharfrun's stdin goes to rank 0 (the others read /dev/null), all of it, then EOF
+    printf 'hello\nworld\n' | timeout -s KILL 60 "$W" -n 3 "$P" stdin >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 0
+    expect_out_lines 1 '^rank 0 stdin 12 2 hello$'
+    expect_out_lines 2 '^rank [12] stdin 0 0 -$'
+    seq 1 200000 >"$T/big"
+    timeout -s KILL 60 "$W" -n 2 "$P" stdin <"$T/big" >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 0
+    expect_out_lines 1 "^rank 0 stdin $(wc -c <"$T/big") 200000 1\$"
+    # to another rank, to none
+    seq 1 10 | timeout -s KILL 60 "$W" -n 2 --stdin 1 "$P" stdin >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 0
+    expect_out_lines 1 '^rank 1 stdin 21 10 1$'
+    expect_out_lines 1 '^rank 0 stdin 0 0 -$'
+    seq 1 10 | timeout -s KILL 60 "$W" -n 2 --stdin none "$P" stdin >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 0
+    expect_out_lines 2 '^rank [01] stdin 0 0 -$'
+    # a remote rank 0: its stdin follows its environment through the agent
+    timeout -s KILL 60 "$W" -n 3 --hosts 127.0.0.2,127.0.0.3 --rsh "$A" "$P" stdin <"$T/big" >"$T/out" 2>"$T/err"
+    RC=$?
+    expect_rc 0
+    expect_out_lines 1 "^rank 0 stdin $(wc -c <"$T/big") 200000 1\$"
+    expect_out_lines 2 '^rank [12] stdin 0 0 -$'
+    # a job whose ranks never read an endless stdin still ends at once
+    s=$(now_ms)
+    yes | timeout -s KILL 60 "$W" -n 2 "$P" kvs >"$T/out" 2>"$T/err"
+    RC=$?
+    ELAPSED=$(($(now_ms) - s))
+    expect_rc 0
+    expect_out_lines 2 '^rank [01] of 2: kvs ok$'
+    expect_fast 20000
+    run 20 "$W" -n 2 --stdin 2 "$P" stdin
+    expect_rc 2
+    expect_msg 'error: --stdin 2: the job has ranks 0..1'
+    run 20 "$W" -n 2 --stdin x "$P" stdin
+    expect_rc 2
+    expect_msg "error: bad --stdin 'x'"
     ;;
 mpmd)
     # installed as mpiexec and mpirun too

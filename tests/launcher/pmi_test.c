@@ -15,6 +15,8 @@
  *   env               print the PMI and WHARF variables it got, then finalize
  *   app TAG           print "rank R of N app A tag TAG cwd DIR var V" (A: its
  *                     PMI appnum, V: $MPMD_VAR), barrier, finalize
+ *   stdin             every rank reads its stdin to EOF and prints "rank R stdin
+ *                     BYTES LINES FIRSTLINE" (FIRSTLINE: "-" when empty), then finalize
  *   skip RANK         RANK exits 0 at once without PMI; the others wait in a barrier
  *   closefd RANK      RANK closes its PMI connection (no finalize) and sleeps;
  *                     the others wait in a barrier
@@ -210,6 +212,31 @@ int main(int argc, char **argv)
         const char *v = getenv("MPMD_VAR");
         printf("rank %d of %d app %d tag %s cwd %s var %s\n", rank, size, wh_pmi_appnum(), argv[2],
                getcwd(cwd, sizeof cwd) ? cwd : "?", v ? v : "(unset)");
+        fflush(stdout);
+        CHECK(wh_pmi_barrier() == 0, "barrier");
+        finalize();
+        return 0;
+    }
+    if (!strcmp(mode, "stdin")) {
+        init();
+        char first[128] = "-", buf[65536];
+        size_t bytes = 0, lines = 0, fl = 0;
+        int infirst = 1;
+        ssize_t n;
+        while ((n = read(0, buf, sizeof buf)) > 0) {
+            for (ssize_t k = 0; k < n; k++) {
+                if (buf[k] == '\n') {
+                    lines++;
+                    infirst = 0;
+                } else if (infirst && fl + 1 < sizeof first) {
+                    first[fl++] = buf[k];
+                    first[fl] = '\0';
+                }
+            }
+            bytes += (size_t)n;
+        }
+        CHECK(n == 0, "read stdin");
+        printf("rank %d stdin %zu %zu %s\n", rank, bytes, lines, first);
         fflush(stdout);
         CHECK(wh_pmi_barrier() == 0, "barrier");
         finalize();

@@ -532,7 +532,52 @@ static void wr_timers(wr_job_t *job, double now)
 
 /* ---- the loop ---- */
 
-enum { WR_FD_SIG, WR_FD_LISTEN, WR_FD_CONN, WR_FD_PMI, WR_FD_OUT, WR_FD_ERR };
+enum { WR_FD_SIG, WR_FD_LISTEN, WR_FD_CONN, WR_FD_PMI, WR_FD_OUT, WR_FD_ERR, WR_FD_STDIN, WR_FD_FWD };
+
+/* ---- wharfrun's stdin, forwarded to one rank ---- */
+
+static void wr_fwd_stop(wr_job_t *job)
+{
+    if (job->fwd_fd >= 0)
+        close(job->fwd_fd); /* the rank reads EOF */
+    job->fwd_fd = -1;
+    job->stdin_fd = -1;
+    wr_buf_free(&job->fwd);
+}
+
+/* stdin is readable: take what is there (never more than one read, so a
+ * blocking stdin never blocks us; poll said it would not) */
+static void wr_stdin_read(wr_job_t *job)
+{
+    char b[65536];
+    ssize_t n = read(job->stdin_fd, b, sizeof b);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0) { /* EOF (or an error): the rank reads EOF once it has the rest */
+        job->stdin_fd = -1;
+        if (!job->fwd.len)
+            wr_fwd_stop(job);
+        return;
+    }
+    if (wr_buf_append(&job->fwd, b, (size_t)n) != 0)
+        wr_fwd_stop(job);
+}
+
+/* the rank's stdin can take more */
+static void wr_fwd_write(wr_job_t *job)
+{
+    ssize_t n = write(job->fwd_fd, job->fwd.data, job->fwd.len);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n < 0) { /* EPIPE: it closed its stdin or exited; what is left goes nowhere */
+        wr_fwd_stop(job);
+        return;
+    }
+    memmove(job->fwd.data, job->fwd.data + n, job->fwd.len - (size_t)n);
+    job->fwd.len -= (size_t)n;
+    if (!job->fwd.len && job->stdin_fd < 0)
+        wr_fwd_stop(job);
+}
 
 int wr_loop(wr_job_t *job)
 {
@@ -570,6 +615,10 @@ int wr_loop(wr_job_t *job)
         idx[np++] = (idx_);                                                                        \
     } while (0)
         WR_ADD(job->sigfd, POLLIN, WR_FD_SIG, 0);
+        if (job->fwd_fd >= 0 && job->fwd.len)
+            WR_ADD(job->fwd_fd, POLLOUT, WR_FD_FWD, 0);
+        else if (job->fwd_fd >= 0 && job->stdin_fd >= 0)
+            WR_ADD(job->stdin_fd, POLLIN, WR_FD_STDIN, 0);
         for (int l = 0; l < job->nlisten && !job->failed && now >= job->listen_pause; l++)
             WR_ADD(job->listen_fds[l], POLLIN, WR_FD_LISTEN, l);
         if (np + (size_t)job->nconns + 3 * (size_t)job->n > cap) { /* grow: conns vary */
@@ -621,6 +670,14 @@ int wr_loop(wr_job_t *job)
             case WR_FD_LISTEN:
                 wr_accept(job, job->listen_fds[idx[k]]);
                 break;
+            case WR_FD_STDIN:
+                if (job->stdin_fd >= 0 && job->fwd_fd >= 0 && !job->fwd.len)
+                    wr_stdin_read(job);
+                break;
+            case WR_FD_FWD:
+                if (job->fwd_fd == pfd[k].fd && job->fwd.len)
+                    wr_fwd_write(job);
+                break;
             case WR_FD_CONN:
                 if (idx[k] < job->nconns && job->conns[idx[k]].fd == pfd[k].fd)
                     wr_conn_read(job, idx[k]);
@@ -657,6 +714,7 @@ int wr_loop(wr_job_t *job)
             }
     }
     /* leftovers: grandchildren holding the pipes, unread output */
+    wr_fwd_stop(job);
     wr_kill_all(job, SIGKILL);
     for (int i = 0; i < job->n; i++) {
         wr_rank_t *r = &job->ranks[i];

@@ -287,7 +287,12 @@ int main(int argc, char **argv)
         return rc;
     wr_raise_nofile();
 
-    job = (wr_job_t){.o = &o, .n = o.np, .sigfd = -1};
+    job = (wr_job_t){.o = &o, .n = o.np, .sigfd = -1, .stdin_fd = -1, .fwd_fd = -1};
+    /* wharfrun's stdin goes to one rank, as under hydra and mpirun; not a
+     * terminal we do not own (a job started in the background must not
+     * stop on SIGTTIN) */
+    if (o.stdin_rank >= 0 && fcntl(0, F_GETFD) >= 0 && !(isatty(0) && tcgetpgrp(0) != getpgrp()))
+        job.stdin_fd = 0;
     snprintf(job.jobid, sizeof job.jobid, "wharf-%d-%08x", (int)getpid(), wr_random32());
     if (wh_pmi_random_hex(job.secret, WH_PMI_SECRET_HEX / 2) != 0) {
         wr_error("no random bytes from the kernel for the job's PMI key");

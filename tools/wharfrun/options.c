@@ -29,6 +29,8 @@ static const char wr_usage[] =
     "                       $MPIEXEC_TIMEOUT if set, else none)\n"
     "  --tag-output         prefix every output line with [rank] (also -l, -prepend-rank)\n"
     "  --iface ADDR|IFNAME  address remote ranks use to reach this launcher\n"
+    "  --stdin RANK|none    the rank that reads wharfrun's stdin (default 0; the others\n"
+    "                       and spawned processes read /dev/null)\n"
     "  -configfile FILE     the applications, one per line ('-n 2 prog args'; also --app)\n"
     "  --help, --version\n"
     "Options of one application (before its PROGRAM; ':' separates applications, and\n"
@@ -37,7 +39,7 @@ static const char wr_usage[] =
     "Accepted and ignored (other launchers' placement and binding controls):\n"
     "  --oversubscribe --allow-run-as-root --report-bindings -q --bind-to X --map-by X\n"
     "  --rank-by X -launcher X -bootstrap X --mca K V\n"
-    "Ranks are placed block-wise over the hosts; stdin is /dev/null.  See docs/LAUNCHER.md.\n";
+    "Ranks are placed block-wise over the hosts.  See docs/LAUNCHER.md.\n";
 
 /* Add "VAR=VAL" (VAR alone: its value here) to a NULL-terminated list; a
  * later entry of the same name replaces the earlier one.  0 or -1. */
@@ -135,7 +137,7 @@ static char **wr_split_words(const char *s)
 
 enum {
     O_NP, O_HOSTS, O_HOSTFILE, O_RSH, O_X, O_TIMEOUT, O_IFACE, O_TAG, O_WDIR, O_GWDIR,
-    O_GENV, O_ENV, O_GENVLIST, O_ENVLIST, O_GENVALL, O_PPN, O_CONFIG, O_HELP, O_VERSION,
+    O_GENV, O_ENV, O_GENVLIST, O_ENVLIST, O_GENVALL, O_PPN, O_CONFIG, O_STDIN, O_HELP, O_VERSION,
     O_IGNORE
 };
 
@@ -156,7 +158,7 @@ static const struct wr_opt {
     {"-genv", 2, O_GENV}, {"-env", 2, O_ENV}, {"-genvlist", 1, O_GENVLIST}, {"-envlist", 1, O_ENVLIST},
     {"-genvall", 0, O_GENVALL}, {"-envall", 0, O_GENVALL},
     {"-ppn", 1, O_PPN}, {"-perhost", 1, O_PPN}, {"--npernode", 1, O_PPN}, {"-npernode", 1, O_PPN},
-    {"-configfile", 1, O_CONFIG}, {"--app", 1, O_CONFIG},
+    {"-configfile", 1, O_CONFIG}, {"--app", 1, O_CONFIG}, {"--stdin", 1, O_STDIN}, {"-stdin", 1, O_STDIN},
     {"--help", 0, O_HELP}, {"-h", 0, O_HELP}, {"--version", 0, O_VERSION}, {"-V", 0, O_VERSION},
     {"--oversubscribe", 0, O_IGNORE}, {"-oversubscribe", 0, O_IGNORE},
     {"--allow-run-as-root", 0, O_IGNORE}, {"--report-bindings", 0, O_IGNORE}, {"-q", 0, O_IGNORE},
@@ -337,6 +339,20 @@ static void wr_parse_app(int argc, char **argv, int *i, wr_opts_t *o, wr_cmdline
             o->timeout_text = val[0];
             break;
         }
+        case O_STDIN:
+            if (!strcmp(val[0], "none")) {
+                o->stdin_rank = -1;
+            } else {
+                char *e;
+                errno = 0;
+                long v = strtol(val[0], &e, 10);
+                if (!*val[0] || *e || errno || v < 0 || v >= WR_MAX_RANKS) {
+                    wr_error("bad --stdin '%s' (a rank number or none)", val[0]);
+                    bad = -1;
+                }
+                o->stdin_rank = (int)v;
+            }
+            break;
         case O_IFACE:
             if (!*val[0]) {
                 wr_error("empty --iface");
@@ -447,6 +463,10 @@ int wr_parse_options(int argc, char **argv, wr_opts_t *o)
         }
     }
     o->prog = o->apps[0].prog;
+    if (o->stdin_rank >= o->np) {
+        wr_error("--stdin %d: the job has ranks 0..%d", o->stdin_rank, o->np - 1);
+        exit(WR_EXIT_USAGE);
+    }
     if (o->napps == 1 && !o->wdir)
         o->wdir = o->apps[0].wdir;
     const char *env_timeout = getenv("MPIEXEC_TIMEOUT"); /* as MPICH's and Open MPI's launchers */

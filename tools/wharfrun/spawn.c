@@ -360,14 +360,26 @@ static int wr_spawn_local(wr_job_t *job, wr_rank_t *r)
         return -1;
     }
     wr_env_t env = {0};
-    int rc = -1;
+    int rc = -1, in[2] = {-1, -1};
+    if (r->group == 0 && r->rank == job->o->stdin_rank && job->stdin_fd >= 0) {
+        if (pipe2(in, O_CLOEXEC) != 0) {
+            wr_error("stdin pipe: %s", strerror(errno));
+            close(sv[0]);
+            close(sv[1]);
+            return -1;
+        }
+        fcntl(in[1], F_SETFL, O_NONBLOCK);
+        job->fwd_fd = in[1];
+    }
     if (wr_env_local(&env, job, r, sv[1]) != 0)
         wr_error("out of memory");
     else
         rc = wr_fork_exec(r, r->exec_path, r->prog,
-                          env.v, sv[1], -1, "program", r->wdir);
+                          env.v, sv[1], in[0], "program", r->wdir);
     wr_env_free(&env);
     close(sv[1]);
+    if (in[0] >= 0)
+        close(in[0]);
     if (rc != 0) {
         close(sv[0]);
         return -1;
@@ -380,7 +392,8 @@ static int wr_spawn_local(wr_job_t *job, wr_rank_t *r)
 /* The remote command: a POSIX-shell bootstrap that reads the rank's
  * environment from stdin ("VAR=VAL" lines, then an empty line), so that
  * nothing secret is on any command line, then runs the program with stdin
- * from /dev/null.  Only double quotes inside, so the whole is one
+ * from /dev/null (the rank that reads wharfrun's stdin: the rest of the
+ * agent's stdin, which wharfrun forwards after the environment).  Only double quotes inside, so the whole is one
  * single-quoted-word-safe string. */
 static const char wr_boot[] =
     " || exit 1; ok=; while IFS= read -r l; do if [ -z \"$l\" ]; then ok=1; break; fi;"
@@ -403,7 +416,7 @@ static int wr_env_shell_ok(const char *entry)
 /* A pipe holding the environment lines, its read end returned (or -1,
  * message printed).  The whole payload sits in the pipe buffer, so writing
  * it never waits for the agent. */
-static int wr_env_pipe(const wr_env_t *env)
+static int wr_env_pipe(const wr_env_t *env, int *keep_w)
 {
     wr_buf_t b = {0};
     int rc = 0;
@@ -430,7 +443,10 @@ static int wr_env_pipe(const wr_env_t *env)
     fcntl(p[1], F_SETFL, O_NONBLOCK);
     ssize_t n = write(p[1], b.data, b.len);
     int e = errno;
-    close(p[1]);
+    if (keep_w && n == (ssize_t)b.len)
+        *keep_w = p[1]; /* the rank's stdin follows its environment */
+    else
+        close(p[1]);
     memset(b.data, 0, b.len); /* the key */
     size_t want = b.len;
     wr_buf_free(&b);
@@ -452,7 +468,9 @@ static int wr_spawn_remote(wr_job_t *job, wr_rank_t *r, const char *cwd)
           wr_buf_append(&cmd, wr_boot, sizeof wr_boot - 1);
     for (char **a = r->prog; *a; a++)
         rc |= wr_buf_append(&cmd, " ", 1) | wr_shell_quote(&cmd, *a);
-    rc |= wr_buf_append(&cmd, " </dev/null", 11);
+    int fwd = r->group == 0 && r->rank == job->o->stdin_rank && job->stdin_fd >= 0;
+    if (!fwd)
+        rc |= wr_buf_append(&cmd, " </dev/null", 11);
     int na = 0;
     while (job->o->agent[na])
         na++;
@@ -461,7 +479,7 @@ static int wr_spawn_remote(wr_job_t *job, wr_rank_t *r, const char *cwd)
     if (rc != 0 || !argv) {
         wr_error("out of memory");
         rc = -1;
-    } else if ((in = wr_env_pipe(&env)) < 0) {
+    } else if ((in = wr_env_pipe(&env, fwd ? &job->fwd_fd : NULL)) < 0) {
         rc = -1;
     } else {
         for (int i = 0; i < na; i++)

@@ -71,6 +71,7 @@ typedef struct wr_opts {
     const char *wdir; /* -gwdir (or -wdir of a single application) */
     int ppn;          /* -ppn: ranks per host (0: slots or even split) */
     int envall;       /* -genvall: remote ranks get the whole environment */
+    int stdin_rank;   /* --stdin: the rank that gets wharfrun's stdin (-1: none; default 0) */
     wr_host_t *hosts; /* NULL/0: all local */
     int nhosts;
     char **agent;     /* --rsh split on blanks, NULL-terminated */
@@ -169,6 +170,10 @@ typedef struct wr_job {
     int killing;            /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
     double kill_at;         /* when SIGTERM was sent */
     int abnormal;           /* run the remote /dev/shm cleanup */
+    /* wharfrun's stdin, forwarded to rank o->stdin_rank (loop.c) */
+    int stdin_fd;           /* 0 while forwarding, -1 after EOF or when not forwarding */
+    int fwd_fd;             /* write end of that rank's stdin (pipe, or its agent's), -1 none */
+    wr_buf_t fwd;           /* read from stdin, not yet written to fwd_fd */
 } wr_job_t;
 
 /* ---- spawn.c ---- */
