@@ -125,7 +125,7 @@ static int body_Open_port(MPI_Info info, char *port_name)
              (unsigned)wh_peer_gid(wh_job.rank), p->n);
     /* processes of other groups (spawned ones, or the parents) reach this one
      * through the network channel: open it and publish the endpoint now */
-    if (wh_my_group > 0 || getenv("WHARF_JOB_ID")) {
+    if (wh_my_group > 0 || getenv("WHARF_JOB_ID") || wh_pmi_adopted()) {
         int rc = wh_chan_net_dyn_open();
         char why[256];
         if (rc != MPI_SUCCESS)
@@ -573,6 +573,10 @@ static int spawn_root(int count, char *const commands[], char **const argvs[], c
         k->wdir = info_str(in, "wdir");
         k->path = info_str(in, "path");
     }
+    /* a singleton first gets a process manager, so that the port it opens
+     * is reachable from the children (MPICH's singletons start hydra) */
+    if (rc == MPI_SUCCESS && wh_pmi_need_manager() != 0)
+        rc = wh_error(MPI_ERR_SPAWN, "%s", wh_pmi_error());
     if (rc == MPI_SUCCESS)
         rc = body_Open_port(MPI_INFO_NULL, port);
     if (rc == MPI_SUCCESS) {

@@ -4,6 +4,7 @@
  * it. */
 #include "pmi/pmi.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -15,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <limits.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +48,7 @@ static struct {
     char rbuf[WH_PMI_MAXLINE + 1]; /* received bytes not consumed yet */
     size_t rlen;
     wh_pmi_kv_t *kvs; /* singleton KVS */
+    int adopted;      /* a singleton that started its own wharfrun (wh_pmi_need_manager) */
     char err[256];
 } wh_pmi = {.fd = -1};
 
@@ -677,14 +681,113 @@ static int wh_pmi_spawn_kv(const char *key, int idx, const char *val)
     return idx >= 0 ? wh_pmi_send("%s%d=%s\n", key, idx, esc) : wh_pmi_send("%s=%s\n", key, esc);
 }
 
+/* ---------- a process manager for a singleton ---------- */
+
+/* wharfrun for a singleton: $WHARF_LAUNCHER, else bin/wharfrun beside the
+ * lib/ directory of this library (the build tree and an install prefix both
+ * look like that), else "wharfrun" (found in PATH by execvp). */
+static void wh_pmi_launcher_path(char *out, size_t cap)
+{
+    const char *env = getenv("WHARF_LAUNCHER");
+    if (env && *env) {
+        snprintf(out, cap, "%s", env);
+        return;
+    }
+    Dl_info di;
+    if (dladdr((void *)wh_pmi_launcher_path, &di) && di.dli_fname && strchr(di.dli_fname, '/')) {
+        char lib[PATH_MAX];
+        snprintf(lib, sizeof lib, "%s", di.dli_fname);
+        char *slash = strrchr(lib, '/');
+        *slash = '\0';
+        snprintf(out, cap, "%s/../bin/wharfrun", lib);
+        if (access(out, X_OK) == 0)
+            return;
+    }
+    snprintf(out, cap, "wharfrun");
+}
+
+/* Move the singleton's keys and published names to the server. */
+static int wh_pmi_local_move(void)
+{
+    int rc = 0;
+    for (wh_pmi_kv_t *kv = wh_pmi.kvs; kv && rc == 0; kv = kv->next) {
+        if (strncmp(kv->key, " name ", 6) != 0)
+            rc = wh_pmi_put(kv->key, kv->val);
+        else if (kv->val[0])
+            rc = wh_pmi_name_cmd("publish_name", "publish_result", kv->key + 6, kv->val) != 0 ? -1 : 0;
+    }
+    wh_pmi_local_free();
+    return rc;
+}
+
+int wh_pmi_adopted(void)
+{
+    return wh_pmi.adopted;
+}
+
+int wh_pmi_need_manager(void)
+{
+    if (wh_pmi.mode != WH_PMI_SINGLETON)
+        return wh_pmi_ready();
+    char path[PATH_MAX], fdarg[16], pidarg[24];
+    wh_pmi_launcher_path(path, sizeof path);
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return wh_pmi_fail("socketpair for the process manager: %s", strerror(errno));
+    snprintf(fdarg, sizeof fdarg, "%d", sv[1]);
+    snprintf(pidarg, sizeof pidarg, "%d", (int)getpid());
+    char *argv[] = {"wharfrun", "--adopt", fdarg, pidarg, wh_pmi.kvsname, NULL};
+    /* forked twice: wharfrun is not our child (nothing for the program to
+     * reap or to wait for); it sees our end of the socket close when we exit */
+    pid_t c = fork();
+    if (c < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return wh_pmi_fail("fork for the process manager: %s", strerror(errno));
+    }
+    if (c == 0) {
+        if (fork() == 0) {
+            fcntl(sv[1], F_SETFD, 0);
+            if (strchr(path, '/'))
+                execv(path, argv);
+            else
+                execvp(path, argv);
+            _exit(127);
+        }
+        _exit(0);
+    }
+    close(sv[1]);
+    while (waitpid(c, NULL, 0) < 0 && errno == EINTR)
+        ;
+    wh_pmi.fd = sv[0];
+    wh_pmi.rlen = 0;
+    enum wh_pmi_mode was = wh_pmi.mode;
+    int keylen = wh_pmi.keylen_max, vallen = wh_pmi.vallen_max;
+    char name[WH_PMI_KVSNAME_MAX];
+    snprintf(name, sizeof name, "%s", wh_pmi.kvsname);
+    if (wh_pmi_handshake() != 0 || strcmp(wh_pmi.kvsname, name) != 0) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", wh_pmi.err);
+        wh_pmi_close();
+        wh_pmi.mode = was;
+        wh_pmi.keylen_max = keylen;
+        wh_pmi.vallen_max = vallen;
+        snprintf(wh_pmi.kvsname, sizeof wh_pmi.kvsname, "%s", name);
+        return wh_pmi_fail("this singleton could not start a process manager (%s --adopt): %s", path, why);
+    }
+    wh_pmi.mode = WH_PMI_WIRE;
+    wh_pmi.adopted = 1;
+    WH_DEBUG("pmi", "singleton adopted by %s: job %s", path, wh_pmi.kvsname);
+    return wh_pmi_local_move();
+}
+
 int wh_pmi_spawn(int count, const wh_pmi_spawn_cmd_t *cmds, int npre, const char *const *pre_keys,
                  const char *const *pre_vals, char *kvsname, size_t kvslen)
 {
     if (wh_pmi_ready() != 0)
         return -1;
-    if (wh_pmi.mode == WH_PMI_SINGLETON)
-        return wh_pmi_fail("this process was started without a launcher (a singleton): there is no process "
-                           "manager to start new processes; run it under wharfrun"), 1;
+    if (wh_pmi.mode == WH_PMI_SINGLETON && wh_pmi_need_manager() != 0)
+        return 1;
     for (int c = 0; c < count; c++) {
         const wh_pmi_spawn_cmd_t *k = &cmds[c];
         int ninfo = (k->host != NULL) + (k->wdir != NULL) + (k->path != NULL);

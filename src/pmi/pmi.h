@@ -59,10 +59,20 @@ typedef struct wh_pmi_spawn_cmd {
 /* Ask the launcher to start the commands as one new group (MPICH's simple
  * PMI "mcmd=spawn" blocks); npre keys/values are put into the new group's
  * key-value space before it starts.  0 (kvsname = the group's), 1 when the
- * launcher refused (wh_pmi_error() says why; a singleton always refuses),
+ * launcher refused (wh_pmi_error() says why; a singleton gets a launcher
+ * first: wh_pmi_need_manager),
  * -1 when the connection failed. */
 int wh_pmi_spawn(int count, const wh_pmi_spawn_cmd_t *cmds, int npre, const char *const *pre_keys,
                  const char *const *pre_vals, char *kvsname, size_t kvslen);
+/* A singleton about to spawn gets a process manager, as MPICH's singletons
+ * get hydra: it starts `wharfrun --adopt` (WHARF_LAUNCHER, else the wharfrun
+ * in ../bin beside this library, else the one in PATH) on a socketpair, which
+ * takes it as rank 0 of a job of one under its own kvsname; its local keys and
+ * names move to that server.  0 (also when not a singleton), or -1 (still a
+ * singleton; wh_pmi_error() says why). */
+int wh_pmi_need_manager(void);
+/* 1 once a singleton has a process manager (wh_pmi_need_manager). */
+int wh_pmi_adopted(void);
 /* Tells the launcher (cmd=abort exitcode=code message=msg; msg may be NULL)
  * and waits up to 10 s to be killed, then exits with code (1 if code is a
  * multiple of 256).  Does not return. */

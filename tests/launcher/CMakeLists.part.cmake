@@ -51,7 +51,7 @@ target_compile_options(launcher_mpi_hold PRIVATE ${WH_WARN})
 # Shell-driven cases of tests/launcher/launcher_test.sh.
 foreach(case basic singleton exitcode abort signal protocol tag_output output timeout
              sigterm badinput placement parent_pmi shm_cleanup remote hydra
-             attacker listen region peerdie spawnfail mpmd stdin)
+             attacker listen region peerdie spawnfail mpmd stdin singleton_spawn)
   add_test(NAME launcher.${case}
     COMMAND sh ${WH_LAUNCHER_TESTS}/launcher_test.sh ${case}
             $<TARGET_FILE:wharfrun> $<TARGET_FILE:launcher_pmi_test>

@@ -675,6 +675,34 @@ stdin)
     expect_rc 2
     expect_msg "error: bad --stdin 'x'"
     ;;
+singleton_spawn)
+    # a singleton (no launcher) that spawns gets wharfrun as its process manager
+    # (found beside libmpi, or named by WHARF_LAUNCHER): spawn_multiple twice, appnum,
+    # a missing program refused with MPI_ERR_SPAWN; nothing left behind
+    before=$(ls /dev/shm | grep -c '^wharf\.' || true)
+    run 120 "$M" sspawn 3
+    expect_rc 0
+    expect_out_lines 1 '^singleton spawn ok$'
+    [ "$(grep -c 'want' "$T/out")" = 0 ] || fail "children's MPI_APPNUM"
+    WHARF_LAUNCHER="$W" run 120 "$M" sspawn 2
+    expect_rc 0
+    expect_out_lines 1 '^singleton spawn ok$'
+    no_survivors "wharfrun --adopt"
+    # a spawned process fails: the singleton is ended, the failure named
+    run 120 "$M" sspawnfail 7
+    expect_rc 143
+    expect_out_lines 1 '^singleton spawned$'
+    grep -q 'wharfrun: rank 1 of spawned group 1 .* exited with status 7' "$T/err" || fail "the failed child is not named"
+    grep -q 'from a dead child' "$T/out" && fail "received from a dead child"
+    no_survivors "mpi_hold sspawnfail"
+    no_survivors "wharfrun --adopt"
+    # a launcher that cannot start: a clear MPI_ERR_SPAWN (fatal here: the default handler)
+    WHARF_LAUNCHER="$T/no-such-wharfrun" run 60 "$M" sspawn 2
+    expect_rc 42
+    grep -q 'could not start a process manager' "$T/err" || fail "no message for a missing launcher"
+    after=$(ls /dev/shm | grep -c '^wharf\.' || true)
+    [ "$after" -le "$before" ] || fail "files left in /dev/shm: $(ls /dev/shm | grep '^wharf\.')"
+    ;;
 mpmd)
     # installed as mpiexec and mpirun too
     MX="$(dirname "$W")/mpiexec"

@@ -19,6 +19,16 @@
  *                           then the spawned rank 1 exits with status S while
  *                           the parents and its sibling wait for it: wharfrun
  *                           must end the job naming it
+ *   mpi_hold sspawn N       run as a singleton (no launcher): twice spawns
+ *                           copies of itself with MPI_Comm_spawn_multiple
+ *                           (1 and N-1 processes), sums over the
+ *                           intercommunicator; the children check their
+ *                           MPI_APPNUM and world size; then a spawn of a
+ *                           missing program must fail with MPI_ERR_SPAWN;
+ *                           prints "singleton spawn ok"
+ *   mpi_hold sspawnfail S   a singleton spawns 2 copies; the second exits
+ *                           with status S while the singleton waits for it:
+ *                           the singleton must be ended, naming it
  *   mpi_hold appnum TAG     prints "rank R of N appnum A tag TAG sum S": its
  *                           MPI_APPNUM attribute and the sum of the ranks
  *                           over MPI_COMM_WORLD (every application's ranks) */
@@ -56,6 +66,49 @@ int main(int argc, char **argv)
             exit(atoi(argv[2]));
         MPI_Barrier(MPI_COMM_WORLD);
         printf("child %d passed a barrier with a dead sibling?\n", rank);
+    } else if (!strcmp(argv[1], "sspawn") && parent == MPI_COMM_NULL) {
+        int n = atoi(argv[2]), bad = size != 1;
+        for (int round = 0; round < 2; round++) {
+            char *cmds[2] = {argv[0], argv[0]}, *args[] = {"sspawn", argv[2], NULL};
+            char **argvs[2] = {args, args};
+            int np[2] = {1, n - 1}, errs[16], rsize = 0, one = 1, sum = 0;
+            MPI_Info infos[2] = {MPI_INFO_NULL, MPI_INFO_NULL};
+            MPI_Comm ic;
+            MPI_Comm_spawn_multiple(2, cmds, argvs, np, infos, 0, MPI_COMM_SELF, &ic, errs);
+            MPI_Comm_remote_size(ic, &rsize);
+            MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, ic);
+            bad += rsize != n || sum != n;
+            for (int i = 0; i < n && i < 16; i++)
+                bad += errs[i] != MPI_SUCCESS;
+            MPI_Comm_disconnect(&ic);
+        }
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        MPI_Comm ic;
+        int e = MPI_Comm_spawn("/nonexistent/wharf-prog", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &ic,
+                               MPI_ERRCODES_IGNORE), cls = -1;
+        MPI_Error_class(e, &cls);
+        bad += cls != MPI_ERR_SPAWN;
+        printf("singleton spawn %s\n", bad ? "BAD" : "ok");
+    } else if (!strcmp(argv[1], "sspawn")) {
+        int *an, flag, one = 1, sum = 0, n = atoi(argv[2]);
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &an, &flag);
+        if (!flag || size != n || (*an != (rank == 0 ? 0 : 1)))
+            printf("child %d of %d: appnum %d, want %d\n", rank, size, flag ? *an : -1, rank == 0 ? 0 : 1);
+        MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, parent);
+        MPI_Comm_disconnect(&parent);
+    } else if (!strcmp(argv[1], "sspawnfail") && parent == MPI_COMM_NULL) {
+        MPI_Comm ic;
+        MPI_Comm_spawn(argv[0], argv + 1, 2, MPI_INFO_NULL, 0, MPI_COMM_SELF, &ic, MPI_ERRCODES_IGNORE);
+        printf("singleton spawned\n");
+        fflush(stdout);
+        int x = 0;
+        MPI_Recv(&x, 1, MPI_INT, 1, 0, ic, MPI_STATUS_IGNORE);
+        printf("singleton received %d from a dead child?\n", x);
+    } else if (!strcmp(argv[1], "sspawnfail")) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1)
+            exit(atoi(argv[2]));
+        sleep(60);
     } else if (!strcmp(argv[1], "appnum")) {
         int *an, flag, sum = rank;
         MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &an, &flag);

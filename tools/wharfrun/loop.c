@@ -59,6 +59,8 @@ __attribute__((format(printf, 3, 4))) static void wr_fail(wr_job_t *job, int cod
             close(job->ranks[i].pmi_fd);
             job->ranks[i].pmi_fd = -1;
         }
+        if (job->ranks[i].adopted)
+            job->ranks[i].reaped = 1; /* (killed with the others, not ours to wait for) */
     }
 }
 
@@ -67,6 +69,8 @@ static void wr_fail_rank(wr_job_t *job, const wr_rank_t *r, int code, const char
     if (r->group > 0)
         wr_fail(job, code, "rank %d of spawned group %d (%s; host %s, pid %d) %s", r->grank, r->group,
                 r->prog ? r->prog[0] : "?", wr_host_of(job, r), (int)r->pid, what);
+    else if (r->adopted)
+        wr_fail(job, code, "the singleton that spawned (pid %d) %s", (int)job->o->adopt_pid, what);
     else
         wr_fail(job, code, "rank %d (host %s, pid %d) %s", r->rank, wr_host_of(job, r), (int)r->pid,
                 what);
@@ -77,6 +81,10 @@ void wr_kill_all(wr_job_t *job, int sig)
     for (int i = 0; i < job->n; i++)
         if (job->ranks[i].pid > 0)
             kill(-job->ranks[i].pid, sig); /* ESRCH once the group is empty */
+    if (job->o->adopt_kvs && job->o->adopt_pid > 1 && job->failed && !job->adopt_killed) {
+        kill(job->o->adopt_pid, SIGTERM); /* the singleton: the job failed under it */
+        job->adopt_killed = 1;
+    }
 }
 
 /* ---- output forwarding ---- */
@@ -142,7 +150,9 @@ static void wr_pmi_closed(wr_job_t *job, wr_rank_t *r)
     close(r->pmi_fd);
     r->pmi_fd = -1;
     const wr_pmi_rank_t *p = &job->srv->r[r->rank];
-    if (p->contacted && !p->finalized && !p->aborted && !r->reaped)
+    if (r->adopted && (p->finalized || p->aborted))
+        r->reaped = 1; /* the singleton is done with us */
+    else if (p->contacted && !p->finalized && !p->aborted && !r->reaped)
         r->pmi_eof_at = wr_now(); /* judged when the exit status is in, or after a grace */
 }
 
@@ -595,7 +605,7 @@ int wr_loop(wr_job_t *job)
         wr_timers(job, now);
         int live = 0, open_streams = 0;
         for (int i = 0; i < job->n; i++) {
-            live += !job->ranks[i].reaped && job->ranks[i].pid > 0;
+            live += !job->ranks[i].reaped && (job->ranks[i].pid > 0 || job->ranks[i].adopted);
             open_streams += (job->ranks[i].out.fd >= 0) + (job->ranks[i].err.fd >= 0);
         }
         if (!live && !all_reaped_at)

@@ -194,6 +194,14 @@ static int wr_make_ranks(wr_job_t *job)
     for (int i = 0; i < job->n; i++)
         job->srv->r[i].appnum = appnum[i]; /* MPI_APPNUM: the application's index */
     free(appnum);
+    if (o->adopt_kvs) { /* rank 0 is the singleton that started us, on its socket */
+        wr_rank_t *r = &job->ranks[0];
+        r->adopted = 1;
+        r->pmi_fd = o->adopt_fd;
+        fcntl(r->pmi_fd, F_SETFL, O_NONBLOCK);
+        fcntl(r->pmi_fd, F_SETFD, FD_CLOEXEC);
+        r->started_at = wr_now();
+    }
     for (int i = 0; i < job->n; i++)
         job->srv->r[i].bound = !job->ranks[i].remote; /* local ones come on a socketpair */
     job->srv->groups[0].universe = wr_universe_size(job);
@@ -280,9 +288,16 @@ int main(int argc, char **argv)
 {
     wr_std_fds();
     wr_parse_options(argc, argv, &o); /* exits on bad input */
+    if (o.adopt_kvs) {
+        /* started by a singleton's library: keep none of its descriptors but
+         * the PMI socket (its node region, its network endpoints) */
+        if (o.adopt_fd != 3 && dup2(o.adopt_fd, 3) == 3)
+            o.adopt_fd = 3;
+        close_range(4, ~0U, 0);
+    }
     if (wr_hosts_place(&o) != 0)
         return WR_EXIT_USAGE;
-    int rc = wr_check_program(&o);
+    int rc = o.adopt_kvs ? 0 : wr_check_program(&o);
     if (rc)
         return rc;
     wr_raise_nofile();
@@ -293,7 +308,10 @@ int main(int argc, char **argv)
      * stop on SIGTTIN) */
     if (o.stdin_rank >= 0 && fcntl(0, F_GETFD) >= 0 && !(isatty(0) && tcgetpgrp(0) != getpgrp()))
         job.stdin_fd = 0;
-    snprintf(job.jobid, sizeof job.jobid, "wharf-%d-%08x", (int)getpid(), wr_random32());
+    if (o.adopt_kvs)
+        snprintf(job.jobid, sizeof job.jobid, "%s", o.adopt_kvs); /* the singleton's own */
+    else
+        snprintf(job.jobid, sizeof job.jobid, "wharf-%d-%08x", (int)getpid(), wr_random32());
     if (wh_pmi_random_hex(job.secret, WH_PMI_SECRET_HEX / 2) != 0) {
         wr_error("no random bytes from the kernel for the job's PMI key");
         return 1;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "wharfrun.h"
@@ -447,10 +448,44 @@ static void wr_parse_config(wr_opts_t *o, wr_cmdline_t *c, const char *path)
     }
 }
 
+/* wharfrun --adopt FD PID KVSNAME, as a singleton's library starts it: one
+ * job of one rank, that process; no program to start, no stdin to forward. */
+static int wr_parse_adopt(int argc, char **argv, wr_opts_t *o)
+{
+    if (argc != 5) {
+        wr_error("--adopt takes FD PID KVSNAME (it is started by a singleton's MPI_Comm_spawn)");
+        exit(WR_EXIT_USAGE);
+    }
+    char *e1, *e2;
+    errno = 0;
+    long fd = strtol(argv[2], &e1, 10), pid = strtol(argv[3], &e2, 10);
+    size_t kl = strlen(argv[4]);
+    int ok = !errno && *argv[2] && !*e1 && *argv[3] && !*e2 && fd > 2 && fd < 65536 && pid > 1 &&
+             kl > 0 && kl < 64 && fcntl((int)fd, F_GETFD) >= 0;
+    for (size_t i = 0; ok && i < kl; i++)
+        ok = argv[4][i] > ' ' && argv[4][i] <= '~' && argv[4][i] != '\\' && argv[4][i] != '/';
+    if (!ok) {
+        wr_error("--adopt %.16s %.16s %.64s: bad descriptor, pid or kvsname", argv[2], argv[3], argv[4]);
+        exit(WR_EXIT_USAGE);
+    }
+    static char *prog[] = {"(singleton)", NULL};
+    wr_app_t *app = wr_new_app(o);
+    app->np = o->np = 1;
+    app->prog = o->prog = prog;
+    o->adopt_fd = (int)fd;
+    o->adopt_pid = (pid_t)pid;
+    o->adopt_kvs = argv[4];
+    o->stdin_rank = -1;
+    o->agent = wr_split_words("ssh");
+    return 0;
+}
+
 int wr_parse_options(int argc, char **argv, wr_opts_t *o)
 {
     wr_cmdline_t c = {.rsh = "ssh"};
     memset(o, 0, sizeof *o);
+    if (argc > 1 && !strcmp(argv[1], "--adopt"))
+        return wr_parse_adopt(argc, argv, o);
     int i = 1;
     for (;;) {
         wr_parse_app(argc, argv, &i, o, &c);

@@ -505,7 +505,7 @@ int wr_spawn_all(wr_job_t *job)
         snprintf(cwd, sizeof cwd, "/");
     for (int i = 0; i < job->n; i++) {
         wr_rank_t *r = &job->ranks[i];
-        if ((r->remote ? wr_spawn_remote(job, r, cwd) : wr_spawn_local(job, r)) != 0)
+        if (!r->adopted && (r->remote ? wr_spawn_remote(job, r, cwd) : wr_spawn_local(job, r)) != 0)
             return -1;
     }
     return 0;

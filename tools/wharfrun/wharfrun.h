@@ -72,6 +72,12 @@ typedef struct wr_opts {
     int ppn;          /* -ppn: ranks per host (0: slots or even split) */
     int envall;       /* -genvall: remote ranks get the whole environment */
     int stdin_rank;   /* --stdin: the rank that gets wharfrun's stdin (-1: none; default 0) */
+    /* --adopt FD PID KVSNAME: the process manager of a singleton that spawns
+     * (started by its library, src/pmi/client.c): rank 0 is that process,
+     * already running, speaking PMI on FD; its kvsname is the job id */
+    const char *adopt_kvs;
+    int adopt_fd;
+    pid_t adopt_pid;
     wr_host_t *hosts; /* NULL/0: all local */
     int nhosts;
     char **agent;     /* --rsh split on blanks, NULL-terminated */
@@ -108,6 +114,7 @@ typedef struct wr_rank {
     int rank, host, local_rank;
     int remote;
     int pmiid;         /* PMI_ID of a remote rank (random, unique) */
+    int adopted;       /* the singleton of --adopt: not our child (pid 0), gone when its PMI connection is */
     pid_t pid;         /* the rank (local) or its agent (remote); also the pgid */
     int pmi_fd;        /* our end of the PMI connection, -1 if none */
     wr_buf_t pmi_in;   /* received partial PMI line */
@@ -170,6 +177,7 @@ typedef struct wr_job {
     int killing;            /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
     double kill_at;         /* when SIGTERM was sent */
     int abnormal;           /* run the remote /dev/shm cleanup */
+    int adopt_killed;       /* the --adopt singleton was sent SIGTERM */
     /* wharfrun's stdin, forwarded to rank o->stdin_rank (loop.c) */
     int stdin_fd;           /* 0 while forwarding, -1 after EOF or when not forwarding */
     int fwd_fd;             /* write end of that rank's stdin (pipe, or its agent's), -1 none */
