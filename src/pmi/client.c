@@ -685,7 +685,8 @@ static int wh_pmi_spawn_kv(const char *key, int idx, const char *val)
 
 /* wharfrun for a singleton: $WHARF_LAUNCHER, else bin/wharfrun beside the
  * lib/ directory of this library (the build tree and an install prefix both
- * look like that), else "wharfrun" (found in PATH by execvp). */
+ * look like that; lib/compat/ for the full-export library), else "wharfrun"
+ * (found in PATH by execvp). */
 static void wh_pmi_launcher_path(char *out, size_t cap)
 {
     const char *env = getenv("WHARF_LAUNCHER");
@@ -700,6 +701,9 @@ static void wh_pmi_launcher_path(char *out, size_t cap)
         char *slash = strrchr(lib, '/');
         *slash = '\0';
         snprintf(out, cap, "%s/../bin/wharfrun", lib);
+        if (access(out, X_OK) == 0)
+            return;
+        snprintf(out, cap, "%s/../../bin/wharfrun", lib); /* lib/compat/ */
         if (access(out, X_OK) == 0)
             return;
     }
