@@ -21,7 +21,8 @@ static const char wr_usage[] =
     "  --hostfile FILE      hosts from FILE: lines 'host [slots=K]' or 'host:K', # comments;\n"
     "                       also -hostfile, -f, -machinefile, --machinefile\n"
     "  -ppn N               N ranks per host, in host order (also -perhost, --npernode)\n"
-    "  --rsh AGENT          remote agent, run as 'AGENT HOST COMMAND' (default: ssh)\n"
+    "  --rsh AGENT          remote agent, run as 'AGENT HOST COMMAND' (default: ssh;\n"
+    "                       also -launcher-exec)\n"
     "  -x VAR[=VAL]         export VAR (its value here, or VAL) to every rank; repeatable\n"
     "  -genv VAR VAL        the same as -x VAR=VAL; -genvlist A,B: -x A -x B\n"
     "  -genvall             remote ranks get the whole environment (local ones always do)\n"
@@ -29,7 +30,7 @@ static const char wr_usage[] =
     "  --timeout S          kill the job after S seconds (exit status 124; default:\n"
     "                       $MPIEXEC_TIMEOUT if set, else none)\n"
     "  --tag-output         prefix every output line with [rank] (also -l, -prepend-rank)\n"
-    "  --iface ADDR|IFNAME  address remote ranks use to reach this launcher\n"
+    "  --iface ADDR|IFNAME  address remote ranks use to reach this launcher (also -iface)\n"
     "  --stdin RANK|none    the rank that reads wharfrun's stdin (default 0; the others\n"
     "                       and spawned processes read /dev/null)\n"
     "  -configfile FILE     the applications, one per line ('-n 2 prog args'; also --app)\n"
@@ -152,7 +153,8 @@ static const struct wr_opt {
     {"-H", 1, O_HOSTS},
     {"--hostfile", 1, O_HOSTFILE}, {"-hostfile", 1, O_HOSTFILE}, {"-f", 1, O_HOSTFILE},
     {"-machinefile", 1, O_HOSTFILE}, {"--machinefile", 1, O_HOSTFILE},
-    {"--rsh", 1, O_RSH}, {"-x", 1, O_X}, {"--timeout", 1, O_TIMEOUT}, {"--iface", 1, O_IFACE},
+    {"--rsh", 1, O_RSH}, {"-launcher-exec", 1, O_RSH}, {"-x", 1, O_X}, {"--timeout", 1, O_TIMEOUT},
+    {"--iface", 1, O_IFACE}, {"-iface", 1, O_IFACE},
     {"--tag-output", 0, O_TAG}, {"-tag-output", 0, O_TAG}, {"-l", 0, O_TAG}, {"-prepend-rank", 0, O_TAG},
     {"-wdir", 1, O_WDIR}, {"--wdir", 1, O_WDIR}, {"-wd", 1, O_WDIR}, {"--wd", 1, O_WDIR},
     {"-gwdir", 1, O_GWDIR},
