@@ -743,6 +743,15 @@ EOF
     expect_out_lines 1 '^\[1\] rank 1 MPI_LOCALRANKID=1$'
     expect_out_lines 2 '^\[[01]\] rank [01] MV2_COMM_WORLD_LOCAL_SIZE=2$'
     expect_out_lines 1 '^\[2\] rank 2 MV2_COMM_WORLD_LOCAL_SIZE=1$'
+    # -genvall: a remote rank gets the whole environment (what a shell can pass: an
+    # exported bash function is left out, not an error); without it, not
+    run 60 env 'BASH_FUNC_f%%=() { echo; }' XTEST_A=all "$MX" -n 1 -hosts 127.0.0.2 -launcher-exec "$A" \
+        -genvall "$P" env
+    expect_rc 0
+    expect_out_lines 1 '^rank 0 XTEST_A=all$'
+    XTEST_A=all run 60 "$MX" -n 1 -hosts 127.0.0.2 -launcher-exec "$A" "$P" env
+    expect_rc 0
+    expect_out_lines 1 '^rank 0 XTEST_A=\(unset\)$'
     # the single-application -wdir, relative program resolved in it
     cp "$P" "$T/wd/pt"
     run 60 "$MX" -n 1 -wdir "$T/wd" ./pt app R

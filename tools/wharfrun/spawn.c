@@ -232,13 +232,16 @@ static int wr_env_local(wr_env_t *e, const wr_job_t *job, const wr_rank_t *r, in
     return rc | wr_env_rank(e, job, r);
 }
 
+static int wr_env_shell_ok(const char *entry);
+
 /* Remote rank: WHARF_* of the launcher, LD_LIBRARY_PATH, -x, per-rank vars. */
 static int wr_env_remote(wr_env_t *e, const wr_job_t *job, const wr_rank_t *r)
 {
     const wr_host_t *h = &job->o->hosts[r->host];
     int rc = 0;
     for (char **p = environ; *p; p++)
-        if ((job->o->envall || !strncmp(*p, "WHARF_", 6) || wr_name_is(*p, "LD_LIBRARY_PATH")) &&
+        if ((!strncmp(*p, "WHARF_", 6) || wr_name_is(*p, "LD_LIBRARY_PATH") ||
+             (job->o->envall && wr_env_shell_ok(*p))) && /* (-genvall: what a shell can pass) */
             !wr_ours(*p, job->o, r))
             rc |= wr_env_add(e, "%s", *p);
     rc |= wr_env_vars(e, job, r);
