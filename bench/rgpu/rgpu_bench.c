@@ -2,7 +2,8 @@
  * (LD_LIBRARY_PATH=build/lib/rgpu, WHARF_RGPU_SERVERS, the secret):
  *
  *   rgpu_bench copy [MAXBYTES]   copies between the first and the last GPU
- *        (two servers: server to server) with cuMemcpyPeer, against staging
+ *        (two servers: server to server) with cuMemcpyPeer (host-asynchronous for
+ *        device-to-device copies: the loop ends with a synchronize), against staging
  *        through the client (cuMemcpyDtoH + cuMemcpyHtoD), and queued
  *        (cuMemcpyPeerAsync back to back on one stream, one synchronize at
  *        the end, as NVIDIA's bandwidthTest measures), per size: MB/s
@@ -188,9 +189,18 @@ static int bench_copy(size_t maxb)
     for (size_t n = 64u << 10; n <= maxb; n *= 4, k++) {
         int reps = n >= (16u << 20) ? 3 : 10;
         CU(cuMemcpyPeer(b, c2, a, c1, n)); /* warm-up: buffers, connections */
+        CU(cuCtxSetCurrent(c2));
+        CU(cuCtxSynchronize());
+        CU(cuCtxSetCurrent(c1));
+        /* cuMemcpyPeer is asynchronous with respect to the host (device to
+         * device): the copies are done when the destination context is
+         * synchronized */
         double t0 = now();
         for (int i = 0; i < reps; i++)
             CU(cuMemcpyPeer(b, c2, a, c1, n));
+        CU(cuCtxSetCurrent(c2));
+        CU(cuCtxSynchronize());
+        CU(cuCtxSetCurrent(c1));
         double td = (now() - t0) / reps;
         CU(cuMemcpyDtoH(h, a, n));
         t0 = now();

@@ -20,6 +20,10 @@ typedef struct {
     unsigned op;
     void *dst;
     size_t n;
+    /* a peer copy's receive (op RG_OP_PEER_RECV): the copy, and its source
+     * server (-1: none); aborted: its source died and the client stood in */
+    uint64_t peer_id, peer_n;
+    int peer_src, aborted;
 } rgc_later_t;
 #define RGC_MAX_LATER 256
 
@@ -145,6 +149,11 @@ CUresult rgc_wait(rgc_server_t *sv, unsigned op, uint64_t seq, rgc_reply_t *rep)
 /* the request seq on sv (sent) is answered later; dst/n: where the data of a
  * device-to-host copy goes.  Caller holds sv->mu. */
 CUresult rgc_later(rgc_server_t *sv, unsigned op, uint64_t seq, void *dst, size_t n);
+/* the same for a peer copy's receive on sv (copy id of n bytes from server
+ * src): if src dies before sending, the client stands in for it (a hello that
+ * ends at once), so sv fails that copy at once instead of waiting for a
+ * source that never comes.  Caller holds sv->mu. */
+CUresult rgc_later_recv(rgc_server_t *sv, uint64_t seq, uint64_t id, uint64_t n, int src);
 /* the first error of an asynchronous call answered later (0 if none), cleared;
  * the synchronizing calls return it */
 CUresult rgc_take_deferred(void);

@@ -78,7 +78,7 @@ static CUresult peer_copy(rgc_alloc_t *da, uint64_t dst, rgc_alloc_t *sa, uint64
     rgc_reply_t rep;
     if (async && rd == CUDA_SUCCESS && rs == CUDA_SUCCESS) {
         /* answered later: both servers run it in order with their other requests */
-        rd = rgc_later(ds, RG_OP_PEER_RECV, dseq, NULL, 0);
+        rd = rgc_later_recv(ds, dseq, id, n, ss->idx);
         rs = rgc_later(ss, RG_OP_PEER_SEND, sseq, NULL, 0);
     } else if (rd == CUDA_SUCCESS) {
         /* flush the receiver's request before waiting on the sender */
@@ -164,16 +164,24 @@ static CUresult copy(uint64_t dst, uint64_t src, size_t n, CUstream st, int asyn
         pthread_mutex_unlock(&sv->mu);
         return rc;
     }
+    /* Device to device, cuMemcpy/cuMemcpyDtoD/cuMemcpyPeer included: "no host-side
+     * synchronization is performed" (driver API, "API synchronization behavior";
+     * cuMemcpyPeer: "asynchronous with respect to the host, but serialized with
+     * respect to all pending and future asynchronous work" of the contexts).  So
+     * the synchronous forms are queued like the Async ones on the legacy
+     * streams (NULL here: the servers' legacy streams, which their blocking
+     * streams wait for and which wait for them), their errors deferred to the
+     * next call that waits; a cuMemcpyDtoH after them sees the data. */
     if (da->ctx->sv == sa->ctx->sv) { /* both on one server: its driver copies */
         rgc_server_t *sv = da->ctx->sv;
         pick(sv, sctx, srh, da->ctx, &q[0], &q[1]);
         q[2] = rdst, q[3] = rsrc, q[4] = n;
         pthread_mutex_lock(&sv->mu);
-        rc = rgc_callq(sv, RG_OP_DTOD, fl | (async ? RG_F_NOREPLY : 0), q, 5, NULL, 0, 0, NULL);
+        rc = rgc_callq(sv, RG_OP_DTOD, RG_F_ASYNC | RG_F_NOREPLY, q, 5, NULL, 0, 0, NULL);
         pthread_mutex_unlock(&sv->mu);
         return rc;
     }
-    return peer_copy(da, rdst, sa, rsrc, n, sctx, srh, stream_xcap(st, sctx), async);
+    return peer_copy(da, rdst, sa, rsrc, n, sctx, srh, stream_xcap(st, sctx), 1);
 }
 
 RGC_API CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)

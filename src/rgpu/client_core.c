@@ -3,6 +3,7 @@
  * ("host:port,host:port") or the file WHARF_RGPU_CONFIG (one host:port a
  * line); each server's GPUs appear as local devices, in server order. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "rgpu/client.h"
+#include "rgpu/rg_plan.h"
 #include "util/tunables.h"
 
 rgc_dev_t rgc_devs[RGC_MAX_DEV];
@@ -145,8 +147,102 @@ static int take_later(rgc_server_t *sv, const rg_hdr_t *h)
     return 0;
 }
 
+/* sv's receives of peer copies whose source server died before sending
+ * them: stand in for the source (its hello: sv's token, the copy, then
+ * the end of the connection), so that sv fails each at once, as when a
+ * source dies during a copy, instead of waiting for it as long as its
+ * timeout before it answers anything else.  The oldest first, a few at a
+ * time: sv keeps only RG_PEER_MAXIN early hellos, and runs its requests in
+ * order.  Caller holds sv->mu. */
+#define RGC_STANDIN_MAX 4
+static void abort_orphans(rgc_server_t *sv)
+{
+    int inflight = 0;
+    for (int i = 0; i < sv->nlater; i++)
+        inflight += sv->later[i].op == RG_OP_PEER_RECV && sv->later[i].aborted;
+    while (inflight < RGC_STANDIN_MAX) {
+        rgc_later_t *l = NULL;
+        for (int i = 0; i < sv->nlater; i++) {
+            rgc_later_t *c = &sv->later[i];
+            if (c->op == RG_OP_PEER_RECV && c->peer_src >= 0 && !c->aborted && servers[c->peer_src].dead &&
+                (!l || c->seq < l->seq))
+                l = c;
+        }
+        if (!l)
+            return;
+        l->aborted = 1;
+        inflight++;
+        size_t chunk;
+        int nbuf;
+        rg_peer_plan(l->peer_n, &chunk, &nbuf);
+        int fd = rg_connect(sv->host, sv->peer_port, timeout_ms);
+        rg_conn_t *c = fd >= 0 ? rg_conn_sock(fd) : NULL;
+        if (!c)
+            continue; /* (then sv waits out its timeout) */
+        rg_buf_t b = {0};
+        rg_put_raw(&b, sv->token, RG_TOKEN_LEN);
+        rg_put_u64(&b, l->peer_id);
+        rg_put_u64(&b, l->peer_n);
+        rg_put_u64(&b, chunk);
+        if (!b.err)
+            rg_send_all(c, b.p, b.len);
+        rg_buf_free(&b);
+        rg_conn_close(c);
+    }
+}
+
+static CUresult recv_msg(rgc_server_t *sv, unsigned op, uint64_t seq, int *mine);
+
+/* Has sv a receive whose source is alive as far as we know? */
+static int orphan_candidates(const rgc_server_t *sv)
+{
+    for (int i = 0; i < sv->nlater; i++)
+        if (sv->later[i].op == RG_OP_PEER_RECV && sv->later[i].peer_src >= 0 && !sv->later[i].aborted)
+            return 1;
+    return 0;
+}
+
+/* Is the source of sv's pending receives still there?  Sends its batch and
+ * takes the answers it sent (an EOF or a failed send marks it dead).  Only
+ * when nobody else holds it (then nobody waits for its answers either). */
+static void probe_sources(rgc_server_t *sv)
+{
+    for (int i = 0; i < sv->nlater; i++) {
+        rgc_later_t *l = &sv->later[i];
+        if (l->op != RG_OP_PEER_RECV || l->peer_src < 0 || l->aborted)
+            continue;
+        rgc_server_t *src = &servers[l->peer_src];
+        if (src == sv || src->dead || pthread_mutex_trylock(&src->mu) != 0)
+            continue;
+        if (!src->dead && flush(src))
+            lost(src);
+        while (!src->dead && rg_wait_any(&src->conn, 1, NULL, 0, 0) == 0) {
+            int mine = 0;
+            recv_msg(src, 0, 0, &mine); /* an answer for later, or the EOF of a dead server */
+        }
+        pthread_mutex_unlock(&src->mu);
+    }
+}
+
 /* receive one answer; later ones are taken on the way.  1: it is (op, seq) */
 static CUresult recv_one(rgc_server_t *sv, unsigned op, uint64_t seq, int *mine)
+{
+    /* while sv may wait for the source of a peer copy, wait in slices and
+     * check that source: a dead one is stood in for (abort_orphans) */
+    for (int waited = 0; waited < timeout_ms && orphan_candidates(sv); waited += 100) {
+        abort_orphans(sv);
+        int w = sv->conn ? rg_wait_any(&sv->conn, 1, NULL, 0, 100) : -1;
+        if (w == 0)
+            break;
+        if (w == -1)
+            return lost(sv);
+        probe_sources(sv);
+    }
+    abort_orphans(sv);
+    return recv_msg(sv, op, seq, mine);
+}
+
+static CUresult recv_msg(rgc_server_t *sv, unsigned op, uint64_t seq, int *mine)
 {
     rg_hdr_t h;
     int r = rg_recv_msg(sv->conn, &h, &sv->in, timeout_ms);
@@ -172,8 +268,18 @@ CUresult rgc_later(rgc_server_t *sv, unsigned op, uint64_t seq, void *dst, size_
         if (rc != CUDA_SUCCESS)
             return rc;
     }
-    sv->later[sv->nlater++] = (rgc_later_t){seq, op, dst, n};
+    sv->later[sv->nlater++] = (rgc_later_t){seq, op, dst, n, 0, 0, -1, 0};
     return CUDA_SUCCESS;
+}
+
+CUresult rgc_later_recv(rgc_server_t *sv, uint64_t seq, uint64_t id, uint64_t n, int src)
+{
+    CUresult rc = rgc_later(sv, RG_OP_PEER_RECV, seq, NULL, 0);
+    if (rc == CUDA_SUCCESS) {
+        rgc_later_t *l = &sv->later[sv->nlater - 1];
+        l->peer_id = id, l->peer_n = n, l->peer_src = src;
+    }
+    return rc;
 }
 
 CUresult rgc_wait(rgc_server_t *sv, unsigned op, uint64_t seq, rgc_reply_t *rep)

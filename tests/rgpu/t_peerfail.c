@@ -7,7 +7,8 @@
  * as soon as its data had left and kept the connection; the destination
  * closed it without an ack, so the source must notice when it uses it next
  * and reconnect (its log says so: the harness checks).  The first copy
- * reports an error, the second one the right data. */
+ * reports an error (at the latest from the synchronize after it), the second
+ * one the right data. */
 #include <stdint.h>
 #include <string.h>
 
@@ -41,8 +42,12 @@ int main(void)
     CU(cuMemcpyDtoDAsync(b2, b, N, s));
     CU(cuMemcpyDtoDAsync(b2, b, N, s));
     CU(cuStreamSynchronize(s));
-    /* its third: the peer copy's host-to-device copy fails */
+    /* its third: the peer copy's host-to-device copy fails; cuMemcpyPeer is
+     * asynchronous with respect to the host (device to device), so the error
+     * may come from the next call that synchronizes */
     CUresult r = cuMemcpyPeer(b, cb, a, ca, N);
+    if (r == CUDA_SUCCESS)
+        r = cuCtxSynchronize();
     CHECK(r != CUDA_SUCCESS);
     /* the source's connection lost its ack: the next copy reconnects */
     CU(cuCtxSetCurrent(ca));
