@@ -18,6 +18,7 @@
 #include <sys/random.h>
 #include <limits.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -765,6 +766,10 @@ int wh_pmi_need_manager(void)
         ;
     wh_pmi.fd = sv[0];
     wh_pmi.rlen = 0;
+    /* a launcher that never answers (WHARF_LAUNCHER naming something else) is
+     * an error after WH_PMI_CONNECT_TIMEOUT_MS, not a hang */
+    struct timeval tv = {WH_PMI_CONNECT_TIMEOUT_MS / 1000, 0}, none = {0, 0};
+    setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     enum wh_pmi_mode was = wh_pmi.mode;
     int keylen = wh_pmi.keylen_max, vallen = wh_pmi.vallen_max;
     char name[WH_PMI_KVSNAME_MAX];
@@ -779,6 +784,7 @@ int wh_pmi_need_manager(void)
         snprintf(wh_pmi.kvsname, sizeof wh_pmi.kvsname, "%s", name);
         return wh_pmi_fail("this singleton could not start a process manager (%s --adopt): %s", path, why);
     }
+    setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
     wh_pmi.mode = WH_PMI_WIRE;
     wh_pmi.adopted = 1;
     WH_DEBUG("pmi", "singleton adopted by %s: job %s", path, wh_pmi.kvsname);
