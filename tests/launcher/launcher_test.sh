@@ -780,6 +780,7 @@ EOF
     check_bad 2 'not a regular file' -configfile /dev/zero
     check_bad 2 "configfile '$T/none'" -configfile "$T/none"
     check_bad 2 'only application' -n 1 "$P" app A : -configfile "$T/cfg"
+    check_bad 2 'nothing may follow it' -configfile "$T/cfg" "$P" app A
     check_bad 2 'bad -ppn' -ppn 0 -n 1 "$P" app A
     ;;
 hydra)

@@ -324,10 +324,14 @@ static void wr_parse_app(int argc, char **argv, int *i, wr_opts_t *o, wr_cmdline
                 wr_error("%s: must be the only application of the command line", a);
                 bad = -1;
             } else {
+                if (*i + 1 < argc) {
+                    wr_error("%s FILE: nothing may follow it ('%s')", a, argv[*i + 1]);
+                    wr_usage_error();
+                }
                 c->in_config = 1;
                 wr_parse_config(o, c, val[0]);
                 c->in_config = 0;
-                *i = argc; /* the rest of the command line: nothing to start */
+                *i = argc;
                 return;
             }
             break;
