@@ -7,9 +7,10 @@
  * microseconds, takes the MPI critical section (core/cs.h) if nobody holds it,
  * drives wh_progress until it runs dry, and lets go.  The critical section is
  * switched on for the rest of the run (every entry point then takes the
- * process lock, as under MPI_THREAD_MULTIPLE); the thread only ever trylocks,
- * so an application thread inside MPI — which progresses by itself — is never
- * made to wait for it. */
+ * process lock, as under MPI_THREAD_MULTIPLE); the thread enters with a
+ * trylock, so an application thread inside MPI — which progresses by itself —
+ * is never made to wait for it, and wh_progress hands the lock over to an
+ * application thread that waits for it (core/cs.h). */
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>
@@ -76,6 +77,17 @@ void wh_rma_async_stop(void)
     if (!running)
         return;
     __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-    pthread_join(thr, NULL); /* it never blocks on the lock this thread may hold */
+    /* The thread does block on the lock in one place: wh_progress yields the
+     * critical section to a thread waiting for it (wh_cs_yield) and takes it
+     * back with a blocking lock.  If that waiter was this thread, entering
+     * MPI_Finalize, the thread now waits for the lock held here: give the lock
+     * up while joining.  The thread then finishes its round (the runtime is
+     * still whole) and sees `stop`. */
+    int held = wh_cs_depth;
+    if (held)
+        pthread_mutex_unlock(&wh_cs_mutex);
+    pthread_join(thr, NULL);
+    if (held)
+        pthread_mutex_lock(&wh_cs_mutex);
     running = 0;
 }
