@@ -125,7 +125,7 @@ static int body_Open_port(MPI_Info info, char *port_name)
              (unsigned)wh_peer_gid(wh_job.rank), p->n);
     /* processes of other groups (spawned ones, or the parents) reach this one
      * through the network channel: open it and publish the endpoint now */
-    if (wh_my_group > 0 || getenv("WHARF_JOB_ID") || wh_pmi_adopted()) {
+    if (wh_my_group > 0 || !wh_pmi_is_singleton()) { /* a process manager can tell others the endpoint */
         int rc = wh_chan_net_dyn_open();
         char why[256];
         if (rc != MPI_SUCCESS)

@@ -49,7 +49,6 @@ static struct {
     char rbuf[WH_PMI_MAXLINE + 1]; /* received bytes not consumed yet */
     size_t rlen;
     wh_pmi_kv_t *kvs; /* singleton KVS */
-    int adopted;      /* a singleton that started its own wharfrun (wh_pmi_need_manager) */
     char err[256];
 } wh_pmi = {.fd = -1};
 
@@ -725,11 +724,6 @@ static int wh_pmi_local_move(void)
     return rc;
 }
 
-int wh_pmi_adopted(void)
-{
-    return wh_pmi.adopted;
-}
-
 int wh_pmi_need_manager(void)
 {
     if (wh_pmi.mode != WH_PMI_SINGLETON)
@@ -786,7 +780,6 @@ int wh_pmi_need_manager(void)
     }
     setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
     wh_pmi.mode = WH_PMI_WIRE;
-    wh_pmi.adopted = 1;
     WH_DEBUG("pmi", "singleton adopted by %s: job %s", path, wh_pmi.kvsname);
     return wh_pmi_local_move();
 }

@@ -15,6 +15,8 @@
  * Fills rank/size.  Returns 0, or -1 with a message in err.  Calling it
  * again after success returns the same rank/size. */
 int wh_pmi_init(int *rank, int *size, char *err, size_t errlen);
+/* 1 while no process manager serves this process: not launched, and not
+ * adopted (wh_pmi_need_manager) */
 int wh_pmi_is_singleton(void);
 const char *wh_pmi_kvsname(void); /* the job id ("" before init) */
 int wh_pmi_appnum(void);
@@ -71,8 +73,6 @@ int wh_pmi_spawn(int count, const wh_pmi_spawn_cmd_t *cmds, int npre, const char
  * names move to that server.  0 (also when not a singleton), or -1 (still a
  * singleton; wh_pmi_error() says why). */
 int wh_pmi_need_manager(void);
-/* 1 once a singleton has a process manager (wh_pmi_need_manager). */
-int wh_pmi_adopted(void);
 /* Tells the launcher (cmd=abort exitcode=code message=msg; msg may be NULL)
  * and waits up to 10 s to be killed, then exits with code (1 if code is a
  * multiple of 256).  Does not return. */
