@@ -27,16 +27,7 @@ static int wr_host_name_ok(const char *name)
     return 1;
 }
 
-static int wr_parse_slots(const char *s, int *out)
-{
-    char *e;
-    errno = 0;
-    long v = strtol(s, &e, 10);
-    if (!*s || *e || errno || v < 1 || v > WR_MAX_SLOTS)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
+static int wr_parse_slots(const char *s, int *out) { return wr_parse_int(s, 1, WR_MAX_SLOTS, out); }
 
 /* Add (or merge into an existing entry of the same name). */
 static int wr_add_host(wr_opts_t *o, const char *name, size_t namelen, int slots, const char *where)

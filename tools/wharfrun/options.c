@@ -180,14 +180,10 @@ static void wr_usage_error(void) { exit(WR_EXIT_USAGE); }
 
 static int wr_parse_count(const char *opt, const char *s, int max, int *out)
 {
-    char *e;
-    errno = 0;
-    long v = strtol(s, &e, 10);
-    if (!*s || *e || errno || v < 1 || v > max) {
+    if (wr_parse_int(s, 1, max, out) != 0) {
         wr_error("bad %s '%s' (need 1..%d)", opt, s, max);
         return -1;
     }
-    *out = (int)v;
     return 0;
 }
 
@@ -349,15 +345,9 @@ static void wr_parse_app(int argc, char **argv, int *i, wr_opts_t *o, wr_cmdline
         case O_STDIN:
             if (!strcmp(val[0], "none")) {
                 o->stdin_rank = -1;
-            } else {
-                char *e;
-                errno = 0;
-                long v = strtol(val[0], &e, 10);
-                if (!*val[0] || *e || errno || v < 0 || v >= WR_MAX_RANKS) {
-                    wr_error("bad --stdin '%s' (a rank number or none)", val[0]);
-                    bad = -1;
-                }
-                o->stdin_rank = (int)v;
+            } else if (wr_parse_int(val[0], 0, WR_MAX_RANKS - 1, &o->stdin_rank) != 0) {
+                wr_error("bad --stdin '%s' (a rank number or none)", val[0]);
+                bad = -1;
             }
             break;
         case O_IFACE:

@@ -124,6 +124,17 @@ void wr_write_all(int fd, const char *buf, size_t len)
     }
 }
 
+int wr_parse_int(const char *s, long lo, long hi, int *out)
+{
+    char *e;
+    errno = 0;
+    long v = strtol(s, &e, 10);
+    if (!*s || *e || errno || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
 void wr_sanitize(const char *in, char *out, size_t outlen)
 {
     size_t i = 0;

@@ -41,6 +41,8 @@ void wr_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void wr_write_all(int fd, const char *buf, size_t len);
 /* Printable copy of an untrusted string (control bytes become '?'). */
 void wr_sanitize(const char *in, char *out, size_t outlen);
+/* a whole decimal string in [lo, hi] (lo, hi within int): 0, or -1 */
+int wr_parse_int(const char *s, long lo, long hi, int *out);
 
 /* ---- options.c ---- */
 typedef struct wr_host {
