@@ -175,7 +175,7 @@ static int wr_make_ranks(wr_job_t *job)
                 upto += o->apps[++k].np;
             r->prog = o->apps[k].prog;
             r->exec_path = o->apps[k].exec_path;
-            r->wdir = (char *)(o->apps[k].wdir ? o->apps[k].wdir : o->wdir);
+            r->wdir = o->apps[k].wdir ? o->apps[k].wdir : o->wdir;
             r->env = o->apps[k].env;
             r->nenv = o->apps[k].nenv;
             appnum[i] = k;

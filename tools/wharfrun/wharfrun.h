@@ -128,7 +128,7 @@ typedef struct wr_rank {
     int group, grank, gsize, lsize; /* lsize: ranks of the group on its host */
     char **prog;       /* PROGRAM ARGS of a spawned process (NULL: the command line's) */
     char *exec_path;   /* its resolved program (local) */
-    char *wdir;        /* its working directory (NULL: wharfrun's) */
+    const char *wdir;  /* its working directory (NULL: wharfrun's): argv, or a spawn's copy kept to the end */
     char **env;        /* its application's -env variables (NULL: none) */
     int nenv;
     double started_at; /* spawned: when it was started (its connect clock starts then) */
