@@ -23,6 +23,9 @@ foreach(np 2 3)
   wh_mpi_test(rma.async.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_async.c ${np})
 endforeach()
 wh_mpi_test(rma.atomic_lock.np3 ${CMAKE_SOURCE_DIR}/tests/mpi/rma_atomic.c 3 lock)
+foreach(np 1 2 4)
+  wh_mpi_test(rma.churn.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_churn.c ${np})
+endforeach()
 foreach(np 1 2 3)
   wh_mpi_test(rma.order.np${np} ${CMAKE_SOURCE_DIR}/tests/mpi/rma_order.c ${np})
 endforeach()
@@ -34,7 +37,7 @@ endforeach()
 # per container; twohost: 4 ranks on two emulated hosts, so shared windows
 # exist only per host and MPI_Win_allocate_shared over the world fails with
 # MPI_ERR_RMA_SHARED).  Skipped (77) without root.
-foreach(t rma_acc rma_sync rma_shared rma_atomic rma_async rma_fabric rma_gate rma_order)
+foreach(t rma_acc rma_sync rma_shared rma_atomic rma_async rma_fabric rma_gate rma_order rma_churn)
   foreach(sc shared pidpriv volume isolated twohost)
     set(np 2)
     if(sc STREQUAL "twohost")
