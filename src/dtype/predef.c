@@ -150,7 +150,7 @@ static int predef_common(MPI_Datatype h, const char *name, wh_dtype_t **tp)
 
 static int add_plain(const predef_t *p)
 {
-    wh_dtype_t *t;
+    wh_dtype_t *t = NULL;
     WH_CHECK(predef_common(p->h, p->name, &t));
     if (WH_HKIND(p->h) == WH_HK_BUILTIN && (((uint32_t)p->h >> 8) & 0xffu) != p->size)
         return wh_error(MPI_ERR_INTERN, "%s: handle size bits disagree with sizeof (%zu)", p->name, p->size);
@@ -167,7 +167,7 @@ static int add_plain(const predef_t *p)
 
 static int add_pair(const pair_t *p)
 {
-    wh_dtype_t *t;
+    wh_dtype_t *t = NULL;
     WH_CHECK(predef_common(p->h, p->name, &t));
     t->size = p->size1 + p->size2;
     t->extent = (MPI_Aint)p->extent;

@@ -124,7 +124,7 @@ static int create_keyval(const char *fname, int kind, MPI_Comm_copy_attr_functio
 static int free_keyval(const char *fname, int kind, int *keyval)
 {
     CHK_PTR(NULL, fname, keyval, "keyval");
-    wh_keyval_t *kv;
+    wh_keyval_t *kv = NULL;
     int rc = chk_keyval(NULL, fname, *keyval, kind, &kv);
     if (rc)
         return rc;

@@ -200,7 +200,7 @@ typedef struct rooted_args {
 static int rooted_check(const char *fname, MPI_Comm comm, int root, const rooted_args_t *a, wh_comm_t **cp,
                         wh_dtype_t **one_dt, wh_dtype_t **all_dt)
 {
-    wh_comm_t *c;
+    wh_comm_t *c = NULL;
     int rc;
     *one_dt = *all_dt = NULL;
     if ((rc = wh_collchk_comm(fname, comm, &c)) || (rc = wh_collchk_root(fname, c, root)))

@@ -85,7 +85,7 @@ static int fits_int(MPI_Count n)
 
 static int type_contiguous(const char *fname, MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype, int large)
 {
-    wh_dtype_t *old, *t;
+    wh_dtype_t *old = NULL, *t = NULL;
     int rc;
     if ((rc = chk_count(fname, count, "count")) || (rc = wh_dtype_arg(fname, oldtype, "oldtype", &old)))
         return rc;
@@ -580,7 +580,7 @@ static int body_Type_create_darray_c(int size, int rank, int ndims, const MPI_Co
 static int type_resized(const char *fname, MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                         MPI_Datatype *newtype, int large)
 {
-    wh_dtype_t *old, *t;
+    wh_dtype_t *old = NULL, *t = NULL;
     int rc;
     if ((rc = wh_dtype_arg(fname, oldtype, "oldtype", &old)))
         return rc;
@@ -602,7 +602,7 @@ static int body_Type_create_resized(const char *fname, MPI_Datatype oldtype, MPI
 static int body_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     static const char fname[] = "MPI_Type_dup";
-    wh_dtype_t *old, *t;
+    wh_dtype_t *old = NULL, *t = NULL;
     int rc;
     if ((rc = wh_dtype_arg(fname, oldtype, "oldtype", &old)))
         return rc;
@@ -621,7 +621,7 @@ static int body_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 static int body_Type_commit(MPI_Datatype *datatype)
 {
     static const char fname[] = "MPI_Type_commit";
-    wh_dtype_t *t;
+    wh_dtype_t *t = NULL;
     int rc;
     CHK_NULL(fname, datatype, "datatype");
     if ((rc = wh_dtype_arg(fname, *datatype, "datatype", &t)))
@@ -633,7 +633,7 @@ static int body_Type_commit(MPI_Datatype *datatype)
 static int body_Type_free(MPI_Datatype *datatype)
 {
     static const char fname[] = "MPI_Type_free";
-    wh_dtype_t *t;
+    wh_dtype_t *t = NULL;
     int rc;
     CHK_NULL(fname, datatype, "datatype");
     if ((rc = wh_dtype_arg(fname, *datatype, "datatype", &t)))

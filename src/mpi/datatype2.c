@@ -231,7 +231,7 @@ static int contents(const char *fname, MPI_Datatype datatype, MPI_Count mi, MPI_
         memcpy(ints, c->ints, (size_t)c->ni * sizeof *ints);
     if (c->na)
         memcpy(aints, c->aints, (size_t)c->na * sizeof *aints);
-    if (c->nc)
+    if (c->nc && counts) /* counts != NULL: checked above; said again for gcc -O3's -Wnonnull */
         memcpy(counts, c->counts, (size_t)c->nc * sizeof *counts);
     for (int i = 0; i < c->nd; i++) {
         types[i] = c->types[i];
@@ -474,7 +474,7 @@ static int pack_size(const char *fname, MPI_Count incount, MPI_Datatype datatype
 
 static int body_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
-    MPI_Count n;
+    MPI_Count n = 0;
     CHK_NULL("MPI_Pack_size", size, "size");
     int rc = pack_size("MPI_Pack_size", incount, datatype, comm, &n, PK_NATIVE);
     if (rc)
@@ -569,7 +569,7 @@ static int status_count(const char *fname, const MPI_Status *status, MPI_Datatyp
 static int status_count_int(const char *fname, const MPI_Status *status, MPI_Datatype datatype, int *count,
                             int elements)
 {
-    MPI_Count c;
+    MPI_Count c = 0;
     CHK_NULL(fname, count, "count");
     int rc = status_count(fname, status, datatype, &c, elements);
     if (rc)

@@ -678,7 +678,7 @@ static int after_ready(const char *fname, part_t *p)
 static int body_Pready(int partition, MPI_Request request)
 {
     static const char fname[] = "MPI_Pready";
-    part_t *p;
+    part_t *p = NULL;
     int rc = chk_active_send(fname, request, &p);
     if (rc || (rc = mark_ready(fname, p, partition)))
         return rc;
@@ -688,7 +688,7 @@ static int body_Pready(int partition, MPI_Request request)
 static int body_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
     static const char fname[] = "MPI_Pready_range";
-    part_t *p;
+    part_t *p = NULL;
     int rc = chk_active_send(fname, request, &p);
     if (rc)
         return rc;
@@ -704,7 +704,7 @@ static int body_Pready_range(int partition_low, int partition_high, MPI_Request 
 static int body_Pready_list(int length, const int array_of_partitions[], MPI_Request request)
 {
     static const char fname[] = "MPI_Pready_list";
-    part_t *p;
+    part_t *p = NULL;
     int rc = chk_active_send(fname, request, &p);
     if (rc)
         return rc;
@@ -726,7 +726,7 @@ static int body_Parrived(MPI_Request request, int partition, int *flag)
         *flag = 1;
         return MPI_SUCCESS;
     }
-    part_t *p;
+    part_t *p = NULL;
     int rc = chk_part(fname, request, 0, &p);
     if (rc)
         return rc;

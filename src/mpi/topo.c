@@ -503,7 +503,7 @@ static int body_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
     wh_comm_t *c;
     const wh_topo_t *t;
-    int first, count;
+    int first = 0, count = 0;
     int rc = graph_node("MPI_Graph_neighbors_count", comm, rank, &c, &t, &first, &count);
     if (rc)
         return rc;
@@ -517,7 +517,7 @@ static int body_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int n
     static const char fname[] = "MPI_Graph_neighbors";
     wh_comm_t *c;
     const wh_topo_t *t;
-    int first, count;
+    int first = 0, count = 0;
     int rc = graph_node(fname, comm, rank, &c, &t, &first, &count);
     if (rc)
         return rc;

@@ -312,7 +312,7 @@ int wh_req_start(wh_req_t *r)
 static __attribute__((noinline)) int send_slow(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag,
                                                wh_comm_t *c, int ctxoff)
 {
-    wh_req_t *r;
+    wh_req_t *r = NULL;
     int rc = wh_isend_x(buf, count, dt, dest, tag, c, ctxoff, WH_MODE_STD,
                         dest != MPI_PROC_NULL ? WH_TRACE_NONE : WH_TRACE_BLK, &r);
     if (rc != MPI_SUCCESS)
@@ -353,7 +353,7 @@ int wh_send(const void *buf, MPI_Count count, wh_dtype_t *dt, int dest, int tag,
 int wh_recv(void *buf, MPI_Count count, wh_dtype_t *dt, int src, int tag, wh_comm_t *c, int ctxoff,
             MPI_Status *status)
 {
-    wh_req_t *r;
+    wh_req_t *r = NULL;
     int rc = wh_irecv_x(buf, count, dt, src, tag, c, ctxoff, WH_TRACE_BLK, &r);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -364,7 +364,7 @@ int wh_sendrecv(const void *sbuf, MPI_Count scount, wh_dtype_t *sdt, int dest, i
                 MPI_Count rcount, wh_dtype_t *rdt, int src, int rtag, wh_comm_t *c, int ctxoff,
                 MPI_Status *status)
 {
-    wh_req_t *rr, *sr;
+    wh_req_t *rr = NULL, *sr = NULL;
     int rc = wh_irecv_x(rbuf, rcount, rdt, src, rtag, c, ctxoff, WH_TRACE_BLK, &rr);
     if (rc != MPI_SUCCESS)
         return rc;

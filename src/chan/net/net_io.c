@@ -210,7 +210,7 @@ void wh_net_ctrl_commit(wh_net_op_t *op, const wh_hdr_t *h)
 int wh_net_am_send(int wpeer, const wh_hdr_t *h, const wh_data_t *d)
 {
     size_t len = d ? d->len : 0;
-    wh_net_op_t *op;
+    wh_net_op_t *op = NULL;
     int rc = wh_net_ctrl_take(wpeer, len, 0, &op);
     if (rc)
         return rc;
