@@ -192,6 +192,10 @@ int wh_chan_no_fd(void);
 enum wh_chan_id { WH_CHAN_SELF = 0, WH_CHAN_SHM = 1, WH_CHAN_NET = 2, WH_CHAN_MAX = 3 };
 extern const wh_chan_ops_t *const wh_chans[WH_CHAN_MAX];
 extern int wh_chan_usable[WH_CHAN_MAX]; /* initialized and able to serve peers */
+/* why a channel is not usable ("" if it is, or none was given): its init records
+ * it with wh_chan_set_why for the coordinator's error when no channel reaches a peer */
+extern char wh_chan_why[WH_CHAN_MAX][200];
+void wh_chan_set_why(int chan, const char *why);
 extern wh_chan_caps_t wh_chan_caps[WH_CHAN_MAX]; /* filled by query() after init */
 int wh_chan_by_name(const char *name);   /* id, or -1 */
 int wh_chans_init(void);                 /* phases + barriers, fallback channels only when needed */

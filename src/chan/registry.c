@@ -1,6 +1,7 @@
 /* The channel registry: the one list of channels, and the loops over it
  * (init in phases, progress, finalize).  Fallback channels (the network) are
  * opened only when some peer is not reached by another channel. */
+#include <stdio.h>
 #include <string.h>
 
 #include "chan/chan.h"
@@ -15,6 +16,13 @@ const wh_chan_ops_t *const wh_chans[WH_CHAN_MAX] = {
     [WH_CHAN_NET] = &wh_chan_net_ops,
 };
 int wh_chan_usable[WH_CHAN_MAX];
+char wh_chan_why[WH_CHAN_MAX][200];
+
+void wh_chan_set_why(int chan, const char *why)
+{
+    if (chan >= 0 && chan < WH_CHAN_MAX)
+        snprintf(wh_chan_why[chan], sizeof wh_chan_why[chan], "%s", why ? why : "");
+}
 int wh_chan_polled[WH_CHAN_MAX];
 wh_chan_caps_t wh_chan_caps[WH_CHAN_MAX];
 
@@ -48,6 +56,7 @@ int wh_chans_init(void)
 {
     for (int c = 0; c < WH_CHAN_MAX; c++) {
         wh_chan_usable[c] = 1;
+        wh_chan_why[c][0] = 0;
         memset(&wh_chan_caps[c], 0, sizeof wh_chan_caps[c]);
         wh_chans[c]->query(&wh_chan_caps[c]);
     }

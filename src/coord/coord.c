@@ -269,8 +269,9 @@ int wh_coord_init(void)
             shm_why = WH_WHY_NOT_LOCAL;
         int c = wh_coord_pick_pure(WH_CHAN_MAX, cand, force, p == wh_job.rank ? WH_CHAN_SELF : -1);
         if (c < 0)
-            return wh_error(MPI_ERR_OTHER, "no channel reaches rank %d: %s, and the network channel is unavailable",
-                            p, wh_loc_why_text(shm_why));
+            return wh_error(MPI_ERR_OTHER, "no channel reaches rank %d: %s, and the network channel is unavailable%s%s%s",
+                            p, wh_loc_why_text(shm_why), wh_chan_why[WH_CHAN_NET][0] ? " (" : "",
+                            wh_chan_why[WH_CHAN_NET], wh_chan_why[WH_CHAN_NET][0] ? ")" : "");
         if (c != WH_CHAN_SHM && cand[WH_CHAN_SHM].reaches)
             shm_why = WH_WHY_FORCED_NET;
         wh_coord_peers[p].chan = (uint8_t)c;

@@ -24,6 +24,7 @@
 #include "op/op.h"
 #include "pmi/pmi.h"
 #include "proto/proto.h"
+#include "util/fabdl.h"
 #include "util/log.h"
 #include "util/tunables.h"
 #include "rma/rma.h"
@@ -361,9 +362,11 @@ static int body_Get_version(int *version, int *subversion)
 
 static int body_Get_library_version(char *version, int *resultlen)
 {
+    /* the loaded libfabric's version, else the one built against: asking must not load it */
+    uint32_t fv = wh_fab_loaded() ? fi_version() : FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
     snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
              "wharf %s (MPI %d.%d; channels: self, shm with CMA, net over libfabric %u.%u)", WHARF_VERSION,
-             MPI_VERSION, MPI_SUBVERSION, FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
+             MPI_VERSION, MPI_SUBVERSION, FI_MAJOR(fv), FI_MINOR(fv));
     *resultlen = (int)strlen(version);
     return MPI_SUCCESS;
 }

@@ -27,6 +27,7 @@
 #include <rdma/fi_errno.h>
 
 #include "rgpu/rg_wire.h"
+#include "util/fabdl.h"
 
 #define RG_FAB_BUF (256u << 10) /* largest message; size of a receive buffer */
 #define RG_FAB_NRX 8            /* receive buffers posted per connection */
@@ -110,6 +111,8 @@ static int getinfo(const char *prov, const char *node, const char *service, uint
                    struct fi_info **out)
 {
     int rc = -FI_ENOMEM;
+    if (wh_fab_load())
+        return -FI_ENOSYS; /* fi_strerror() then says why */
     for (int manual = 1; manual >= 0; manual--) {
         struct fi_info *h = hints_progress(prov, manual);
         if (!h)

@@ -2,17 +2,18 @@
 # driver (a libcuda.so.1 in build/lib/rgpu/).  Both are compiled against
 # cuda.h (fetched with the emulator, tests/cudaemu), use OpenSSL's
 # libcrypto for the HMAC-SHA256 authentication and libfabric for the
-# fabric transport (rg_fab.c).
+# fabric transport (rg_fab.c), loaded when first used (src/util/fabdl.c).
 find_package(OpenSSL COMPONENTS Crypto)
 set(WH_RGPU_OK OFF)
 if(WH_CUDAEMU_OK AND OpenSSL_FOUND)
   set(WH_RGPU_OK ON)
   set(RGPU_SRC ${CMAKE_SOURCE_DIR}/src/rgpu)
-  add_library(rgpu_wire STATIC ${RGPU_SRC}/rg_wire.c ${RGPU_SRC}/rg_auth.c ${RGPU_SRC}/rg_fab.c ${RGPU_SRC}/rg_plan.c)
+  add_library(rgpu_wire STATIC ${RGPU_SRC}/rg_wire.c ${RGPU_SRC}/rg_auth.c ${RGPU_SRC}/rg_fab.c ${RGPU_SRC}/rg_plan.c
+            $<TARGET_OBJECTS:wh_fabdl>)
   set_target_properties(rgpu_wire PROPERTIES POSITION_INDEPENDENT_CODE ON)
   target_include_directories(rgpu_wire PUBLIC ${CMAKE_SOURCE_DIR}/src)
   target_compile_options(rgpu_wire PRIVATE ${WH_WARN} -fvisibility=hidden)
-  target_link_libraries(rgpu_wire PUBLIC OpenSSL::Crypto PkgConfig::FABRIC)
+  target_link_libraries(rgpu_wire PUBLIC OpenSSL::Crypto wh_fabric_headers ${CMAKE_DL_LIBS} Threads::Threads)
 
   add_executable(wharf-gpud ${RGPU_SRC}/gpud.c ${RGPU_SRC}/gpud_session.c ${RGPU_SRC}/gpud_peer.c ${RGPU_SRC}/gpud_gate.c
                ${RGPU_SRC}/rg_drv.c)

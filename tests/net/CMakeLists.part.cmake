@@ -21,3 +21,12 @@ add_test(NAME net.forge
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/net/forge_test.py ${WHARFRUN}
           $<TARGET_FILE:mpit_net_victim> $<TARGET_FILE:net_forge>)
 set_tests_properties(net.forge PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "net" PROCESSORS 2)
+
+# libfabric is loaded only where the network channel is opened (src/util/fabdl.c,
+# docs/NET.md "Loading libfabric"): not by a singleton, nor by ranks that all share
+# memory (native, the shared scenario), always where a peer is across the network.
+wh_mpi_test(net.fabric_lazy ${CMAKE_SOURCE_DIR}/tests/mpi/fabric_lazy.c 3 auto)
+add_test(NAME net.fabric_lazy.singleton COMMAND $<TARGET_FILE:mpit_fabric_lazy> no)
+set_tests_properties(net.fabric_lazy.singleton PROPERTIES TIMEOUT 60 LABELS "net")
+wh_scenario_test(fabric_lazy_local $<TARGET_FILE:mpit_fabric_lazy> "net" "shared;pidpriv;volume" no)
+wh_scenario_test(fabric_lazy_remote $<TARGET_FILE:mpit_fabric_lazy> "net" "isolated;twohost" yes)

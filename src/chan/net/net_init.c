@@ -15,6 +15,7 @@
 #include "core/peers.h"
 #include "pmi/auth.h"
 #include "pmi/pmi.h"
+#include "util/fabdl.h"
 #include "util/log.h"
 #include "util/tunables.h"
 
@@ -192,6 +193,10 @@ static int choose_provider(char *why, size_t whylen)
 {
     const char *prov = wh_tun.net_provider && *wh_tun.net_provider ? wh_tun.net_provider : "tcp";
     struct fi_info *list = NULL;
+    if (wh_fab_load()) {
+        snprintf(why, whylen, "libfabric unavailable: %s", wh_fab_error());
+        return -1;
+    }
     int rc = query(prov, &list);
     if (rc && !strcmp(prov, "tcp")) {
         WH_WARN("net", "provider tcp (tcp;ofi_rxm) unavailable: %s; falling back to sockets", fi_strerror(-rc));
@@ -408,6 +413,7 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     return MPI_SUCCESS;
 fail:
     WH_INFO("net", "network channel unusable: %s", why);
+    wh_chan_set_why(WH_CHAN_NET, why);
     close_all();
     return MPI_SUCCESS;
 }
