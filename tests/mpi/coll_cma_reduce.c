@@ -42,14 +42,9 @@ static void buf_free(void *p)
         free(p);
 }
 
-#define CHECK(c, ...)                                                                                         \
-    do {                                                                                                      \
-        if (!(c) && errs++ < 10) {                                                                            \
-            fprintf(stderr, "rank %d: ", me);                                                                 \
-            fprintf(stderr, __VA_ARGS__);                                                                     \
-            fprintf(stderr, "\n");                                                                            \
-        }                                                                                                     \
-    } while (0)
+#define CHECK_RANK me
+#define CHECK_FAILS errs
+#include "count_check.h"
 
 /* commutative: elementwise a + 2b mod 2^31 is not associative, so take
  * max(a, b) + 0 written as a user function (commutative, associative) */

@@ -15,16 +15,9 @@
 #include <string.h>
 
 static int me, np, errs;
-#define CHECK(c, ...)                                                                             \
-    do {                                                                                          \
-        if (!(c)) {                                                                               \
-            if (errs++ < 10) {                                                                    \
-                fprintf(stderr, "rank %d: %s:%d: ", me, __FILE__, __LINE__);                      \
-                fprintf(stderr, __VA_ARGS__);                                                     \
-                fputc('\n', stderr);                                                              \
-            }                                                                                     \
-        }                                                                                         \
-    } while (0)
+#define CHECK_RANK me
+#define CHECK_FAILS errs
+#include "count_check.h"
 
 /* 2x2 integer matrix product: associative, not commutative */
 static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)

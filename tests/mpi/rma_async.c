@@ -20,15 +20,9 @@
 
 static int rank, nranks, fails;
 
-#define CHECK(c, ...)                                                                                                 \
-    do {                                                                                                              \
-        if (!(c)) {                                                                                                   \
-            fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__);                                       \
-            fprintf(stderr, __VA_ARGS__);                                                                             \
-            fprintf(stderr, "\n");                                                                                    \
-            fails++;                                                                                                  \
-        }                                                                                                             \
-    } while (0)
+#define CHECK_RANK rank
+#define CHECK_FAILS fails
+#include "count_check.h"
 
 static double now(void)
 {

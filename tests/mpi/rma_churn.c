@@ -18,14 +18,9 @@
 
 static int rank, nranks, fails;
 
-#define CHECK(c, ...)                                                                                                 \
-    do {                                                                                                              \
-        if (!(c) && fails++ < 10) {                                                                                   \
-            fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__);                                       \
-            fprintf(stderr, __VA_ARGS__);                                                                             \
-            fprintf(stderr, "\n");                                                                                    \
-        }                                                                                                             \
-    } while (0)
+#define CHECK_RANK rank
+#define CHECK_FAILS fails
+#include "count_check.h"
 
 static int val(int r, int round, int which) { return 1000000 * which + 1000 * round + r + 1; }
 

@@ -20,15 +20,9 @@
 #define N 64
 
 static int fails;
-#define CHECK(c, ...)                                                                                                 \
-    do {                                                                                                              \
-        if (!(c)) {                                                                                                   \
-            fprintf(stderr, "rma_fabric[%d]: FAIL: ", rank);                                                          \
-            fprintf(stderr, __VA_ARGS__);                                                                             \
-            fprintf(stderr, "\n");                                                                                    \
-            fails++;                                                                                                  \
-        }                                                                                                             \
-    } while (0)
+#define CHECK_RANK rank
+#define CHECK_FAILS fails
+#include "count_check.h"
 
 /* window layout (bytes) */
 #define OFF_I64 0     /* fetch_and_op counter */
