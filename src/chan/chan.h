@@ -164,10 +164,6 @@ typedef struct wh_chan_ops {
      * (plain), maybe before return; WH_FALLBACK: not possible, nothing done. */
     int (*atomic_query)(int ekind, int ebytes, int opi, int fetch, int cas);
     int (*atomic)(int wpeer, uint64_t raddr, uint64_t rkey, const struct wh_chan_atomic *a, wh_comp_t *c);
-    /* fd readable on inbound traffic, or -1; wait_arm (may be NULL) returns 0
-     * when blocking on it is safe after an idle progress(). */
-    int (*wait_fd)(void);
-    int (*wait_arm)(void);
     /* Slow path of waits (may be NULL): end the job, naming the peer, if a
      * peer this channel serves died (shm: co-resident ranks). */
     void (*check_peers)(void);
@@ -185,7 +181,6 @@ int wh_chan_nosup_get(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t 
 int wh_chan_nosup_put(int wpeer, uint64_t raddr, uint64_t rkey, const wh_data_t *src, wh_comp_t *c);
 int wh_chan_nosup_bulk_recv(int wpeer, const wh_data_t *dst, uint64_t *token, wh_comp_t *c);
 int wh_chan_nosup_bulk_send(int wpeer, uint64_t token, const wh_data_t *src, wh_comp_t *c);
-int wh_chan_no_fd(void);
 
 /* The registry (chan/registry.c): every channel, in order of preference
  * for equal reach.  Ids are indexes into it. */

@@ -157,4 +157,3 @@ int wh_chan_nosup_bulk_send(int wpeer, uint64_t token, const wh_data_t *src, wh_
     return wh_error(MPI_ERR_INTERN, "bulk send on a channel without bulk streams");
 }
 
-int wh_chan_no_fd(void) { return -1; }

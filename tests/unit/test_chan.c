@@ -166,7 +166,7 @@ static void test_caps(wh_chan_caps_t *k, uint32_t *pc)
     int why = 0, cwhy = 0;
     CHECK(ops->reaches(peer, &why, pc, &cwhy) == 1, "does not reach rank %d (why %d)", peer, why);
     CHECK((*pc & ~k->flags) == 0, "pair capabilities %#x beyond the channel's %#x", *pc, k->flags);
-    CHECK(ops->am_send && ops->get_zcopy && ops->put_zcopy && ops->bulk_recv && ops->bulk_send && ops->wait_fd,
+    CHECK(ops->am_send && ops->get_zcopy && ops->put_zcopy && ops->bulk_recv && ops->bulk_send,
           "an ops entry is NULL");
 }
 

@@ -129,7 +129,6 @@ typedef struct wh_net_state {
     struct fid_cq *cq;
     struct fid_av *av;
     struct fid_ep *ep;
-    int wait_fd;
 
     wh_net_peer_t *peers;
     uint64_t bulk_bit;          /* tag bit of the bulk space */
@@ -182,7 +181,6 @@ void wh_net_ctrl_commit(wh_net_op_t *op, const wh_hdr_t *h);
 /* Post op now, or queue it behind earlier queued operations. */
 void wh_net_submit(wh_net_op_t *op);
 int wh_net_drain(double seconds);
-int wh_net_wait_arm(void);    /* the ops' wait_arm: fi_trywait on the completion queue */
 void wh_net_drop_summary(void); /* close: how many unauthenticated messages were dropped */
 
 /* bulk streams (net_bulk.c) */

@@ -19,14 +19,13 @@
 #include "util/log.h"
 #include "util/tunables.h"
 
-wh_net_state_t wh_net = {.wait_fd = -1};
+wh_net_state_t wh_net;
 
 static int net_init(int phase, int *usable);
 static int net_finalize(void);
 static void net_query(wh_chan_caps_t *caps);
 static int net_may_reach(int wpeer);
 static int net_reaches(int wpeer, int *why, uint32_t *peer_caps, int *cap_why);
-static int net_wait_fd(void);
 
 const wh_chan_ops_t wh_chan_net_ops = {
     .name = "net",
@@ -45,8 +44,6 @@ const wh_chan_ops_t wh_chan_net_ops = {
     .atomic = wh_net_atomic,
     .bulk_recv = wh_net_bulk_recv,
     .bulk_send = wh_net_bulk_send,
-    .wait_fd = net_wait_fd,
-    .wait_arm = wh_net_wait_arm,
 };
 
 /* ---------- provider and interface choice ---------- */
@@ -261,7 +258,6 @@ static void close_all(void)
         fi_freeinfo(wh_net.info);
     free(wh_net.peers);
     memset(&wh_net, 0, sizeof wh_net);
-    wh_net.wait_fd = -1;
 }
 
 #define TRY(call, what)                                                                           \
@@ -283,7 +279,6 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     wh_net.size = size;
     wh_net.gid = wh_peer_gid(rank);
     wh_net.npeers_cap = wh_peers_cap > size ? wh_peers_cap : size;
-    wh_net.wait_fd = -1;
     if (choose_provider(why, sizeof why))
         goto fail;
     struct fi_info *info = wh_net.info;
@@ -321,16 +316,12 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     TRY(fi_domain(wh_net.fabric, info, &wh_net.domain, NULL), "fi_domain");
     int nrx = wh_tun.net_rx_bufs > 0 ? wh_tun.net_rx_bufs : 1;
     int ntx = wh_tun.net_tx_bufs > 0 ? wh_tun.net_tx_bufs : 1;
-    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_FD,
+    /* no wait object: a wait fd costs every completion a signal (tcp;ofi_rxm: a write to a
+     * socketpair, read back by the next fi_cq_read), 8 B ping-pong 6.0-6.2 against 5.1-5.2 us
+     * here (docs/NET.md, "Progress and waiting"), and nothing blocks on it: the engine polls */
+    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE,
                              .size = (size_t)(2 * (nrx + ntx)) + 4096};
-    int rc = fi_cq_open(wh_net.domain, &cqa, &wh_net.cq, NULL);
-    if (rc) {
-        WH_DEBUG("net", "completion queue with a wait fd: %s; polling only", fi_strerror(-rc));
-        cqa.wait_obj = FI_WAIT_NONE;
-        TRY(fi_cq_open(wh_net.domain, &cqa, &wh_net.cq, NULL), "fi_cq_open");
-    } else if (fi_control(&wh_net.cq->fid, FI_GETWAIT, &wh_net.wait_fd) || wh_net.wait_fd < 0) {
-        wh_net.wait_fd = -1;
-    }
+    TRY(fi_cq_open(wh_net.domain, &cqa, &wh_net.cq, NULL), "fi_cq_open");
     struct fi_av_attr ava = {.type = info->domain_attr->av_type == FI_AV_MAP ? FI_AV_MAP : FI_AV_TABLE,
                              .count = (size_t)wh_net.npeers_cap};
     if (fi_av_open(wh_net.domain, &ava, &wh_net.av, NULL) != 0 && wh_net.npeers_cap > size) {
@@ -380,7 +371,8 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     }
     for (int r = 0; r < wh_net.npeers_cap; r++)
         wh_net.peers[r].addr = FI_ADDR_NOTAVAIL;
-    if ((rc = wh_net_io_init())) {
+    int rc = wh_net_io_init();
+    if (rc) {
         snprintf(why, sizeof why, "posting receive buffers: %s", fi_strerror(-rc));
         goto fail;
     }
@@ -402,9 +394,9 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     addr_rank(info, text, sizeof text);
     wh_net.directed = (info->caps & FI_DIRECTED_RECV) != 0;
     WH_DEBUG("net", "provider %s, fabric %s, domain %s, address %s (%.*s), eager max %zu, inject %zu, chunk %zu, "
-             "iov %d, wait fd %d, progress %s, directed receives %s",
+             "iov %d, progress %s, directed receives %s",
              wh_net.prov, info->fabric_attr->name, dom_name(info), text, (int)addr_hex, name, wh_net.eager_max,
-             wh_net.inject_max, wh_net.csize, wh_net.maxiov, wh_net.wait_fd,
+             wh_net.inject_max, wh_net.csize, wh_net.maxiov,
              info->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto",
              wh_net.directed ? "yes" : "no");
     snprintf(wh_net.myname, sizeof wh_net.myname, "%s", name);
@@ -602,7 +594,6 @@ static int net_reaches(int wpeer, int *why, uint32_t *peer_caps, int *cap_why)
     return 1;
 }
 
-static int net_wait_fd(void) { return wh_net.open ? wh_net.wait_fd : -1; }
 
 static int net_finalize(void)
 {

@@ -1,7 +1,6 @@
 /* Network channel, control path: send bounce buffers, the send queue for
  * operations the provider refused with -FI_EAGAIN, pre-posted receive buffers,
  * completion handling and the in-order hand-up of inbound headers. */
-#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,18 +440,6 @@ int wh_net_progress(void)
     return n;
 }
 
-/* Before the engine blocks on the wait fd: fi_trywait resets the fd's signal
- * and says whether the provider still holds events the fd would not show. */
-int wh_net_wait_arm(void)
-{
-    if (!wh_net.open || wh_net.wait_fd < 0)
-        return 0;
-    if (wh_net.q_head) /* queued sends retry only from progress() */
-        return 1;
-    struct fid *f = &wh_net.cq->fid;
-    return fi_trywait(wh_net.fabric, &f, 1) == FI_SUCCESS ? 0 : 1;
-}
-
 /* ---------- setup, drain, teardown ---------- */
 
 int wh_net_io_init(void)
@@ -520,14 +507,8 @@ int wh_net_drain(double seconds)
 {
     double end = now() + seconds;
     while ((wh_net.q_head || wh_net.tx_busy) && now() < end) {
-        if (wh_net_progress())
-            continue;
-        if (wh_net.wait_fd >= 0 && !wh_net_wait_arm()) {
-            struct pollfd p = {.fd = wh_net.wait_fd, .events = POLLIN};
-            poll(&p, 1, 10);
-        } else {
+        if (!wh_net_progress())
             sched_yield();
-        }
     }
     if (wh_net.q_head || wh_net.tx_busy) {
         WH_WARN("net", "%d sends still pending after %.0f s at finalize", wh_net.queued + wh_net.tx_busy, seconds);

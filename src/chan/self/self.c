@@ -69,6 +69,4 @@ const wh_chan_ops_t wh_chan_self_ops = {
     .put_zcopy = wh_chan_nosup_put,
     .bulk_recv = wh_chan_nosup_bulk_recv,
     .bulk_send = wh_chan_nosup_bulk_send,
-    .wait_fd = wh_chan_no_fd,
-    .wait_arm = NULL,
 };

@@ -203,8 +203,6 @@ const wh_chan_ops_t wh_chan_shm_ops = {
     .put_zcopy = wh_shm_put_zcopy,
     .bulk_recv = wh_chan_nosup_bulk_recv,
     .bulk_send = wh_chan_nosup_bulk_send,
-    .wait_fd = wh_chan_no_fd,
-    .wait_arm = NULL,
     .check_peers = wh_shm_check_peers,
     .nap = wh_shm_nap,
 };
