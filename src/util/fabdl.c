@@ -97,6 +97,16 @@ const char *wh_fab_error(void) { return fab_ok ? "" : fab_err[0] ? fab_err : "no
 
 int wh_fab_loaded(void) { return __atomic_load_n(&fab_ok, __ATOMIC_ACQUIRE); }
 
+int wh_fab_in_process(void)
+{
+    if (wh_fab_loaded())
+        return 1;
+    void *h = dlopen(WH_FAB_SONAME, RTLD_LAZY | RTLD_NOLOAD);
+    if (h)
+        dlclose(h);
+    return h != NULL;
+}
+
 /* ---- the forwarders: hidden (the library is built with -fvisibility=hidden), so
  * they bind only the calls of this library, never the application's ---- */
 

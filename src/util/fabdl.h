@@ -13,7 +13,10 @@
  * fi_fabric return -FI_ENOSYS, fi_dupinfo NULL). */
 int wh_fab_load(void);
 const char *wh_fab_error(void);
-/* Was libfabric loaded by this process (without loading it)? */
+/* Was libfabric loaded by this process through wh_fab_load (without loading it)? */
 int wh_fab_loaded(void);
+/* Is libfabric in the process at all, loaded by anyone (the application, another library)?
+ * Its providers read their FI_* variables once, at its first fi_getinfo. */
+int wh_fab_in_process(void);
 
 #endif

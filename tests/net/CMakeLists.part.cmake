@@ -30,3 +30,13 @@ add_test(NAME net.fabric_lazy.singleton COMMAND $<TARGET_FILE:mpit_fabric_lazy> 
 set_tests_properties(net.fabric_lazy.singleton PROPERTIES TIMEOUT 60 LABELS "net")
 wh_scenario_test(fabric_lazy_local $<TARGET_FILE:mpit_fabric_lazy> "net" "shared;pidpriv;volume" no)
 wh_scenario_test(fabric_lazy_remote $<TARGET_FILE:mpit_fabric_lazy> "net" "isolated;twohost" yes)
+
+# Ranks whose network settings disagree (here ofi_rxm's eager limit, as on a rank that
+# initialized libfabric before MPI_Init) fail at MPI_Init naming the ranks and the values,
+# instead of hanging (docs/NET.md, "Send path").
+add_test(NAME net.eager_mismatch
+  COMMAND ${WHARFRUN} -n 2 --timeout 60 sh -c
+          "if [ \"$WHARF_LOCAL_RANK\" = 1 ]; then export FI_OFI_RXM_EAGER_LIMIT=16384; fi; exec \"$0\" no"
+          $<TARGET_FILE:mpit_fabric_lazy>)
+set_tests_properties(net.eager_mismatch PROPERTIES ENVIRONMENT "WHARF_CHANNEL=net" TIMEOUT 90 LABELS "net"
+  PASS_REGULAR_EXPRESSION "rank [01] sends control messages of up to [0-9]+ bytes [(]ofi_rxm eager limit [0-9]+[)], this rank [0-9]+ [(][0-9]+[)]: set WHARF_NET_EAGER_MAX and FI_OFI_RXM_EAGER_LIMIT alike")

@@ -32,8 +32,12 @@ ready = threading.Event()
 
 def read_err():
     pat = re.compile(r"wharf\[0\] debug net: provider .* address \S+ \(([0-9a-f]+)\)")
+    rxm = re.compile(r"wharf\[0\] debug net: FI_OFI_RXM_EAGER_LIMIT=(\d+)")
     for line in job.stderr:
         err_lines.append(line)
+        m = rxm.search(line)
+        if m:
+            addr["rxm"] = m.group(1)
         m = pat.search(line)
         if m and "a" not in addr:
             addr["a"] = m.group(1)
@@ -70,8 +74,13 @@ def finish(code, why):
 if not got_addr.wait(60) or not ready.wait(60):
     finish(1, "the job never published rank 0's endpoint address or never got ready")
 a = addr["a"]
+# ofi_rxm endpoints with different eager limits exchange nothing: the attacker uses the one the
+# victim set for itself (docs/NET.md, "Send path"), so that its messages do reach the victim
+fenv = dict(os.environ)
+if "rxm" in addr:
+    fenv["FI_OFI_RXM_EAGER_LIMIT"] = addr["rxm"]
 try:
-    f = subprocess.run([forge, a], capture_output=True, text=True, timeout=90)
+    f = subprocess.run([forge, a], capture_output=True, text=True, timeout=90, env=fenv)
 except subprocess.TimeoutExpired:
     finish(1, "net_forge did not finish in 90 s")
 print(f.stdout.strip())

@@ -7,8 +7,9 @@
  *   net_rma.c    window registration, fi_write/fi_read for one-sided puts and gets
  *
  * Tags (B = usable tag bits of the provider, 64 for tcp;ofi_rxm):
- *   control  0 (matched exactly: no ignore mask, which the 1.17 shm provider
- *            mishandles for unexpected messages)
+ *   control  0 (small: the whole message fits WH_NET_SMALL_BUF bytes) or 1 (larger eager
+ *            messages), each matched exactly (no ignore mask, which the 1.17 shm provider
+ *            mishandles for unexpected messages): each class has its own posted buffers
  *   bulk     bit B-1 = 1, bits B-2..32 = sender's world rank, bits 31..0 = cookie + chunk
  * An active message is a wh_net_pre_t (sender's world rank, per-pair sequence
  * number) + wh_hdr_t + payload and lands in a pre-posted receive buffer; the
@@ -51,6 +52,7 @@ _Static_assert(sizeof(wh_net_pre_t) == 16, "wh_net_pre_t is 16 bytes on the wire
 #define WH_NET_WINDOW 4              /* bulk chunks in flight per transfer and side */
 #define WH_NET_MAXIOV 8              /* iovecs per bulk chunk before falling back to a bounce */
 #define WH_NET_CHUNK_MAX ((size_t)8 << 20)
+#define WH_NET_SMALL_BUF 16384       /* bytes of a small control buffer (prefix, header, payload) */
 
 enum wh_net_op_kind {
     WH_NET_OP_RX = 1,   /* pre-posted control receive buffer */
@@ -70,6 +72,7 @@ typedef struct wh_net_op {
     uint8_t kind;               /* wh_net_op_kind */
     uint8_t posted;             /* handed to the provider, completion outstanding */
     uint8_t staged;             /* BSEND/BRECV: this chunk goes through buf */
+    uint8_t big;                /* RX/TX: a buffer of the large class (tag 1) */
     int peer;                   /* world rank */
     size_t len;                 /* TX: bytes in buf; BSEND/BRECV: chunk bytes */
     char *buf;                  /* RX/TX: bounce buffer; BSEND/BRECV: staging or NULL */
@@ -134,16 +137,17 @@ typedef struct wh_net_state {
     uint64_t bulk_bit;          /* tag bit of the bulk space */
     int rank_bits;              /* width of the sender field in bulk tags */
     size_t ctrl_cap;            /* largest active-message payload */
+    size_t small_cap;           /* largest payload of a small-class message (tag 0) */
     size_t eager_max;           /* WHARF_NET_EAGER_MAX as the buffers allow */
     size_t inject_max;          /* provider inject size */
     size_t csize;               /* bulk chunk size */
     int maxiov;
 
-    wh_net_op_t *rx;            /* nrx control receive buffers */
-    int nrx;
+    wh_net_op_t *rx;            /* nrx[0] small then nrx[1] large control receive buffers */
+    int nrx[2];
     char *rxmem;
 
-    wh_net_op_t *tx_free;       /* bounce buffers, grown in slabs up to tx_max */
+    wh_net_op_t *tx_free[2];    /* bounce buffers per class, grown in slabs up to tx_max in all */
     void *tx_slabs;             /* list of slabs (first word = next) */
     int tx_count, tx_max, tx_busy;
     wh_net_op_t *q_head, *q_tail; /* operations waiting for the provider (FI_EAGAIN) */
@@ -151,7 +155,7 @@ typedef struct wh_net_state {
     uint32_t next_cookie;
     wh_net_xfer_t *xfers;       /* live bulk transfers */
     int in_progress;
-    int rx_held;                /* receive buffers held by stashed messages */
+    int rx_held[2];             /* receive buffers of each class held by stashed messages */
     unsigned idle;              /* consecutive progress calls without events */
     int auto_progress;          /* provider progresses data on its own thread */
     uint64_t n_reordered, n_eagain;
@@ -165,6 +169,7 @@ typedef struct wh_net_state {
     int rma_no_dc;              /* the provider refused a delivery-complete write: puts use active messages */
     int atomic;                 /* the endpoint has FI_ATOMIC (WHARF_NET_ATOMICS): atomic/atomic_query */
     size_t rma_max;             /* largest fi_write/fi_read */
+    size_t rxm_eager;           /* ofi_rxm's eager limit in this process (0: not rxm); every rank's must match */
 } wh_net_state_t;
 
 extern wh_net_state_t wh_net;

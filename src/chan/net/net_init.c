@@ -186,10 +186,28 @@ static struct fi_info *pick(struct fi_info *list, char *why, size_t whylen)
     return copy;
 }
 
+/* ofi_rxm sends a message up to its eager limit (FI_OFI_RXM_EAGER_LIMIT, 16384 bytes in
+ * libfabric 1.17) in one piece and segments longer ones (SAR), which then complete long after
+ * the messages behind them.  Our eager messages (prefix, header, up to WHARF_NET_EAGER_MAX)
+ * must fit it: raise it before libfabric reads it (at its first fi_getinfo), unless the user
+ * set it or libfabric is in the process already; then eager messages are capped to the limit
+ * (wh_net_open).  8 B to 128 KiB over TCP: docs/NET.md, "Send path". */
+static void rxm_eager_env(void)
+{
+    size_t want = WH_NET_PL_OFF + (wh_tun.net_eager_max > 64 ? wh_tun.net_eager_max : 64);
+    if (want <= 16384 || getenv("FI_OFI_RXM_EAGER_LIMIT") || wh_fab_in_process())
+        return;
+    char v[32];
+    snprintf(v, sizeof v, "%zu", want);
+    setenv("FI_OFI_RXM_EAGER_LIMIT", v, 0);
+    WH_DEBUG("net", "FI_OFI_RXM_EAGER_LIMIT=%s (eager messages up to WHARF_NET_EAGER_MAX go in one piece)", v);
+}
+
 static int choose_provider(char *why, size_t whylen)
 {
     const char *prov = wh_tun.net_provider && *wh_tun.net_provider ? wh_tun.net_provider : "tcp";
     struct fi_info *list = NULL;
+    rxm_eager_env();
     if (wh_fab_load()) {
         snprintf(why, whylen, "libfabric unavailable: %s", wh_fab_error());
         return -1;
@@ -293,7 +311,7 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     wh_net.ctrl_cap = emax > 64 ? emax : 64;
     if (WH_NET_PL_OFF + wh_net.ctrl_cap > info->ep_attr->max_msg_size)
         wh_net.ctrl_cap = info->ep_attr->max_msg_size - WH_NET_PL_OFF;
-    size_t rxm = rxm_eager_limit();
+    size_t rxm = wh_net.rxm_eager = rxm_eager_limit();
     if (rxm && WH_NET_PL_OFF + wh_net.ctrl_cap > rxm && rxm >= WH_NET_PL_OFF + 64 &&
         !getenv("WHARF_NET_EAGER_MAX")) {
         /* Beyond it ofi_rxm segments messages (SAR), which complete long
@@ -342,7 +360,7 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     unsigned char addr[256];
     size_t alen = sizeof addr;
     TRY(fi_getname(&wh_net.ep->fid, addr, &alen), "fi_getname");
-    if (2 * alen + 1 + WH_NET_TOKEN_HEX + 1 > cap) {
+    if (2 * alen + 1 + WH_NET_TOKEN_HEX + 2 * 21 + 3 > cap) {
         snprintf(why, sizeof why, "endpoint name of %zu bytes does not fit a PMI value", alen);
         goto fail;
     }
@@ -363,7 +381,8 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     for (size_t i = 0; i < alen; i++)
         snprintf(name + 2 * i, 3, "%02x", addr[i]);
     size_t addr_hex = 2 * alen; /* the log shows the address, never the token */
-    snprintf(name + addr_hex, cap - addr_hex, "/%s", tok);
+    /* then the eager sizes, which must agree across the job (insert_name) */
+    snprintf(name + addr_hex, cap - addr_hex, "/%s/%zu:%zu", tok, wh_net.ctrl_cap, wh_net.rxm_eager);
 
     if (!(wh_net.peers = calloc((size_t)wh_net.npeers_cap, sizeof *wh_net.peers))) {
         snprintf(why, sizeof why, "out of memory");
@@ -440,18 +459,30 @@ static int name_loopback(const unsigned char *a, size_t len)
     return -1;
 }
 
-/* Parse endpoint name n ("ADDRHEX/TOKENHEX") of peer r into the address
- * vector (addr: its decoded bytes). */
+/* Parse endpoint name n ("ADDRHEX/TOKENHEX/CAP:RXM") of peer r into the address vector
+ * (addr: its decoded bytes).  CAP (largest control payload) and RXM (ofi_rxm's eager limit)
+ * must equal ours: a larger control message than the receiver posted buffers for is lost,
+ * and ofi_rxm endpoints with different eager limits never exchange a message. */
 static int insert_name(int r, const char *n, unsigned char *addr, size_t *alenp)
 {
     size_t alen;
     const char *slash = strchr(n, '/');
     char hex[2 * 256 + 1];
     size_t hl = slash ? (size_t)(slash - n) : 0;
-    if (!slash || hl >= sizeof hex || strlen(slash + 1) != WH_NET_TOKEN_HEX ||
-        strspn(slash + 1, "0123456789abcdef") != WH_NET_TOKEN_HEX)
-        return wh_error(MPI_ERR_OTHER, "network channel: malformed endpoint name of rank %d (no endpoint token; "
-                "a rank of another wharf version?)", r);
+    unsigned long long pcap = 0, prxm = 0;
+    int used = 0;
+    if (!slash || hl >= sizeof hex || strlen(slash + 1) < WH_NET_TOKEN_HEX + 4 ||
+        strspn(slash + 1, "0123456789abcdef") != WH_NET_TOKEN_HEX || slash[1 + WH_NET_TOKEN_HEX] != '/' ||
+        sscanf(slash + 2 + WH_NET_TOKEN_HEX, "%llu:%llu%n", &pcap, &prxm, &used) != 2 ||
+        slash[2 + WH_NET_TOKEN_HEX + used] != 0)
+        return wh_error(MPI_ERR_OTHER, "network channel: malformed endpoint name of rank %d (a rank of another "
+                "wharf version?)", r);
+    if (pcap != wh_net.ctrl_cap || prxm != wh_net.rxm_eager)
+        return wh_error(MPI_ERR_OTHER, "network channel: rank %d sends control messages of up to %llu bytes "
+                        "(ofi_rxm eager limit %llu), this rank %zu (%zu): set WHARF_NET_EAGER_MAX and "
+                        "FI_OFI_RXM_EAGER_LIMIT alike on every rank (libfabric loaded before MPI_Init keeps "
+                        "ofi_rxm's default limit; docs/NET.md, \"Send path\")",
+                        r, pcap, prxm, wh_net.ctrl_cap, wh_net.rxm_eager);
     memcpy(hex, n, hl);
     hex[hl] = 0;
     if (unhex(hex, addr, 256, &alen))

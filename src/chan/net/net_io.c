@@ -12,7 +12,9 @@
 #include "util/log.h"
 #include "util/tunables.h"
 
-#define TX_SLAB 16     /* send buffers allocated at a time */
+#define TX_SLAB 16     /* small send buffers allocated at a time */
+#define TX_SLAB_BIG 4  /* large ones */
+#define RX_BIG_MIN 4   /* posted large receive buffers: WHARF_NET_RX_BUFS / 8, at least this many */
 #define CQ_BATCH 16
 #define CQ_ROUNDS 4    /* batches read per progress call at most */
 
@@ -22,45 +24,51 @@ typedef struct tx_slab {
     wh_net_op_t ops[TX_SLAB];
 } tx_slab_t;
 
-static size_t bufsize(void)
+/* Control messages come in two classes, each with its own tag, posted receive buffers and
+ * send buffers: small ones (the whole message within WH_NET_SMALL_BUF bytes: every protocol
+ * message and small eager data) and large eager messages up to ctrl_cap, so that the
+ * memory posted for the many small buffers does not grow with the eager limit. */
+static size_t bufsize(int big)
 {
-    return (WH_NET_PL_OFF + wh_net.ctrl_cap + 63) & ~(size_t)63;
+    return (WH_NET_PL_OFF + (big ? wh_net.ctrl_cap : wh_net.small_cap) + 63) & ~(size_t)63;
 }
 
-#define CTRL_TAG 0ULL /* matched exactly (bulk tags have the bulk bit set) */
+#define CTRL_TAG(big) ((uint64_t)(big)) /* matched exactly (bulk tags have the bulk bit set) */
 
 /* ---------- send bounce buffers ---------- */
 
-static int tx_grow(void)
+static int tx_grow(int big)
 {
     tx_slab_t *s = calloc(1, sizeof *s);
-    size_t bs = bufsize();
+    size_t bs = bufsize(big);
+    int n = big ? TX_SLAB_BIG : TX_SLAB;
     if (!s)
         return -1;
-    if (posix_memalign((void **)&s->mem, 64, bs * TX_SLAB)) {
+    if (posix_memalign((void **)&s->mem, 64, bs * (size_t)n)) {
         free(s);
         return -1;
     }
-    for (int i = 0; i < TX_SLAB; i++) {
+    for (int i = 0; i < n; i++) {
         wh_net_op_t *op = &s->ops[i];
         op->kind = WH_NET_OP_TX;
+        op->big = (uint8_t)big;
         op->buf = s->mem + (size_t)i * bs;
-        op->next = wh_net.tx_free;
-        wh_net.tx_free = op;
+        op->next = wh_net.tx_free[big];
+        wh_net.tx_free[big] = op;
     }
     s->next = wh_net.tx_slabs;
     wh_net.tx_slabs = s;
-    wh_net.tx_count += TX_SLAB;
+    wh_net.tx_count += n;
     return 0;
 }
 
 /* internal = 1: may exceed the pool limit (never WH_AGAIN) */
-static wh_net_op_t *tx_get(int internal)
+static wh_net_op_t *tx_get(int big, int internal)
 {
-    if (!wh_net.tx_free && ((wh_net.tx_count >= wh_net.tx_max && !internal) || tx_grow()))
+    if (!wh_net.tx_free[big] && ((wh_net.tx_count >= wh_net.tx_max && !internal) || tx_grow(big)))
         return NULL;
-    wh_net_op_t *op = wh_net.tx_free;
-    wh_net.tx_free = op->next;
+    wh_net_op_t *op = wh_net.tx_free[big];
+    wh_net.tx_free[big] = op->next;
     wh_net.tx_busy++;
     return op;
 }
@@ -68,8 +76,8 @@ static wh_net_op_t *tx_get(int internal)
 static void tx_put(wh_net_op_t *op)
 {
     op->posted = 0;
-    op->next = wh_net.tx_free;
-    wh_net.tx_free = op;
+    op->next = wh_net.tx_free[op->big];
+    wh_net.tx_free[op->big] = op;
     wh_net.tx_busy--;
 }
 
@@ -81,17 +89,17 @@ static ssize_t post_op(wh_net_op_t *op)
     ssize_t rc;
     switch (op->kind) {
     case WH_NET_OP_RX:
-        rc = fi_trecv(wh_net.ep, op->buf, bufsize(), NULL, FI_ADDR_UNSPEC, CTRL_TAG, 0, &op->fctx);
+        rc = fi_trecv(wh_net.ep, op->buf, bufsize(op->big), NULL, FI_ADDR_UNSPEC, CTRL_TAG(op->big), 0, &op->fctx);
         break;
     case WH_NET_OP_TX: {
         fi_addr_t a = wh_net.peers[op->peer].addr;
         if (op->len <= wh_net.inject_max) {
-            rc = fi_tinject(wh_net.ep, op->buf, op->len, a, CTRL_TAG);
+            rc = fi_tinject(wh_net.ep, op->buf, op->len, a, CTRL_TAG(op->big));
             if (rc == 0)
                 tx_put(op);
             return rc;
         }
-        rc = fi_tsend(wh_net.ep, op->buf, op->len, NULL, a, CTRL_TAG, &op->fctx);
+        rc = fi_tsend(wh_net.ep, op->buf, op->len, NULL, a, CTRL_TAG(op->big), &op->fctx);
         break;
     }
     default:
@@ -187,7 +195,7 @@ int wh_net_ctrl_take(int wpeer, size_t plen, int internal, wh_net_op_t **out)
     if (plen > wh_net.ctrl_cap)
         return wh_error(MPI_ERR_INTERN, "network channel: message of %zu bytes exceeds the eager limit %zu", plen,
                         wh_net.ctrl_cap);
-    wh_net_op_t *op = tx_get(internal);
+    wh_net_op_t *op = tx_get(plen > wh_net.small_cap, internal);
     if (!op)
         return internal ? wh_error(MPI_ERR_NO_MEM, "network channel: out of memory for a send buffer") : WH_AGAIN;
     op->peer = wpeer;
@@ -239,7 +247,7 @@ static void dispatch(int peer, const char *data, size_t len)
  * half of them, copy and repost. */
 static void stash(wh_net_peer_t *p, uint16_t seq, wh_net_op_t *op, size_t len)
 {
-    int hold = wh_net.rx_held < wh_net.nrx / 2;
+    int hold = wh_net.rx_held[op->big] < wh_net.nrx[op->big] / 2;
     wh_net_stash_t *s = malloc(sizeof *s + (hold ? 0 : len));
     if (!s) {
         /* cannot keep it: the pair's order would break, so the job cannot go on */
@@ -251,7 +259,7 @@ static void stash(wh_net_peer_t *p, uint16_t seq, wh_net_op_t *op, size_t len)
     if (hold) {
         s->op = op;
         s->data = op->buf;
-        wh_net.rx_held++;
+        wh_net.rx_held[op->big]++;
     } else {
         s->op = NULL;
         s->data = s->copy;
@@ -324,7 +332,7 @@ static void rx_done(wh_net_op_t *op, size_t len)
         p->stash = s->next;
         dispatch(peer, s->data, s->len);
         if (s->op) {
-            wh_net.rx_held--;
+            wh_net.rx_held[s->op->big]--;
             wh_net_submit(s->op);
         }
         free(s);
@@ -444,16 +452,20 @@ int wh_net_progress(void)
 
 int wh_net_io_init(void)
 {
-    size_t bs = bufsize();
+    wh_net.small_cap = WH_NET_PL_OFF + wh_net.ctrl_cap <= WH_NET_SMALL_BUF ? wh_net.ctrl_cap
+                                                                          : WH_NET_SMALL_BUF - WH_NET_PL_OFF;
+    size_t bs0 = bufsize(0), bs1 = bufsize(1);
     wh_net.tx_max = wh_tun.net_tx_bufs > TX_SLAB ? wh_tun.net_tx_bufs : TX_SLAB;
-    wh_net.nrx = wh_tun.net_rx_bufs > 0 ? wh_tun.net_rx_bufs : 1;
-    wh_net.rx = calloc((size_t)wh_net.nrx, sizeof *wh_net.rx);
-    if (!wh_net.rx || posix_memalign((void **)&wh_net.rxmem, 64, bs * (size_t)wh_net.nrx))
+    int n0 = wh_net.nrx[0] = wh_tun.net_rx_bufs > 0 ? wh_tun.net_rx_bufs : 1;
+    int n1 = wh_net.nrx[1] = wh_net.ctrl_cap > wh_net.small_cap ? (n0 / 8 > RX_BIG_MIN ? n0 / 8 : RX_BIG_MIN) : 0;
+    wh_net.rx = calloc((size_t)(n0 + n1), sizeof *wh_net.rx);
+    if (!wh_net.rx || posix_memalign((void **)&wh_net.rxmem, 64, bs0 * (size_t)n0 + bs1 * (size_t)n1))
         return -FI_ENOMEM;
-    for (int i = 0; i < wh_net.nrx; i++) {
+    for (int i = 0; i < n0 + n1; i++) {
         wh_net_op_t *op = &wh_net.rx[i];
         op->kind = WH_NET_OP_RX;
-        op->buf = wh_net.rxmem + (size_t)i * bs;
+        op->big = i >= n0;
+        op->buf = wh_net.rxmem + (i < n0 ? (size_t)i * bs0 : (size_t)n0 * bs0 + (size_t)(i - n0) * bs1);
         ssize_t rc = post_op(op);
         if (rc == -FI_EAGAIN)
             enqueue(op);
@@ -475,7 +487,7 @@ void wh_net_io_finalize(void)
         free(s);
     }
     wh_net.tx_slabs = NULL;
-    wh_net.tx_free = NULL;
+    wh_net.tx_free[0] = wh_net.tx_free[1] = NULL;
     for (int r = 0; wh_net.peers && r < wh_net.npeers_cap; r++) {
         for (wh_net_stash_t *s = wh_net.peers[r].stash, *nx; s; s = nx) {
             nx = s->next;
