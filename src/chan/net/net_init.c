@@ -186,6 +186,8 @@ static struct fi_info *pick(struct fi_info *list, char *why, size_t whylen)
     return copy;
 }
 
+#define RXM_EAGER_DEFAULT 16384 /* ofi_rxm's eager limit unless FI_OFI_RXM_EAGER_LIMIT says (libfabric 1.17) */
+
 /* ofi_rxm sends a message up to its eager limit (FI_OFI_RXM_EAGER_LIMIT, 16384 bytes in
  * libfabric 1.17) in one piece and segments longer ones (SAR), which then complete long after
  * the messages behind them.  Our eager messages (prefix, header, up to WHARF_NET_EAGER_MAX)
@@ -195,7 +197,7 @@ static struct fi_info *pick(struct fi_info *list, char *why, size_t whylen)
 static void rxm_eager_env(void)
 {
     size_t want = WH_NET_PL_OFF + (wh_tun.net_eager_max > 64 ? wh_tun.net_eager_max : 64);
-    if (want <= 16384 || getenv("FI_OFI_RXM_EAGER_LIMIT") || wh_fab_in_process())
+    if (want <= RXM_EAGER_DEFAULT || getenv("FI_OFI_RXM_EAGER_LIMIT") || wh_fab_in_process())
         return;
     char v[32];
     snprintf(v, sizeof v, "%zu", want);
@@ -238,10 +240,10 @@ static size_t rxm_eager_limit(void)
 {
     if (!strstr(wh_net.prov, "ofi_rxm"))
         return 0;
-    size_t v = 16384; /* libfabric 1.17's default */
+    size_t v = RXM_EAGER_DEFAULT;
     const char *e = getenv("FI_OFI_RXM_EAGER_LIMIT");
     if (e && *e && wh_tunable_parse(WH_TT_SIZE, e, &v))
-        v = 16384;
+        v = RXM_EAGER_DEFAULT;
     return v;
 }
 
@@ -470,13 +472,18 @@ static int insert_name(int r, const char *n, unsigned char *addr, size_t *alenp)
     char hex[2 * 256 + 1];
     size_t hl = slash ? (size_t)(slash - n) : 0;
     unsigned long long pcap = 0, prxm = 0;
-    int used = 0;
-    if (!slash || hl >= sizeof hex || strlen(slash + 1) < WH_NET_TOKEN_HEX + 4 ||
-        strspn(slash + 1, "0123456789abcdef") != WH_NET_TOKEN_HEX || slash[1 + WH_NET_TOKEN_HEX] != '/' ||
-        sscanf(slash + 2 + WH_NET_TOKEN_HEX, "%llu:%llu%n", &pcap, &prxm, &used) != 2 ||
-        slash[2 + WH_NET_TOKEN_HEX + used] != 0)
+    const char *sz = slash ? slash + 2 + WH_NET_TOKEN_HEX : NULL; /* "CAP:RXM", decimal digits only */
+    size_t d1 = 0, d2 = 0;
+    if (slash && strlen(slash + 1) >= WH_NET_TOKEN_HEX + 4 && slash[1 + WH_NET_TOKEN_HEX] == '/') {
+        d1 = strspn(sz, "0123456789");
+        d2 = sz[d1] == ':' ? strspn(sz + d1 + 1, "0123456789") : 0;
+    }
+    if (!slash || hl >= sizeof hex || strspn(slash + 1, "0123456789abcdef") != WH_NET_TOKEN_HEX || !d1 || !d2 ||
+        d1 > 19 || d2 > 19 || sz[d1 + 1 + d2] != 0)
         return wh_error(MPI_ERR_OTHER, "network channel: malformed endpoint name of rank %d (a rank of another "
                 "wharf version?)", r);
+    pcap = strtoull(sz, NULL, 10);
+    prxm = strtoull(sz + d1 + 1, NULL, 10);
     if (pcap != wh_net.ctrl_cap || prxm != wh_net.rxm_eager)
         return wh_error(MPI_ERR_OTHER, "network channel: rank %d sends control messages of up to %llu bytes "
                         "(ofi_rxm eager limit %llu), this rank %zu (%zu): set WHARF_NET_EAGER_MAX and "
@@ -624,7 +631,6 @@ static int net_reaches(int wpeer, int *why, uint32_t *peer_caps, int *cap_why)
     *peer_caps = WH_CAP_AM | WH_CAP_BULK | (wh_net.rma ? WH_CAP_RMA_REG : 0u) | (wh_net.atomic ? WH_CAP_ATOMIC : 0u);
     return 1;
 }
-
 
 static int net_finalize(void)
 {
