@@ -543,6 +543,8 @@ static const wh_req_ops_t part_ops = {
     .start = part_start,
     .release = part_release,
     .abandon = part_abandon,
+    .no_cancel = "partitioned communication requests cannot be cancelled (MPI-4.1 4.2: erroneous; complete the "
+                 "round with MPI_Pready and MPI_Wait, or MPI_Request_free an inactive request)",
 };
 
 /* ---------- entry points ---------- */

@@ -41,6 +41,10 @@ typedef struct wh_req_ops {
        with WH_REQ_CANCEL_DONE set also get complete requests (generalized
        requests tell cancel_fn whether they were complete) */
     int (*cancel)(wh_req_t *r);
+    /* MPI_Cancel of any request of the kind, active or not, is an error
+       (MPI_ERR_REQUEST) saying this (partitioned requests: MPICH refuses them
+       too; a cancel that did nothing would leave MPI_Wait hanging) */
+    const char *no_cancel;
     /* MPI_Request_free of an active, incomplete request: finish it in the
        background and release it (default: r->user_freed = 1, which the
        protocol layer honours for its send/receive requests) */

@@ -245,6 +245,10 @@ static int body_Cancel(MPI_Request *request)
     wh_req_t *r = wh_req_user(*request);
     if (!r)
         return wh_p2p_bad("MPI_Cancel", NULL, WH_BAD_REQUEST, *request, "request");
+    const wh_req_ops_t *ko = kind_ops(r);
+    if (ko && ko->no_cancel)
+        return wh_p2p_raise(r->comm, "MPI_Cancel",
+                            wh_error(MPI_ERR_REQUEST, "request 0x%x: %s", (unsigned)*request, ko->no_cancel));
     /* a send request that completed locally (an eager message) may still be
        withdrawn from the receiver's unexpected queue, as in MPICH */
     if (wh_req_inactive(r) || (wh_req_done(r) && !WH_REQ_CANCEL_DONE(r->kind) && r->kind != WH_REQ_SEND))

@@ -5,7 +5,7 @@
  * datatype), a noncontiguous receive type, rendezvous-sized partitions, two
  * requests with the same tag matched by init order although started and
  * readied in the other order, MPI_PROC_NULL, MPI_Startall, MPI_Test,
- * MPI_Request_free, and the misuse errors. */
+ * MPI_Request_free, and the misuse errors (MPI_Cancel refused with MPI_ERR_REQUEST). */
 #include "p2p_check.h"
 
 #define ROUNDS 3
@@ -253,8 +253,12 @@ static void misuse(void)
     int flag;
     CHECK(errclass(MPI_Parrived(s, 0, &flag)) == MPI_ERR_REQUEST, "Parrived on a send request accepted");
     CHECK(errclass(MPI_Pready(0, r)) == MPI_ERR_REQUEST, "Pready on a receive request accepted");
+    CHECK(errclass(MPI_Cancel(&s)) == MPI_ERR_REQUEST, "cancel of an inactive partitioned send accepted");
     MPI_OK(MPI_Start(&r));
     MPI_OK(MPI_Start(&s));
+    /* a cancel that did nothing would leave the MPI_Wait below hanging: refused, the round goes on */
+    CHECK(errclass(MPI_Cancel(&s)) == MPI_ERR_REQUEST, "cancel of an active partitioned send accepted");
+    CHECK(errclass(MPI_Cancel(&r)) == MPI_ERR_REQUEST, "cancel of an active partitioned receive accepted");
     CHECK(errclass(MPI_Pready(4, s)) == MPI_ERR_ARG, "partition 4 of 4 accepted");
     CHECK(errclass(MPI_Pready_range(2, 1, s)) == MPI_ERR_ARG, "empty range accepted");
     CHECK(errclass(MPI_Parrived(r, -1, &flag)) == MPI_ERR_ARG, "partition -1 accepted");
