@@ -9,6 +9,8 @@ set_tests_properties(arch.layers PROPERTIES LABELS unit TIMEOUT 60)
 
 # Channel conformance: test_chan drives one channel's ops table between two
 # ranks (self: one rank).  name : channel : ranks : environment ("," separated).
+# Bulk chunks: net picks them per transfer (docs/NET.md); bigchunk/tinychunk force
+# ofi_rxm's rendezvous per chunk and many chunks per transfer.
 # Not listed: the deprecated sockets provider, which stalls a send stream
 # (3000 back-to-back messages, 1 run in 5 under load: sends never complete,
 # the tx pool stays exhausted); the MPI tests never select it.
@@ -24,7 +26,9 @@ set(WH_CHAN_CONF
   "net:net:2:WHARF_CHANNEL=net"
   "net_queue:net:2:WHARF_CHANNEL=net,WHARF_NET_TX_BUFS=16,WHARF_NET_RX_BUFS=4,WHARF_NET_EAGER_MAX=1024"
   "net_reorder:net:2:WHARF_CHANNEL=net,WHARF_NET_EAGER_MAX=65536,WHARF_NET_RX_BUFS=8,FI_OFI_RXM_EAGER_LIMIT=16384"
-  "net_shm:net:2:WHARF_CHANNEL=net,WHARF_NET_PROVIDER=shm")
+  "net_shm:net:2:WHARF_CHANNEL=net,WHARF_NET_PROVIDER=shm"
+  "net_bigchunk:net:2:WHARF_CHANNEL=net,WHARF_NET_BULK_CHUNK=8388608"
+  "net_tinychunk:net:2:WHARF_CHANNEL=net,WHARF_NET_BULK_CHUNK=4096")
 foreach(v ${WH_CHAN_CONF})
   string(REPLACE ":" ";" parts "${v}")
   list(GET parts 0 vname)

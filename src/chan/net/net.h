@@ -49,7 +49,8 @@ _Static_assert(sizeof(wh_net_pre_t) == 16, "wh_net_pre_t is 16 bytes on the wire
 #define WH_NET_TOKEN_HEX 16          /* hex digits of a token in the published name ("ADDRHEX/TOKENHEX") */
 #define WH_NET_HDR_OFF sizeof(wh_net_pre_t)                    /* wh_hdr_t */
 #define WH_NET_PL_OFF (sizeof(wh_net_pre_t) + sizeof(wh_hdr_t)) /* payload */
-#define WH_NET_WINDOW 4              /* bulk chunks in flight per transfer and side */
+#define WH_NET_WINDOW 8              /* bulk chunks in flight per transfer and side, at most */
+#define WH_NET_WINDOW_BIG 4          /* ... when chunks are larger than ofi_rxm's eager limit */
 #define WH_NET_MAXIOV 8              /* iovecs per bulk chunk before falling back to a bounce */
 #define WH_NET_CHUNK_MAX ((size_t)8 << 20)
 #define WH_NET_SMALL_BUF 16384       /* bytes of a small control buffer (prefix, header, payload) */
@@ -90,7 +91,8 @@ typedef struct wh_net_xfer {
     uint32_t cookie;            /* chunk k uses cookie + k */
     uint64_t tagbase;           /* bulk bit | sender's rank field */
     size_t total;               /* bytes to move (receiver: min(len, capacity)) */
-    size_t csize;               /* chunk size chosen by the sender */
+    size_t csize;               /* chunk size chosen by the receiver */
+    int window;                 /* chunks in flight at most (<= WH_NET_WINDOW) */
     size_t nchunks, next;       /* chunks in total, next chunk to start */
     int inflight;               /* chunk operations posted or queued */
     int starting;               /* inside the first window's posts: finish later */
@@ -141,6 +143,8 @@ typedef struct wh_net_state {
     size_t eager_max;           /* WHARF_NET_EAGER_MAX as the buffers allow */
     size_t inject_max;          /* provider inject size */
     size_t csize;               /* bulk chunk size */
+    size_t csmall;              /* chunk size of a transfer that starts alone (0: always csize) */
+    int bulk_rx;                /* live receiving bulk transfers */
     int maxiov;
 
     wh_net_op_t *rx;            /* nrx[0] small then nrx[1] large control receive buffers */

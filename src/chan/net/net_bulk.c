@@ -2,8 +2,10 @@
  * chunks of a transfer (tag = bulk bit | sender rank | cookie + chunk) under a
  * cookie it allocates, and returns the token (cookie, chunk size) that the
  * protocol layer carries to the sender in its clear-to-send; the sender then
- * sends exactly the posted bytes.  Chunks are at most wh_net.csize bytes,
- * WH_NET_WINDOW of them in flight per side; each side moves a chunk straight
+ * sends exactly the posted bytes.  Chunks are at most wh_net.csize bytes
+ * (wh_net.csmall for a transfer that starts while this rank receives no
+ * other: net_init.c), WH_NET_WINDOW of them in flight per side
+ * (WH_NET_WINDOW_BIG when ofi_rxm cannot send them eagerly); each side moves a chunk straight
  * from/to the user buffer (contiguous, or up to maxiov iovecs of its layout)
  * or through a staging buffer. */
 #include <stdlib.h>
@@ -14,7 +16,7 @@
 #include "core/core.h"
 #include "util/log.h"
 
-static wh_net_xfer_t *xfer_new(const wh_data_t *d, wh_comp_t *comp, int peer, int is_send)
+static wh_net_xfer_t *xfer_new(const wh_data_t *d, wh_comp_t *comp, int peer, int is_send, size_t csize)
 {
     wh_net_xfer_t *x = calloc(1, sizeof *x);
     if (!x)
@@ -24,6 +26,10 @@ static wh_net_xfer_t *xfer_new(const wh_data_t *d, wh_comp_t *comp, int peer, in
     x->peer = peer;
     x->is_send = is_send;
     x->total = d->len;
+    x->csize = csize;
+    x->nchunks = d->len ? (d->len + csize - 1) / csize : 0;
+    x->window = csize <= wh_net.rxm_eager ? WH_NET_WINDOW : WH_NET_WINDOW_BIG;
+    wh_net.bulk_rx += !is_send;
     for (int i = 0; i < WH_NET_WINDOW; i++) {
         x->ops[i].kind = (uint8_t)(is_send ? WH_NET_OP_BSEND : WH_NET_OP_BRECV);
         x->ops[i].x = x;
@@ -38,6 +44,7 @@ static wh_net_xfer_t *xfer_new(const wh_data_t *d, wh_comp_t *comp, int peer, in
 
 static void xfer_free(wh_net_xfer_t *x)
 {
+    wh_net.bulk_rx -= !x->is_send;
     if (x->lprev)
         x->lprev->lnext = x->lnext;
     else
@@ -133,7 +140,7 @@ void wh_net_bulk_done(wh_net_op_t *op, int err)
 static void window_start(wh_net_xfer_t *x)
 {
     x->starting = 1;
-    for (int i = 0; i < WH_NET_WINDOW && x->next < x->nchunks && !x->err; i++)
+    for (int i = 0; i < x->window && x->next < x->nchunks && !x->err; i++)
         chunk_start(x, &x->ops[i]);
     x->starting = 0;
     if (x->inflight == 0)
@@ -153,13 +160,10 @@ int wh_net_bulk_recv(int wpeer, const wh_data_t *dst, uint64_t *token, wh_comp_t
 {
     if (!wh_net.open || wpeer < 0 || wpeer >= wh_net_npeers() || wh_net.peers[wpeer].addr == FI_ADDR_NOTAVAIL)
         return wh_error(MPI_ERR_OTHER, "network channel: rank %d has no network endpoint", wpeer);
-    int lg = csize_log(wh_net.csize);
-    size_t csize = (size_t)1 << lg;
-    wh_net_xfer_t *x = xfer_new(dst, c, wpeer, 0);
+    int lg = csize_log(wh_net.csmall && !wh_net.bulk_rx ? wh_net.csmall : wh_net.csize);
+    wh_net_xfer_t *x = xfer_new(dst, c, wpeer, 0, (size_t)1 << lg);
     if (!x)
         return wh_error(MPI_ERR_NO_MEM, "network channel: out of memory receiving a bulk transfer");
-    x->csize = csize;
-    x->nchunks = dst->len ? (dst->len + csize - 1) / csize : 0;
     x->cookie = wh_net.next_cookie;
     wh_net.next_cookie += (uint32_t)(x->nchunks ? x->nchunks : 1);
     x->tagbase = wh_net.bulk_bit | ((uint64_t)wh_peer_gid(wpeer) << 32);
@@ -174,11 +178,9 @@ int wh_net_bulk_send(int wpeer, uint64_t token, const wh_data_t *src, wh_comp_t 
     if (lg < 6 || lg > 40 || ((size_t)1 << lg) > wh_net.info->ep_attr->max_msg_size)
         return wh_error(MPI_ERR_OTHER, "network channel: rank %d asks for chunks of 2^%d bytes, provider allows %zu",
                         wpeer, lg, wh_net.info->ep_attr->max_msg_size);
-    wh_net_xfer_t *x = xfer_new(src, c, wpeer, 1);
+    wh_net_xfer_t *x = xfer_new(src, c, wpeer, 1, (size_t)1 << lg);
     if (!x)
         return wh_error(MPI_ERR_NO_MEM, "network channel: out of memory sending a bulk transfer");
-    x->csize = (size_t)1 << lg;
-    x->nchunks = src->len ? (src->len + x->csize - 1) / x->csize : 0;
     x->cookie = (uint32_t)token;
     x->tagbase = wh_net.bulk_bit | ((uint64_t)wh_net.gid << 32);
     WH_TRACE("net", "bulk to rank %d: %zu bytes in %zu chunks", wpeer, x->total, x->nchunks);
