@@ -40,3 +40,11 @@ add_test(NAME net.eager_mismatch
           $<TARGET_FILE:mpit_fabric_lazy>)
 set_tests_properties(net.eager_mismatch PROPERTIES ENVIRONMENT "WHARF_CHANNEL=net" TIMEOUT 90 LABELS "net"
   PASS_REGULAR_EXPRESSION "rank [01] sends control messages of up to [0-9]+ bytes [(]ofi_rxm eager limit [0-9]+[)], this rank [0-9]+ [(][0-9]+[)]: set WHARF_NET_EAGER_MAX and FI_OFI_RXM_EAGER_LIMIT alike")
+# Deterministic fuzz campaign over the endpoint names ranks read from PMI (net_name.c);
+# -DWH_LIBFUZZER + clang -fsanitize=fuzzer for libFuzzer.
+add_executable(fuzz_net_name ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_net_name.c)
+target_link_libraries(fuzz_net_name PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,wh_internal>")
+target_compile_options(fuzz_net_name PRIVATE ${WH_WARN})
+set_target_properties(fuzz_net_name PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/unit)
+add_test(NAME net.name_fuzz COMMAND fuzz_net_name 200000 1)
+set_tests_properties(net.name_fuzz PROPERTIES TIMEOUT 300 LABELS "unit;net")

@@ -178,6 +178,21 @@ typedef struct wh_net_state {
 
 extern wh_net_state_t wh_net;
 
+/* The endpoint name published through PMI, "ADDRHEX/TOKENHEX/CAP:RXM" (net_name.c). */
+typedef struct wh_net_name {
+    unsigned char addr[256];    /* provider address */
+    size_t alen;
+    uint64_t token;             /* endpoint token */
+    unsigned long long cap;     /* largest control payload */
+    unsigned long long rxm;     /* ofi_rxm's eager limit (0: not rxm) */
+} wh_net_name_t;
+/* 0, or -1 when buf (cap bytes) is too small */
+int wh_net_name_format(char *buf, size_t cap, const wh_net_name_t *nm);
+/* 0, or -1 for anything the formatter does not write */
+int wh_net_name_parse(const char *n, wh_net_name_t *nm);
+/* n lowercase hex digits into at most cap bytes; 0 or -1 */
+int wh_net_unhex(const char *s, size_t n, unsigned char *out, size_t cap, size_t *len);
+
 /* control path (net_io.c) */
 int wh_net_io_init(void);
 void wh_net_io_finalize(void);

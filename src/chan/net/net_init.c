@@ -398,11 +398,14 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
         goto fail;
     }
     uint32_t cookie0 = (uint32_t)strtoul(ck, NULL, 16); /* set after io_init's reset below */
-    for (size_t i = 0; i < alen; i++)
-        snprintf(name + 2 * i, 3, "%02x", addr[i]);
+    /* address, token, then the eager sizes, which must agree across the job (insert_name) */
+    wh_net_name_t nm = {.alen = alen, .token = wh_net.token, .cap = wh_net.ctrl_cap, .rxm = wh_net.rxm_eager};
+    memcpy(nm.addr, addr, alen);
+    if (wh_net_name_format(name, cap, &nm)) {
+        snprintf(why, sizeof why, "endpoint name of %zu bytes does not fit a PMI value", alen);
+        goto fail;
+    }
     size_t addr_hex = 2 * alen; /* the log shows the address, never the token */
-    /* then the eager sizes, which must agree across the job (insert_name) */
-    snprintf(name + addr_hex, cap - addr_hex, "/%s/%zu:%zu", tok, wh_net.ctrl_cap, wh_net.rxm_eager);
 
     if (!(wh_net.peers = calloc((size_t)wh_net.npeers_cap, sizeof *wh_net.peers))) {
         snprintf(why, sizeof why, "out of memory");
@@ -450,21 +453,6 @@ fail:
 }
 #undef TRY
 
-static int unhex(const char *s, unsigned char *out, size_t cap, size_t *len)
-{
-    size_t n = strlen(s);
-    if (n % 2 || n / 2 > cap)
-        return -1;
-    for (size_t i = 0; i < n / 2; i++) {
-        unsigned v;
-        if (sscanf(s + 2 * i, "%2x", &v) != 1)
-            return -1;
-        out[i] = (unsigned char)v;
-    }
-    *len = n / 2;
-    return 0;
-}
-
 /* 1: IP loopback address, 0: other IP address, -1: not an IP address */
 static int name_loopback(const unsigned char *a, size_t len)
 {
@@ -479,47 +467,28 @@ static int name_loopback(const unsigned char *a, size_t len)
     return -1;
 }
 
-/* Parse endpoint name n ("ADDRHEX/TOKENHEX/CAP:RXM") of peer r into the address vector
- * (addr: its decoded bytes).  CAP (largest control payload) and RXM (ofi_rxm's eager limit)
- * must equal ours: a larger control message than the receiver posted buffers for is lost,
- * and ofi_rxm endpoints with different eager limits never exchange a message. */
-static int insert_name(int r, const char *n, unsigned char *addr, size_t *alenp)
+/* Insert peer r's published endpoint name n (net_name.c) into the address vector (nm: its
+ * parts).  Its CAP (largest control payload) and RXM (ofi_rxm's eager limit) must equal ours:
+ * a larger control message than the receiver posted buffers for is lost, and ofi_rxm
+ * endpoints with different eager limits never exchange a message. */
+static int insert_name(int r, const char *n, wh_net_name_t *nm)
 {
-    size_t alen;
-    const char *slash = strchr(n, '/');
-    char hex[2 * 256 + 1];
-    size_t hl = slash ? (size_t)(slash - n) : 0;
-    unsigned long long pcap = 0, prxm = 0;
-    const char *sz = slash ? slash + 2 + WH_NET_TOKEN_HEX : NULL; /* "CAP:RXM", decimal digits only */
-    size_t d1 = 0, d2 = 0;
-    if (slash && strlen(slash + 1) >= WH_NET_TOKEN_HEX + 4 && slash[1 + WH_NET_TOKEN_HEX] == '/') {
-        d1 = strspn(sz, "0123456789");
-        d2 = sz[d1] == ':' ? strspn(sz + d1 + 1, "0123456789") : 0;
-    }
-    if (!slash || hl >= sizeof hex || strspn(slash + 1, "0123456789abcdef") != WH_NET_TOKEN_HEX || !d1 || !d2 ||
-        d1 > 19 || d2 > 19 || sz[d1 + 1 + d2] != 0)
+    if (wh_net_name_parse(n, nm))
         return wh_error(MPI_ERR_OTHER, "network channel: malformed endpoint name of rank %d (a rank of another "
                 "wharf version?)", r);
-    pcap = strtoull(sz, NULL, 10);
-    prxm = strtoull(sz + d1 + 1, NULL, 10);
-    if (pcap != wh_net.ctrl_cap || prxm != wh_net.rxm_eager)
+    if (nm->cap != wh_net.ctrl_cap || nm->rxm != wh_net.rxm_eager)
         return wh_error(MPI_ERR_OTHER, "network channel: rank %d sends control messages of up to %llu bytes "
                         "(ofi_rxm eager limit %llu), this rank %zu (%zu): set WHARF_NET_EAGER_MAX and "
                         "FI_OFI_RXM_EAGER_LIMIT alike on every rank (libfabric loaded before MPI_Init keeps "
                         "ofi_rxm's default limit; docs/NET.md, \"Send path\")",
-                        r, pcap, prxm, wh_net.ctrl_cap, wh_net.rxm_eager);
-    memcpy(hex, n, hl);
-    hex[hl] = 0;
-    if (unhex(hex, addr, 256, &alen))
-        return wh_error(MPI_ERR_OTHER, "network channel: malformed endpoint address \"%s\" of rank %d", hex, r);
-    wh_net.peers[r].token = strtoull(slash + 1, NULL, 16);
+                        r, nm->cap, nm->rxm, wh_net.ctrl_cap, wh_net.rxm_eager);
+    wh_net.peers[r].token = nm->token;
     fi_addr_t fa = FI_ADDR_NOTAVAIL;
-    int rc = fi_av_insert(wh_net.av, addr, 1, &fa, 0, NULL);
+    int rc = fi_av_insert(wh_net.av, nm->addr, 1, &fa, 0, NULL);
     if (rc != 1)
-        return wh_error(MPI_ERR_OTHER, "network channel: cannot add rank %d (%s) to the address vector: %s", r,
-                hex, fi_strerror(rc < 0 ? -rc : FI_EINVAL));
+        return wh_error(MPI_ERR_OTHER, "network channel: cannot add rank %d (%.*s) to the address vector: %s", r,
+                        (int)(2 * nm->alen), n, fi_strerror(rc < 0 ? -rc : FI_EINVAL));
     wh_net.peers[r].addr = fa;
-    *alenp = alen;
     return MPI_SUCCESS;
 }
 
@@ -529,29 +498,19 @@ int wh_net_connect(const char *const *names)
         return MPI_SUCCESS;
     int missing = 0, warned = 0;
     int mine = -1;
-    if (names[wh_net.rank] && *names[wh_net.rank]) {
-        unsigned char me[256];
-        char hex[2 * sizeof me + 1];
-        size_t mlen, hl = strcspn(names[wh_net.rank], "/");
-        if (hl < sizeof hex) {
-            memcpy(hex, names[wh_net.rank], hl);
-            hex[hl] = 0;
-            if (!unhex(hex, me, sizeof me, &mlen))
-                mine = name_loopback(me, mlen);
-        }
-    }
+    wh_net_name_t nm;
+    if (names[wh_net.rank] && !wh_net_name_parse(names[wh_net.rank], &nm))
+        mine = name_loopback(nm.addr, nm.alen);
     for (int r = 0; r < wh_net.size; r++) {
-        unsigned char addr[256];
-        size_t alen;
         const char *n = names[r];
         if (!n || !*n || !strcmp(n, "-")) {
             missing++;
             continue;
         }
-        int rc = insert_name(r, n, addr, &alen);
+        int rc = insert_name(r, n, &nm);
         if (rc != MPI_SUCCESS)
             return rc;
-        int theirs = name_loopback(addr, alen);
+        int theirs = name_loopback(nm.addr, nm.alen);
         if (!warned && mine >= 0 && theirs >= 0 && mine != theirs) {
             /* e.g. a container whose interface came up after this rank chose one */
             WH_WARN("net", "rank %d listens on a %s address but this rank on a %s one: they cannot reach each other "
@@ -716,9 +675,8 @@ int wh_net_peer_of_gid(uint32_t gid)
     }
     if (idx >= wh_net.npeers_cap)
         return -1;
-    unsigned char addr[256];
-    size_t alen;
-    if (insert_name(idx, val, addr, &alen) != MPI_SUCCESS)
+    wh_net_name_t nm;
+    if (insert_name(idx, val, &nm) != MPI_SUCCESS)
         return -1;
     if (wh_peer_added_hook && wh_peer_added_hook(idx) != MPI_SUCCESS)
         return -1;
