@@ -354,10 +354,12 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     TRY(fi_domain(wh_net.fabric, info, &wh_net.domain, NULL), "fi_domain");
     int nrx = wh_tun.net_rx_bufs > 0 ? wh_tun.net_rx_bufs : 1;
     int ntx = wh_tun.net_tx_bufs > 0 ? wh_tun.net_tx_bufs : 1;
-    /* no wait object: a wait fd costs every completion a signal (tcp;ofi_rxm: a write to a
-     * socketpair, read back by the next fi_cq_read), 8 B ping-pong 6.0-6.2 against 5.1-5.2 us
-     * here (docs/NET.md, "Progress and waiting"), and nothing blocks on it: the engine polls */
-    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE,
+    /* A wait fd, although nothing blocks on it: with FI_WAIT_NONE the tcp provider
+     * progresses its sockets by poll() (strace: where the fd queue calls epoll_wait), and ranks that share cpus
+     * over the network crawl (isolated, 4 ranks on 2 cpus: an epoch of fenced accumulates
+     * 2.9-3.5 ms against 1.6-1.8, mpi4py's suite over 400 s against 160 s); it costs the
+     * 8 B ping-pong 0.6-0.9 us (a socketpair signal per completion; docs/NET.md). */
+    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_FD,
                              .size = (size_t)(2 * (nrx + ntx)) + 4096};
     TRY(fi_cq_open(wh_net.domain, &cqa, &wh_net.cq, NULL), "fi_cq_open");
     struct fi_av_attr ava = {.type = info->domain_attr->av_type == FI_AV_MAP ? FI_AV_MAP : FI_AV_TABLE,
