@@ -355,10 +355,11 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     int nrx = wh_tun.net_rx_bufs > 0 ? wh_tun.net_rx_bufs : 1;
     int ntx = wh_tun.net_tx_bufs > 0 ? wh_tun.net_tx_bufs : 1;
     /* A wait fd, although nothing blocks on it: with FI_WAIT_NONE the tcp provider
-     * progresses its sockets by poll() (strace: where the fd queue calls epoll_wait), and ranks that share cpus
-     * over the network crawl (isolated, 4 ranks on 2 cpus: an epoch of fenced accumulates
-     * 2.9-3.5 ms against 1.6-1.8, mpi4py's suite over 400 s against 160 s); it costs the
-     * 8 B ping-pong 0.6-0.9 us (a socketpair signal per completion; docs/NET.md). */
+     * progresses its sockets by poll() (strace: where the fd queue calls epoll_wait), and
+     * ranks that share cpus over the network crawl (isolated, 4 ranks on 2 cpus: an epoch
+     * of fenced accumulates 2.9-3.5 ms against 1.6-1.8, mpi4py's suite over 400 s against
+     * 160 s); it costs the 8 B ping-pong 0.6-0.9 us (a socketpair signal per completion;
+     * docs/NET.md). */
     struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_FD,
                              .size = (size_t)(2 * (nrx + ntx)) + 4096};
     TRY(fi_cq_open(wh_net.domain, &cqa, &wh_net.cq, NULL), "fi_cq_open");
@@ -437,8 +438,8 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     char text[INET6_ADDRSTRLEN];
     addr_rank(info, text, sizeof text);
     wh_net.directed = (info->caps & FI_DIRECTED_RECV) != 0;
-    WH_DEBUG("net", "provider %s, fabric %s, domain %s, address %s (%.*s), eager max %zu, inject %zu, chunk %zu (alone %zu), "
-             "iov %d, progress %s, directed receives %s",
+    WH_DEBUG("net", "provider %s, fabric %s, domain %s, address %s (%.*s), eager max %zu, inject %zu, "
+             "chunk %zu (alone %zu), iov %d, progress %s, directed receives %s",
              wh_net.prov, info->fabric_attr->name, dom_name(info), text, (int)addr_hex, name, wh_net.eager_max,
              wh_net.inject_max, wh_net.csize, wh_net.csmall, wh_net.maxiov,
              info->domain_attr->data_progress == FI_PROGRESS_MANUAL ? "manual" : "auto",
