@@ -17,13 +17,7 @@
 
 #include "chan/net/net.h"
 
-#define FZ_ASSERT(c)                                                                                       \
-    do {                                                                                                   \
-        if (!(c)) {                                                                                        \
-            fprintf(stderr, "fuzz_net_name: invariant failed at line %d: %s\n", __LINE__, #c);            \
-            abort();                                                                                       \
-        }                                                                                                  \
-    } while (0)
+#include "fuzz_assert.h"
 
 static long accepted, rejected;
 

@@ -17,13 +17,7 @@
 #include "pmi/wire.h"
 #include "pmisrv.h"
 
-#define FZ_ASSERT(c)                                                                               \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "fuzz_pmi_wire: invariant failed at line %d: %s\n", __LINE__, #c);    \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "fuzz_assert.h"
 
 static wh_pmi_msg_t fz_msg;
 

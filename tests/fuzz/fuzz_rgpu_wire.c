@@ -13,13 +13,7 @@
 
 #include "rgpu/rg_wire.h"
 
-#define FZ_ASSERT(c)                                                                                       \
-    do {                                                                                                   \
-        if (!(c)) {                                                                                        \
-            fprintf(stderr, "fuzz_rgpu_wire: invariant failed at line %d: %s\n", __LINE__, #c);           \
-            abort();                                                                                       \
-        }                                                                                                  \
-    } while (0)
+#include "fuzz_assert.h"
 
 /* re-encode decoded arguments with the op's signature */
 static void encode(unsigned op, const rg_args_t *a, rg_buf_t *out)
