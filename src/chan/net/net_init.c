@@ -362,7 +362,12 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
      * docs/NET.md). */
     struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_FD,
                              .size = (size_t)(2 * (nrx + ntx)) + 4096};
-    TRY(fi_cq_open(wh_net.domain, &cqa, &wh_net.cq, NULL), "fi_cq_open");
+    int crc = fi_cq_open(wh_net.domain, &cqa, &wh_net.cq, NULL);
+    if (crc) { /* e.g. the shm provider: no wait fd, polling only */
+        WH_DEBUG("net", "completion queue with a wait fd: %s; polling only", fi_strerror(-crc));
+        cqa.wait_obj = FI_WAIT_NONE;
+        TRY(fi_cq_open(wh_net.domain, &cqa, &wh_net.cq, NULL), "fi_cq_open");
+    }
     struct fi_av_attr ava = {.type = info->domain_attr->av_type == FI_AV_MAP ? FI_AV_MAP : FI_AV_TABLE,
                              .count = (size_t)wh_net.npeers_cap};
     if (fi_av_open(wh_net.domain, &ava, &wh_net.av, NULL) != 0 && wh_net.npeers_cap > size) {
