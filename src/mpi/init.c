@@ -148,7 +148,6 @@ static int locality_init(void)
  * initialization and teardown are collective over the job (PMI barriers). */
 static int world_state;  /* 0 before MPI_Init, 1 initialized, 2 finalized */
 static int rt_users;     /* the world model + open sessions */
-static int rt_idle;      /* no users, world model never initialized: torn down at exit (wh_runtime_release) */
 
 static int runtime_up(void)
 {
@@ -237,7 +236,6 @@ int wh_runtime_acquire(int required, int *provided)
                                        "across MPI_Finalize to go on using MPI");
     if (!wh_job.initialized)
         runtime_up();
-    rt_idle = 0;
     rt_users++;
     int level = required < MPI_THREAD_MULTIPLE ? required : MPI_THREAD_MULTIPLE;
     if (level < MPI_THREAD_SINGLE)
@@ -258,10 +256,8 @@ int wh_runtime_acquire(int required, int *provided)
  * exit, as collective as MPI_Finalize's. */
 static void rt_exit(void)
 {
-    if (rt_idle && rt_users == 0 && wh_job.initialized && !wh_job.finalized) {
-        rt_idle = 0;
+    if (rt_users == 0 && wh_job.initialized && !wh_job.finalized) /* up, and nobody uses it */
         runtime_down();
-    }
 }
 
 int wh_runtime_release(void)
@@ -272,10 +268,8 @@ int wh_runtime_release(void)
         static int registered;
         if (!registered && atexit(rt_exit) == 0)
             registered = 1;
-        if (registered) {
-            rt_idle = 1;
+        if (registered)
             return MPI_SUCCESS;
-        }
     }
     return runtime_down();
 }

@@ -190,8 +190,6 @@ typedef struct wh_net_name {
 int wh_net_name_format(char *buf, size_t cap, const wh_net_name_t *nm);
 /* 0, or -1 for anything the formatter does not write */
 int wh_net_name_parse(const char *n, wh_net_name_t *nm);
-/* n lowercase hex digits into at most cap bytes; 0 or -1 */
-int wh_net_unhex(const char *s, size_t n, unsigned char *out, size_t cap, size_t *len);
 
 /* control path (net_io.c) */
 int wh_net_io_init(void);

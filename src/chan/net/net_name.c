@@ -18,7 +18,8 @@ static int hexval(char c)
     return -1;
 }
 
-int wh_net_unhex(const char *s, size_t n, unsigned char *out, size_t cap, size_t *len)
+/* n lowercase hex digits into at most cap bytes; 0 or -1 */
+static int unhex(const char *s, size_t n, unsigned char *out, size_t cap, size_t *len)
 {
     if (n % 2 || n / 2 > cap)
         return -1;
@@ -68,7 +69,7 @@ int wh_net_name_format(char *buf, size_t cap, const wh_net_name_t *nm)
 int wh_net_name_parse(const char *n, wh_net_name_t *nm)
 {
     const char *slash = strchr(n, '/');
-    if (!slash || wh_net_unhex(n, (size_t)(slash - n), nm->addr, sizeof nm->addr, &nm->alen))
+    if (!slash || unhex(n, (size_t)(slash - n), nm->addr, sizeof nm->addr, &nm->alen))
         return -1;
     const char *t = slash + 1;
     uint64_t tok = 0;
