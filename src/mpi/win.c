@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "mpi/api.h"
-#include "mem/mem.h"
 #include "rma/rma.h"
 
 /* ---------- argument helpers (shared with rma.c through wh_win_arg) ---------- */
@@ -57,11 +56,6 @@ static int make(const char *fname, int flavor, void *base, MPI_Aint size, MPI_Ai
         return wh_raise_comm(c, fname, wh_error(MPI_ERR_DISP, "disp_unit %ld is not positive", (long)disp_unit));
     if (flavor == MPI_WIN_FLAVOR_CREATE && size > 0 && !base)
         return wh_raise_comm(c, fname, wh_error(MPI_ERR_ARG, "base is NULL for a window of %ld bytes", (long)size));
-    if (__builtin_expect(wh_mem_nonhost, 0) && flavor == MPI_WIN_FLAVOR_CREATE && size > 0 &&
-        wh_mem_query(base) != WH_MEM_HOST)
-        return wh_raise_comm(c, fname, wh_error(MPI_ERR_ARG, "base %p is %s device memory: windows over device memory "
-                                                "are not supported (device origin and result buffers are)",
-                                                base, wh_mem_name(wh_mem_query(base))));
     if (info != MPI_INFO_NULL && !wh_info_valid(info))
         return wh_raise_comm(c, fname, wh_error(MPI_ERR_INFO, "info 0x%x is not a valid info object", (unsigned)info));
     wh_win_t *w;
@@ -118,9 +112,6 @@ static int body_Win_attach(MPI_Win win, void *base, MPI_Aint size)
     int rc = wh_win_arg("MPI_Win_attach", win, &w);
     if (rc)
         return rc;
-    if (__builtin_expect(wh_mem_nonhost, 0) && size > 0 && wh_mem_query(base) != WH_MEM_HOST)
-        return wh_raise_win(w, "MPI_Win_attach", wh_error(MPI_ERR_ARG, "base %p is device memory: windows over "
-                                                          "device memory are not supported", base));
     rc = wh_win_attach(w, base, size);
     return rc ? wh_raise_win(w, "MPI_Win_attach", rc) : MPI_SUCCESS;
 }

@@ -482,8 +482,8 @@ int wh_rma_op(wh_win_t *w, const wh_rma_args_t *a, wh_req_t **req)
     uint64_t tbase = (uint64_t)((int64_t)a->disp * (w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? 1 : p->disp_unit));
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
         tbase = (uint64_t)a->disp;
-    /* paths that do not need the target */
-    if ((a->kind == WH_RMA_PUT || a->kind == WH_RMA_GET) && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+    /* paths that do not need the target (device memory: only its handlers touch it) */
+    if ((a->kind == WH_RMA_PUT || a->kind == WH_RMA_GET) && w->flavor != MPI_WIN_FLAVOR_DYNAMIC && !p->dev) {
         int put = a->kind == WH_RMA_PUT;
         if (p->ptr) {
             WH_CHECK(wh_rma_drain(w, t)); /* (self, on a window whose accumulates go through libfabric) */

@@ -50,6 +50,7 @@ typedef struct wh_win_peer {
     uint64_t rkey;      /* key of its memory registered with the net channel (has_rkey) */
     uint64_t rbase;     /* the address the channel wants for its byte 0 */
     int has_rkey;
+    int dev;            /* its memory is device memory: every operation goes to its handlers */
 } wh_win_peer_t;
 
 /* Node-region windows carry a lock word ahead of the memory: every
@@ -107,6 +108,7 @@ typedef struct wh_win_region {
     struct wh_win_region *next;
     char *base;
     size_t size;
+    int dev;          /* device memory (the target's handlers stage it) */
 } wh_win_region_t;
 
 /* a queued lock request at the target */
@@ -139,6 +141,8 @@ typedef struct wh_win {
     void *reg;                /* my memory's registration with the net channel (mem_reg), or NULL */
     uint32_t fab_classes;     /* element classes whose accumulates use libfabric atomics (fabric.c; agreed by all) */
     wh_win_region_t *regions; /* dynamic windows */
+    int dev;                  /* MPI_Win_create: my memory is device memory; dynamic: how many attached
+                                 regions are.  The handlers copy it through host memory (target.c) */
     int rank, size_c;         /* my rank and the comm size (copies) */
     MPI_Aint attr_size;       /* values handed out by MPI_Win_get_attr (by address) */
     int attr_disp_unit, attr_flavor, attr_model;

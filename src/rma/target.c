@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem/mem.h"
 #include "rma/rma.h"
 #include "util/log.h"
 
@@ -16,18 +17,25 @@ static wh_win_t *win_of(const wh_hdr_t *h)
     return w;
 }
 
-/* Address of span bytes at tbase + off of my window, NULL if outside it. */
-static char *target_addr(wh_win_t *w, uint64_t tbase, int64_t off, size_t span)
+/* Address of span bytes at tbase + off of my window, NULL if outside it;
+ * *dev: the memory is device memory (an access across attached regions of
+ * both kinds is refused as out of range). */
+static char *target_addr(wh_win_t *w, uint64_t tbase, int64_t off, size_t span, int *dev)
 {
+    *dev = w->dev && w->flavor != MPI_WIN_FLAVOR_DYNAMIC;
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
         /* inside attached memory: one region, or regions attached back to back (MPICH accepts
          * an access across adjacent regions; its rma/win_dynamic_rma_flush_get does that) */
         char *a = (char *)(uintptr_t)(tbase + (uint64_t)off), *at = a;
         size_t left = span;
+        int kind = -1;
         for (int found = 1; found;) {
             found = 0;
             for (wh_win_region_t *r = w->regions; r; r = r->next)
                 if (at >= r->base && at - r->base < (ptrdiff_t)r->size + (left == 0)) {
+                    if (kind >= 0 && kind != r->dev)
+                        return NULL;
+                    *dev = kind = r->dev;
                     size_t in = r->size - (size_t)(at - r->base);
                     if (left <= in)
                         return a;
@@ -43,6 +51,42 @@ static char *target_addr(wh_win_t *w, uint64_t tbase, int64_t off, size_t span)
     if (lo < 0 || (uint64_t)lo > (uint64_t)w->size || span > (uint64_t)w->size - (uint64_t)lo)
         return NULL;
     return (char *)w->base + lo;
+}
+
+/* ---------- device memory ----------
+ * Window memory on a device is never mapped, registered or copied into by
+ * an origin: every operation comes here, and the handler works on a host copy
+ * of the span it touches (copied in unless the operation overwrites all of
+ * it, copied back if it changed).  Handlers run one at a time, so accumulates
+ * stay atomic per element. */
+
+static unsigned char *dev_mem;
+static size_t dev_cap;
+
+/* host view of span bytes of device memory at a (load: with its contents), NULL on failure */
+static char *dev_in(char *a, size_t span, int load)
+{
+    if (dev_cap < span) {
+        free(dev_mem);
+        if (!(dev_mem = malloc(span ? span : 1)))
+            wh_job_abort(1, "wharf: out of memory staging device window memory");
+        dev_cap = span;
+    }
+    if (load && span && wh_mem_copy(dev_mem, WH_MEM_HOST, a, wh_mem_query(a), span) != MPI_SUCCESS) {
+        WH_WARN("rma", "copy of %zu bytes out of the device window memory at %p failed", span, (void *)a);
+        return NULL;
+    }
+    return (char *)dev_mem;
+}
+
+/* write the host view back; MPI_SUCCESS or an error class */
+static int dev_out(char *a, const char *h, size_t span)
+{
+    if (span && wh_mem_copy(a, wh_mem_query(a), h, WH_MEM_HOST, span) != MPI_SUCCESS) {
+        WH_WARN("rma", "copy of %zu bytes into the device window memory at %p failed", span, (void *)a);
+        return MPI_ERR_OTHER;
+    }
+    return MPI_SUCCESS;
 }
 
 /* ---------- replies ---------- */
@@ -195,11 +239,25 @@ static void do_cas(wh_win_t *w, int wpeer, const wh_rma_pfx_t *pfx, const unsign
 {
     const wh_dtype_t *et = wh_dtype_get(pfx->dtype);
     size_t esz = et ? et->size : 0;
-    char *a = et ? target_addr(w, pfx->tbase, 0, esz) : NULL;
+    int dev = 0;
+    char *a = et ? target_addr(w, pfx->tbase, 0, esz, &dev) : NULL;
     reply_t r;
     reply_open(&r, wpeer, pfx);
     if (!a)
         r.err = MPI_ERR_RMA_RANGE;
+    if (a && dev) { /* compare and swap on a host copy of the element */
+        char *hv = dev_in(a, esz, 1);
+        reply_add(&r, hv, 1, et);
+        if (!hv)
+            r.err = MPI_ERR_OTHER;
+        else if (!memcmp(hv, d + esz, esz)) {
+            memcpy(hv, d, esz);
+            if (dev_out(a, hv, esz))
+                r.err = MPI_ERR_OTHER;
+        }
+        reply_flush(&r);
+        return;
+    }
     int sgn = 0, abytes = w->lockw ? wh_rma_atomic_class(w, et, &sgn) : 0;
     if (a && abytes && !((uintptr_t)a & (uintptr_t)(abytes - 1))) {
         /* the mechanism co-resident origins use on this element (atomic.c) */
@@ -257,7 +315,8 @@ static void op_apply(wh_win_t *w, int wpeer, const wh_hdr_t *h, const void *payl
             wh_rma_run_t run;
             memcpy(&run, p + i * sizeof run, sizeof run);
             size_t span = run.n ? (run.n - 1) * ext + (size_t)et->true_extent : 0;
-            char *a = target_addr(w, pfx.tbase, run.off, span);
+            int dev;
+            char *a = target_addr(w, pfx.tbase, run.off, span, &dev);
             char *old = answers && a ? old_get(run.n * esz) : NULL;
             wh_rma_run_t one = {.off = 0, .n = run.n};
             if (!a && answers)
@@ -281,17 +340,24 @@ static void op_apply(wh_win_t *w, int wpeer, const wh_hdr_t *h, const void *payl
         wh_rma_run_t run;
         memcpy(&run, p + i * sizeof run, sizeof run);
         size_t span = run.n ? (run.n - 1) * ext + (size_t)et->true_extent : 0;
-        char *a = target_addr(w, pfx.tbase, run.off, span);
-        if (!a && answers)
-            r.err = MPI_ERR_RMA_RANGE;
-        else if (!a)
-            w->tgt_err[origin] = MPI_ERR_RMA_RANGE;
+        int dev, err = 0;
+        char *a = target_addr(w, pfx.tbase, run.off, span, &dev), *m = a;
+        if (!a)
+            err = MPI_ERR_RMA_RANGE;
+        else if (dev && !(m = dev_in(a, span, kind != WH_RMA_PUT))) /* a put overwrites the whole span */
+            err = MPI_ERR_OTHER;
         if (answers)
-            reply_add(&r, a, run.n, et);
-        if (a && kind == WH_RMA_PUT)
-            memcpy(a, data, run.n);
-        else if (a && hasdata)
-            apply(op, (const char *)data, a, run.n, eh, et);
+            reply_add(&r, m, run.n, et);
+        if (m && kind == WH_RMA_PUT)
+            memcpy(m, data, run.n);
+        else if (m && hasdata)
+            apply(op, (const char *)data, m, run.n, eh, et);
+        if (m && dev && hasdata)
+            err = dev_out(a, m, span);
+        if (err && answers)
+            r.err = err;
+        else if (err)
+            w->tgt_err[origin] = err;
         if (hasdata)
             data += run.n * esz;
     }

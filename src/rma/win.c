@@ -7,6 +7,7 @@
 #include "coll/coll.h"
 #include "locality/locality.h"
 #include "locality/nodeheap.h"
+#include "mem/mem.h"
 #include "comm/comm.h"
 #include "coord/coord.h"
 #include "rma/rma.h"
@@ -257,6 +258,7 @@ typedef struct win_pub {
     uint64_t rkey, rbase, has_rkey; /* registration with the net channel */
     uint64_t fab;     /* element classes this rank would move by libfabric atomics (fabric.c), 0: none */
     uint64_t gate;    /* node-heap offset of its atomic-update slot (atomic.c), UINT64_MAX: no bulk gate */
+    uint64_t dev;     /* its memory is device memory */
 } win_pub_t;
 
 /* The bulk gate (atomic.c) on this window: every co-resident rank has a slot
@@ -295,7 +297,7 @@ static int gate_setup(wh_win_t *w, const win_pub_t *pub)
 static uint32_t fab_classes_mine(const wh_win_t *w)
 {
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->flavor == MPI_WIN_FLAVOR_SHARED || w->lockw || (w->size > 0 && !w->reg) ||
-        w->size_c < 2)
+        w->size_c < 2 || w->dev)
         return 0;
     for (int i = 0; i < w->size_c; i++) {
         int wr = wh_comm_wrank(w->comm, i);
@@ -312,7 +314,7 @@ static void net_register(wh_win_t *w, uint64_t *rkey, uint64_t *rbase)
 {
     const wh_chan_ops_t *net = wh_chans[WH_CHAN_NET];
     if (!w->base || w->size <= 0 || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || !net->mem_reg ||
-        !wh_chan_usable[WH_CHAN_NET])
+        !wh_chan_usable[WH_CHAN_NET] || w->dev) /* device memory: the channel's FI_HMEM is not used */
         return;
     int any = 0;
     for (int i = 0; i < w->size_c && !any; i++) {
@@ -368,7 +370,9 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
     switch (flavor) {
     case MPI_WIN_FLAVOR_CREATE:
         w->base = base;
-        if (size > 0 && (am = amem_find(base, (size_t)size))) {
+        if (size > 0 && wh_mem_query(base) != WH_MEM_HOST)
+            w->dev = 1; /* nobody maps, registers or copies into it directly */
+        else if (size > 0 && (am = amem_find(base, (size_t)size))) {
             /* MPI_Alloc_mem memory in the node region: its block's lock word */
             w->lockw = (uint32_t *)(void *)(am->base - WH_RMA_LOCKPAD);
             heap_len = am->size + WH_RMA_LOCKPAD;
@@ -407,7 +411,7 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
                     .heap_off = w->own_mem == 2 ? w->heap_off : am ? am->heap_off : UINT64_MAX,
                     .heap_len = heap_len, .heap_skip = heap_skip, .id = WH_HINDEX(w->obj.handle),
                     .atomics = (uint64_t)(wh_tun.rma_atomics != 0), .rkey = rkey, .rbase = rbase,
-                    .has_rkey = w->reg != NULL, .fab = fab_classes_mine(w),
+                    .has_rkey = w->reg != NULL, .fab = fab_classes_mine(w), .dev = (uint64_t)w->dev,
                     .gate = wc->size > 1 ? wh_rma_gate_local() : UINT64_MAX};
     wh_dtype_t *bt = wh_dtype_get(MPI_BYTE);
     if ((rc = wh_allgather(&me, sizeof me, bt, pub, sizeof me, bt, wc)))
@@ -426,8 +430,11 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
         p->rkey = pub[i].rkey;
         p->rbase = pub[i].rbase;
         p->has_rkey = pub[i].has_rkey != 0;
+        p->dev = pub[i].dev != 0;
         p->wrank = wh_comm_wrank(wc, i);
-        if (i == w->rank && flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        if (p->dev)
+            ; /* device memory: operations go to the target's handlers, even mine */
+        else if (i == w->rank && flavor != MPI_WIN_FLAVOR_DYNAMIC) {
             p->ptr = w->base;
             p->lockp = w->lockw;
         } else if (p->heap_off != UINT64_MAX && p->size && wh_job.local_index &&
@@ -448,7 +455,7 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
     WH_DEBUG("rma", "window 0x%x: flavor %d, %ld bytes, unit %ld, %d ranks, libfabric atomics for classes 0x%03x, "
              "memory %s, CPU atomics %s", (unsigned)w->obj.handle, flavor, (long)size, (long)disp_unit, wc->size,
              (unsigned)w->fab_classes,
-             w->own_mem >= 2 || w->lockw ? "node region" : flavor == MPI_WIN_FLAVOR_DYNAMIC ? "attached" : "private",
+             w->dev && flavor != MPI_WIN_FLAVOR_DYNAMIC ? "device" : w->own_mem >= 2 || w->lockw ? "node region" : flavor == MPI_WIN_FLAVOR_DYNAMIC ? "attached" : "private",
              !w->acc_atomic ? "off" : w->acc_fast ? "through the bulk gate" : "holding the lock word shared");
     *out = w;
     return wh_rma_async_start();
@@ -493,6 +500,8 @@ int wh_win_attach(wh_win_t *w, void *base, MPI_Aint size)
         return wh_error(MPI_ERR_NO_MEM, "out of memory");
     r->base = b;
     r->size = (size_t)size;
+    r->dev = size > 0 && wh_mem_query(b) != WH_MEM_HOST;
+    w->dev += r->dev;
     r->next = w->regions;
     w->regions = r;
     return MPI_SUCCESS;
@@ -506,6 +515,7 @@ int wh_win_detach(wh_win_t *w, const void *base)
         if ((*pp)->base == base) {
             wh_win_region_t *r = *pp;
             *pp = r->next;
+            w->dev -= r->dev;
             free(r);
             return MPI_SUCCESS;
         }

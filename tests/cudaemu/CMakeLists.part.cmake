@@ -126,6 +126,10 @@ if(WH_CUDAEMU_OK)
   endforeach()
   # one-sided operations with device origin and result buffers (rma_dev.c)
   wh_gpu_mpi_test(gpu.rma ${CUEMU}/gpu_rma.c 3 ENV "CUDAEMU_STREAM_DELAY_US=30" "CUDAEMU_TIMING=0")
+  # windows over device memory: every operation through the target's handlers, staged (src/rma/target.c)
+  wh_gpu_mpi_test(gpu.rmawin ${CUEMU}/gpu_rmawin.c 3 ENV "CUDAEMU_STREAM_DELAY_US=30" "CUDAEMU_TIMING=0")
+  wh_gpu_mpi_test(gpu.rmawin4 ${CUEMU}/gpu_rmawin.c 4 ENV "CUDAEMU_TIMING=0")
+  wh_gpu_mpi_test(gpu.rmawin_async ${CUEMU}/gpu_rmawin.c 3 ENV "CUDAEMU_TIMING=0" "WHARF_ASYNC_PROGRESS=1")
   # every scheme but the staged fragments switched off by the tunables
   wh_gpu_mpi_test(gpu.staged ${CUEMU}/gpu_p2p.c 2 ENV "CUDAEMU_VISIBLE=0,1" "WHARF_CUDA_IPC=0" "WHARF_CUDA_PIPE=0"
                   "WHARF_CUDA_EAGER_MAX=0" "WHARF_REPORT=channels")
@@ -353,6 +357,26 @@ if(WH_CUDAEMU_OK)
     set_tests_properties(scenarios.${sc}.gpu_p2p_${gpus} PROPERTIES
       ENVIRONMENT "WHARF_CUDA=1;WHARF_REPORT=channels,gpu" SKIP_RETURN_CODE 77
       PASS_REGULAR_EXPRESSION "${pass}" FAIL_REGULAR_EXPRESSION "${fail}"
+      LABELS "scenarios;gpu" RUN_SERIAL true TIMEOUT 240)
+  endforeach()
+endif()
+
+# Windows over device memory between containers with one GPU each: shared
+# memory (pidpriv), the network (isolated), both (twohost).
+if(WH_CUDAEMU_OK)
+  foreach(sc pidpriv isolated twohost)
+    set(np 2)
+    if(sc STREQUAL "twohost")
+      set(np 4)
+    endif()
+    add_test(NAME scenarios.${sc}.gpu_rmawin
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/scenarios/wharfns.py run ${sc} -n ${np}
+              --wharfrun ${WHARFRUN} --timeout 150 --
+              env LD_LIBRARY_PATH=${WH_CUDAEMU_DIR} CUDAEMU_TOPOLOGY=${CUEMU}/topo4.txt
+              CUDAEMU_VISIBLE_FILE=${CUEMU}/containers.txt CUDAEMU_TIMING=0 $<TARGET_FILE:mpit_gpu_rmawin>)
+    set_tests_properties(scenarios.${sc}.gpu_rmawin PROPERTIES
+      ENVIRONMENT "WHARF_CUDA=1" SKIP_RETURN_CODE 77
+      PASS_REGULAR_EXPRESSION "gpu rma windows: ok" FAIL_REGULAR_EXPRESSION "check failed: ;FAILED;wharfrun: rank"
       LABELS "scenarios;gpu" RUN_SERIAL true TIMEOUT 240)
   endforeach()
 endif()
