@@ -296,8 +296,8 @@ static int gate_setup(wh_win_t *w, const win_pub_t *pub)
  * lock word anywhere in the window) and my memory is registered. */
 static uint32_t fab_classes_mine(const wh_win_t *w)
 {
-    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->flavor == MPI_WIN_FLAVOR_SHARED || w->lockw || (w->size > 0 && !w->reg) ||
-        w->size_c < 2 || w->dev)
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->flavor == MPI_WIN_FLAVOR_SHARED || w->lockw ||
+        (w->size > 0 && !w->reg) || w->size_c < 2 || w->dev)
         return 0;
     for (int i = 0; i < w->size_c; i++) {
         int wr = wh_comm_wrank(w->comm, i);
@@ -455,7 +455,8 @@ int wh_win_make(wh_comm_t *c, int flavor, void *base, MPI_Aint size, MPI_Aint di
     WH_DEBUG("rma", "window 0x%x: flavor %d, %ld bytes, unit %ld, %d ranks, libfabric atomics for classes 0x%03x, "
              "memory %s, CPU atomics %s", (unsigned)w->obj.handle, flavor, (long)size, (long)disp_unit, wc->size,
              (unsigned)w->fab_classes,
-             w->dev && flavor != MPI_WIN_FLAVOR_DYNAMIC ? "device" : w->own_mem >= 2 || w->lockw ? "node region" : flavor == MPI_WIN_FLAVOR_DYNAMIC ? "attached" : "private",
+             flavor == MPI_WIN_FLAVOR_DYNAMIC ? "attached" : w->dev ? "device"
+             : w->own_mem >= 2 || w->lockw ? "node region" : "private",
              !w->acc_atomic ? "off" : w->acc_fast ? "through the bulk gate" : "holding the lock word shared");
     *out = w;
     return wh_rma_async_start();
