@@ -338,12 +338,8 @@ int wh_net_open(int rank, int size, char *name, size_t cap, int *usable)
     if (wh_tun.net_bulk_chunk) {
         size_t want = wh_tun.net_bulk_chunk < 64 ? 64 : wh_tun.net_bulk_chunk;
         wh_net.csize = want < wh_net.csize ? want : wh_net.csize;
-    } else if (wh_net.rxm_eager >= 4096) {
-        size_t c = 4096;
-        while (c * 2 <= wh_net.rxm_eager)
-            c *= 2;
-        wh_net.csmall = c < wh_net.csize ? c : 0;
-    }
+    } else if (wh_net.rxm_eager >= 4096 && wh_net.rxm_eager < wh_net.csize)
+        wh_net.csmall = wh_net.rxm_eager; /* bulk_recv rounds it down to a power of two */
     wh_net.maxiov = info->tx_attr->iov_limit < WH_NET_MAXIOV ? (int)info->tx_attr->iov_limit : WH_NET_MAXIOV;
     if (info->rx_attr->iov_limit < (size_t)wh_net.maxiov)
         wh_net.maxiov = (int)info->rx_attr->iov_limit;
