@@ -60,6 +60,7 @@ static char *target_addr(wh_win_t *w, uint64_t tbase, int64_t off, size_t span, 
  * it, copied back if it changed).  Handlers run one at a time, so accumulates
  * stay atomic per element. */
 
+#define DEV_PIECE ((size_t)1 << 20) /* a get stages at most this much at a time */
 static unsigned char *dev_mem;
 static size_t dev_cap;
 
@@ -342,6 +343,16 @@ static void op_apply(wh_win_t *w, int wpeer, const wh_hdr_t *h, const void *payl
         size_t span = run.n ? (run.n - 1) * ext + (size_t)et->true_extent : 0;
         int dev, err = 0;
         char *a = target_addr(w, pfx.tbase, run.off, span, &dev), *m = a;
+        if (a && dev && kind == WH_RMA_GET) { /* bytes: staged a piece at a time, not the whole span at once */
+            for (size_t o = 0, k; o < span; o += k) { /* a failed piece: zeros, and the error */
+                k = span - o < DEV_PIECE ? span - o : DEV_PIECE;
+                char *hv = dev_in(a + o, k, 1);
+                if (!hv)
+                    r.err = MPI_ERR_OTHER;
+                reply_add(&r, hv, k, et);
+            }
+            continue;
+        }
         if (!a)
             err = MPI_ERR_RMA_RANGE;
         else if (dev && !(m = dev_in(a, span, kind != WH_RMA_PUT))) /* a put overwrites the whole span */

@@ -4,7 +4,8 @@
  * accumulates from host and device origins in fence epochs, a strided target
  * layout, MINLOC on MPI_DOUBLE_INT (an element type with a gap), concurrent
  * accumulates of every rank to one element, fetch-and-op, compare-and-swap,
- * get-accumulate, request-based operations, operations on a rank's own
+ * get-accumulate, request-based operations, a get larger than the target
+ * stages at once, operations on a rank's own
  * device window, and a dynamic window with device memory attached beside
  * host memory. */
 #include "gpu_common.h"
@@ -109,6 +110,25 @@ int main(int argc, char **argv)
     MPI_Win_unlock_all(win);
     CHECK(r4[0] == 4243 && r4[1] == 7);
     MPI_Win_free(&win);
+
+    /* a get larger than the target stages at once (1 MiB) */
+    enum { BIG = 640 * 1024 };
+    int *bh = malloc(BIG * sizeof(int)), *bg = malloc(BIG * sizeof(int));
+    for (int i = 0; i < BIG; i++)
+        bh[i] = val(rank, i);
+    void *bd = dev_from(bh, BIG * sizeof(int));
+    MPI_Win_create(bd, BIG * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_lock(MPI_LOCK_SHARED, left, 0, win);
+    MPI_Get(bg, BIG, MPI_INT, left, 0, BIG, MPI_INT, win);
+    MPI_Win_unlock(left, win);
+    MPI_Win_free(&win);
+    int bad = 0;
+    for (int i = 0; i < BIG; i++)
+        bad += bg[i] != val(left, i);
+    CHECK(bad == 0);
+    dev_free(bd);
+    free(bh);
+    free(bg);
 
     /* MINLOC on pairs with a gap (MPI_DOUBLE_INT): the smallest value is rank's */
     struct di { double v; int i; } pr[8], *ph = malloc(8 * sizeof *ph);
