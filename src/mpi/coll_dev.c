@@ -5,6 +5,7 @@
 #include "core/err.h"
 #include "mpi/coll_dev.h"
 #include "util/log.h"
+#include "util/scratch.h"
 
 _Thread_local wh_cdev_t wh_cdev_cur;
 
@@ -74,7 +75,7 @@ void wh_cdev_drop(void)
     wh_cdev_t *d = &wh_cdev_cur;
     if (d->staged)
         for (int i = 0; i < d->n; i++)
-            free(d->b[i].host);
+            wh_scratch_put(d->b[i].host);
     d->n = d->staged = 0;
 }
 
@@ -88,7 +89,7 @@ int wh_cdev_stage(const char *fname, wh_comm_t *c, const void *nb)
     for (int i = 0; i < d->n && rc == MPI_SUCCESS; i++) {
         wh_cdev_b_t *b = &d->b[i];
         size_t n = (size_t)(b->hi - b->lo);
-        if (!(b->host = malloc(n)))
+        if (!(b->host = wh_scratch_get(n))) /* kept between calls: no page faults per call */
             rc = wh_error(MPI_ERR_NO_MEM, "out of memory staging %zu bytes of device memory for %s", n, fname);
         else if (b->dir & WH_CDEV_IN)
             rc = wh_mem_copy(b->host, WH_MEM_HOST, b->user + b->lo, b->kind, n);
