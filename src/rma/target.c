@@ -53,6 +53,25 @@ static char *target_addr(wh_win_t *w, uint64_t tbase, int64_t off, size_t span, 
     return (char *)w->base + lo;
 }
 
+/* handlers' temporaries: grown as needed, kept (handlers run one at a time) */
+typedef struct tbuf {
+    unsigned char *mem;
+    size_t cap;
+} tbuf_t;
+
+static char *tbuf_get(tbuf_t *b, size_t n, const char *oom)
+{
+    if (b->cap < n || !b->mem) {
+        free(b->mem);
+        if (!(b->mem = malloc(n ? n : 1)))
+            wh_job_abort(1, oom);
+        b->cap = n;
+    }
+    return (char *)b->mem;
+}
+
+static tbuf_t dev_buf, old_buf, tmp_buf, reply_buf;
+
 /* ---------- device memory ----------
  * Window memory on a device is never mapped, registered or copied into by
  * an origin: every operation comes here, and the handler works on a host copy
@@ -61,23 +80,15 @@ static char *target_addr(wh_win_t *w, uint64_t tbase, int64_t off, size_t span, 
  * stay atomic per element. */
 
 #define DEV_PIECE ((size_t)1 << 20) /* a get stages at most this much at a time */
-static unsigned char *dev_mem;
-static size_t dev_cap;
-
 /* host view of span bytes of device memory at a (load: with its contents), NULL on failure */
 static char *dev_in(char *a, size_t span, int load)
 {
-    if (dev_cap < span) {
-        free(dev_mem);
-        if (!(dev_mem = malloc(span ? span : 1)))
-            wh_job_abort(1, "wharf: out of memory staging device window memory");
-        dev_cap = span;
-    }
-    if (load && span && wh_mem_copy(dev_mem, WH_MEM_HOST, a, wh_mem_query(a), span) != MPI_SUCCESS) {
+    char *h = tbuf_get(&dev_buf, span, "wharf: out of memory staging device window memory");
+    if (load && span && wh_mem_copy(h, WH_MEM_HOST, a, wh_mem_query(a), span) != MPI_SUCCESS) {
         WH_WARN("rma", "copy of %zu bytes out of the device window memory at %p failed", span, (void *)a);
         return NULL;
     }
-    return (char *)dev_mem;
+    return h;
 }
 
 /* write the host view back; MPI_SUCCESS or an error class */
@@ -100,9 +111,6 @@ typedef struct reply {
     size_t cap, pos;
 } reply_t;
 
-static unsigned char *rbuf_mem;
-static size_t rbuf_cap;
-
 static void reply_flush(reply_t *r)
 {
     if (r->pos == sizeof(wh_rma_pfx_t))
@@ -119,17 +127,13 @@ static void reply_flush(reply_t *r)
 static int reply_open(reply_t *r, int wpeer, const wh_rma_pfx_t *req)
 {
     size_t cap = wh_rma_max_payload(wpeer);
-    if (rbuf_cap < cap) {
-        free(rbuf_mem);
-        if (!(rbuf_mem = malloc(cap)))
-            wh_job_abort(1, "wharf: out of memory answering a one-sided operation");
-        rbuf_cap = cap;
-    }
+    unsigned char *buf = (unsigned char *)tbuf_get(&reply_buf, cap,
+                                                   "wharf: out of memory answering a one-sided operation");
     r->wpeer = wpeer;
     r->err = 0;
     r->pfx = *req;
     r->pfx.nruns = 0;
-    r->buf = rbuf_mem;
+    r->buf = buf;
     r->cap = cap;
     r->pos = sizeof(wh_rma_pfx_t);
     return MPI_SUCCESS;
@@ -173,32 +177,14 @@ static void reply_add_packed(reply_t *r, const char *src, size_t n)
 
 /* ---------- operations ---------- */
 
-static unsigned char *old_mem;
-static size_t old_cap;
-
 static char *old_get(size_t n)
 {
-    if (old_cap < n) {
-        free(old_mem);
-        if (!(old_mem = malloc(n)))
-            wh_job_abort(1, "wharf: out of memory answering a get-accumulate");
-        old_cap = n;
-    }
-    return (char *)old_mem;
+    return tbuf_get(&old_buf, n, "wharf: out of memory answering a get-accumulate");
 }
-
-static unsigned char *tmp_mem;
-static size_t tmp_cap;
 
 static void *tmp_get(size_t n)
 {
-    if (tmp_cap < n) {
-        free(tmp_mem);
-        if (!(tmp_mem = malloc(n)))
-            wh_job_abort(1, "wharf: out of memory applying an accumulate");
-        tmp_cap = n;
-    }
-    return tmp_mem;
+    return tbuf_get(&tmp_buf, n, "wharf: out of memory applying an accumulate");
 }
 
 /* apply n elements of packed origin data to addr with op */
@@ -246,19 +232,9 @@ static void do_cas(wh_win_t *w, int wpeer, const wh_rma_pfx_t *pfx, const unsign
     reply_open(&r, wpeer, pfx);
     if (!a)
         r.err = MPI_ERR_RMA_RANGE;
-    if (a && dev) { /* compare and swap on a host copy of the element */
-        char *hv = dev_in(a, esz, 1);
-        reply_add(&r, hv, 1, et);
-        if (!hv)
-            r.err = MPI_ERR_OTHER;
-        else if (!memcmp(hv, d + esz, esz)) {
-            memcpy(hv, d, esz);
-            if (dev_out(a, hv, esz))
-                r.err = MPI_ERR_OTHER;
-        }
-        reply_flush(&r);
-        return;
-    }
+    char *m = a; /* device memory: a host copy of the element (no lock word, so the plain path below) */
+    if (a && dev && !(m = dev_in(a, esz, 1)))
+        r.err = MPI_ERR_OTHER;
     int sgn = 0, abytes = w->lockw ? wh_rma_atomic_class(w, et, &sgn) : 0;
     if (a && abytes && !((uintptr_t)a & (uintptr_t)(abytes - 1))) {
         /* the mechanism co-resident origins use on this element (atomic.c) */
@@ -270,9 +246,12 @@ static void do_cas(wh_win_t *w, int wpeer, const wh_rma_pfx_t *pfx, const unsign
     }
     wh_rma_plain_lock(w, w->lockw); /* an element no atomic touches (misaligned, not an integer) */
     if (et)
-        reply_add(&r, a, 1, et);
-    if (a && !memcmp(a, d + esz, esz))
-        memcpy(a, d, esz);
+        reply_add(&r, m, 1, et);
+    if (m && !memcmp(m, d + esz, esz)) {
+        memcpy(m, d, esz);
+        if (m != a && dev_out(a, m, esz))
+            r.err = MPI_ERR_OTHER;
+    }
     wh_rma_plain_unlock(w, w->lockw);
     reply_flush(&r);
 }
