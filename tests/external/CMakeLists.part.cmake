@@ -86,3 +86,11 @@ endforeach()
 # independent and chunked-compressed datasets written by 4 ranks and read back by others
 # (tests/external/hdf5_par.c).
 wh_app_test(hdf5 TIMEOUT 600 PROCESSORS 1)
+# app.yorick_mpy.*: Message Passing Yorick (yorick-mpy-mpich2: the yorick interpreter built by Debian
+# against MPICH): upstream's testmp.i (ring exchanges, handout/handin, the worker pool) and our
+# checks (probe order, fan-out sends, 8 MB ring, reductions) on 4 ranks; point-to-point only.
+wh_app_test(yorick_mpy TIMEOUT 300 PROCESSORS 2)
+# app.adios.*: ADIOS 1.13 (libadios-mpich-dev, built by Debian against MPICH): tests/external/adios_rw.c
+# writes 3 steps of global arrays with the POSIX, MPI (MPI-IO) and MPI_AGGREGATE methods, reads
+# them back in parallel and checks every value; Debian's bpls must list the expected shapes.
+wh_app_test(adios TIMEOUT 300 PROCESSORS 2)
