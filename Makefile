@@ -8,7 +8,7 @@ PREFIX ?= /usr/local
 JOBS   ?= $(shell nproc)
 
 BUILD_PKGS = cmake ninja-build pkg-config libfabric-dev libfabric-bin libssl-dev python3 python3-pip gcc gfortran make
-TEST_PKGS  = mpich libmpich-dev iproute2 util-linux procps python3-matplotlib perl libopenblas-dev netpipe-mpich2 scalapack-mpi-test libcoarrays-mpich-dev nwchem-mpich libhdf5-mpich-dev bagel yorick-mpy-mpich2 yorick-mpy-common libadios-bin libadios-mpich-dev libbz2-dev libibverbs-dev libglib2.0-0
+TEST_PKGS  = mpich libmpich-dev iproute2 util-linux procps python3-matplotlib perl libopenblas-dev netpipe-mpich2 scalapack-mpi-test libcoarrays-mpich-dev nwchem-mpich libhdf5-mpich-dev bagel yorick-mpy-mpich2 yorick-mpy-common libadios-bin libadios-mpich-dev libbz2-dev libibverbs-dev libglib2.0-0 mocassin mocassin-benchmarks libtachyon-mpich-0 libtachyon-mpich-0-dev tachyon-bin-nox
 BENCH_PKGS = mpich libmpich-dev openmpi-bin libopenmpi-dev python3-matplotlib
 
 define need_pkgs

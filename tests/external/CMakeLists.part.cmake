@@ -94,3 +94,10 @@ wh_app_test(yorick_mpy TIMEOUT 300 PROCESSORS 2)
 # writes 3 steps of global arrays with the POSIX, MPI (MPI-IO) and MPI_AGGREGATE methods, reads
 # them back in parallel and checks every value; Debian's bpls must list the expected shapes.
 wh_app_test(adios TIMEOUT 300 PROCESSORS 2)
+# app.mocassin.*: MOCASSIN (mocassin: Fortran 90 Monte Carlo photoionisation, mpif.h, built by Debian
+# against MPICH) on a small HII20 benchmark, seeds fixed by a preload shim: mean T(H+) per
+# iteration and H-beta must match MPICH's run of the same binary (allreduces of ~1.6 MB arrays).
+wh_app_test(mocassin TIMEOUT 300 PROCESSORS 2)
+# app.tachyon.*: Tachyon (libtachyon-mpich-0 in its plain, threads and OpenMP flavours, tachyon-nox;
+# persistent requests, Startall/Testsome) renders images that must equal MPICH's byte for byte.
+wh_app_test(tachyon TIMEOUT 300 PROCESSORS 2)
