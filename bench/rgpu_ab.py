@@ -34,7 +34,7 @@ for rep in range(a.reps):
         for side in ("before", "after"):
             for line in run(side, ["copy"], {"CUDAEMU_D2H_GBPS": g, "CUDAEMU_H2D_GBPS": g}).splitlines():
                 f = line.split()
-                if len(f) == 6 and f[0].isdigit():
+                if len(f) >= 6 and f[0].isdigit():  # 8 columns since the queued copies
                     res.setdefault((g, side, int(f[0])), []).append([float(x) for x in f[1:]])
     for side in ("before", "after"):
         for line in run(side, ["lat"], {}).splitlines():

@@ -57,10 +57,11 @@ if(WH_CUDAEMU_OK)
 
   wh_cudaemu_test(basic ENV "CUDAEMU_VISIBLE=1,3" "CUDAEMU_FAIL=cuMemAlloc@4")
   wh_cudaemu_test(stream ENV "CUDAEMU_STREAM_DELAY_US=3000")
-  # the same with idle copy engines polling for their next operation (CUDAEMU_ENGINE_POLL_US)
-  add_test(NAME cudaemu.stream.enginepoll COMMAND cudaemu_stream)
-  set_tests_properties(cudaemu.stream.enginepoll PROPERTIES TIMEOUT 120 LABELS "unit;gpu"
-                       ENVIRONMENT "${WH_CUDAEMU_ENV};CUDAEMU_STREAM_DELAY_US=300;CUDAEMU_ENGINE_POLL_US=100")
+  # the same with idle copy engines sleeping at once instead of polling for their next
+  # operation first (CUDAEMU_ENGINE_POLL_US, default 50)
+  add_test(NAME cudaemu.stream.enginesleep COMMAND cudaemu_stream)
+  set_tests_properties(cudaemu.stream.enginesleep PROPERTIES TIMEOUT 120 LABELS "unit;gpu"
+                       ENVIRONMENT "${WH_CUDAEMU_ENV};CUDAEMU_STREAM_DELAY_US=300;CUDAEMU_ENGINE_POLL_US=0")
   wh_cudaemu_test(crash)
   # helping: threads that query or wait run a stream's ready work (no delay configured)
   wh_cudaemu_test(help)

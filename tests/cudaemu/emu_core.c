@@ -671,7 +671,7 @@ static void timing_init(void)
     lat_ns = env_num("CUDAEMU_LAT_US", 2) * 1000.0;
     timing_on = (int)env_num("CUDAEMU_TIMING", 1);
     delay_us = (unsigned)env_num("CUDAEMU_STREAM_DELAY_US", 0);
-    poll_us = (unsigned)env_num("CUDAEMU_ENGINE_POLL_US", 0);
+    poll_us = (unsigned)env_num("CUDAEMU_ENGINE_POLL_US", 50);
     spin_ns = (unsigned)(env_num("CUDAEMU_WAIT_SPIN_US", 20) * 1000.0);
 }
 
