@@ -6,7 +6,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -174,8 +173,13 @@ static void pace(uint64_t t0, size_t n, int to)
         return;
     double bw = to ? to_gbps : from_gbps;
     uint64_t end = t0 + (uint64_t)(lat_ns + (double)n / (bw > 0 ? bw : 1));
-    for (int i = 0; i < 10000000 && now_ns() < end; i++)
-        sched_yield();
+    /* spun, not yielded: CPU loads and stores through the BAR mapping keep
+     * the cpu busy for their whole time, and a yield handed the cpu to a
+     * runnable thread of that cpu for the rest of its time slice (2-8 KiB
+     * device ping-pong took 2x the driver-copy path's time;
+     * docs/PERFORMANCE.md) */
+    while (now_ns() < end)
+        ;
 }
 
 static int in_map(const pin_t *p, const void *d, size_t size)
