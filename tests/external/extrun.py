@@ -43,6 +43,23 @@ def run(lab, build, n, argv, opts, cwd, timeout):
         return -1, (e.stdout or b"").decode(errors="replace") + "\n[killed: timeout]"
 
 
+def run_mpich(n, argv, cwd, timeout, env=None):
+    """(exit status, output) of the same job on Debian's MPICH natively (mpirun.mpich -n N, each
+    VAR=value of env passed with -genv), for a reference made on this machine; None without it."""
+    mpirun = shutil.which("mpirun.mpich")
+    if not mpirun:
+        return None
+    cmd = ["timeout", str(timeout), mpirun, "-n", str(n)]
+    for k, v in (env or {}).items():
+        cmd += ["-genv", k, v]
+    try:
+        r = subprocess.run(cmd + argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env=dict(os.environ, LD_LIBRARY_PATH=""))
+    except OSError:
+        return None
+    return r.returncode, r.stdout
+
+
 def reports(out):
     """How many ranks printed wharf's channel report (0: not running on wharf)."""
     return len(re.findall(r"^wharf: rank \d+ channels:", out, re.M))

@@ -23,7 +23,7 @@ when the package or a C compiler is missing or the scenario cannot be built.
 import os, re, shutil, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from extrun import SKIP, app_args, lab_for, log, reports_bad, run, rundir, verdict, wharf_opts  # noqa: E402
+from extrun import SKIP, app_args, lab_for, log, reports_bad, run, run_mpich, rundir, verdict, wharf_opts  # noqa: E402
 
 MOCASSIN = "/usr/bin/mocassin"
 ABUNDANCES = "/usr/share/mocassin/benchmarks/gas/HII20/abunHII20.in"
@@ -136,17 +136,12 @@ def check(n, rc, out, work, ref):
 
 def mpich_run(n, work, shim, timeout):
     """The same run on MPICH natively, in work/mpich: {"T": [...], "Hbeta": x} or None."""
-    mpirun = shutil.which("mpirun.mpich")
-    if not mpirun:
-        return None
     d = os.path.join(work, "mpich")
     shutil.copytree(os.path.join(work, "input"), os.path.join(d, "input"))
     os.makedirs(os.path.join(d, "output"))
-    r = subprocess.run(["timeout", str(timeout), mpirun, "-n", str(n), "-genv", "LD_PRELOAD", shim,
-                        "-genv", "FIXSEED", "1", MOCASSIN], cwd=d, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, env=dict(os.environ, LD_LIBRARY_PATH=""))
+    r = run_mpich(n, [MOCASSIN], d, timeout, {"LD_PRELOAD": shim, "FIXSEED": "1"})
     temps, hbeta = results(d)
-    return {"T": temps, "Hbeta": hbeta} if r.returncode == 0 and len(temps) == 4 and hbeta else None
+    return {"T": temps, "Hbeta": hbeta} if r and r[0] == 0 and len(temps) == 4 and hbeta else None
 
 
 def main():

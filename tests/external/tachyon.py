@@ -31,7 +31,7 @@ part is left out (logged) without mpicc.mpich or the -dev package.
 import hashlib, math, os, re, shutil, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from extrun import SKIP, app_args, lab_for, log, reports_bad, run, rundir, verdict  # noqa: E402
+from extrun import SKIP, app_args, lab_for, log, reports_bad, run, run_mpich, rundir, verdict  # noqa: E402
 
 TACHYON = "/usr/bin/tachyon-nox"
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
@@ -216,20 +216,13 @@ def sha256(path):
 def mpich_run(argv, n, work, flavour, timeout):
     """The same job on MPICH natively, in work/mpich (the stored references were made on one
     machine; another cpu's libm may round differently): (image directory, output) or None."""
-    mpirun = shutil.which("mpirun.mpich")
-    if not mpirun:
-        return None
     d = os.path.join(work, "mpich")
     os.makedirs(d, exist_ok=True)
-    cmd = [mpirun, "-n", str(n), "-genv", "OMP_NUM_THREADS", "1"]
+    env = {"OMP_NUM_THREADS": "1"}
     if flavour:
-        cmd += ["-genv", "LD_LIBRARY_PATH", os.path.join(work, "lib-" + flavour)]
-    try:
-        r = subprocess.run(["timeout", str(timeout)] + cmd + argv, cwd=d, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, env=dict(os.environ, LD_LIBRARY_PATH=""))
-    except OSError:
-        return None
-    return (d, r.stdout) if r.returncode == 0 else None
+        env["LD_LIBRARY_PATH"] = os.path.join(work, "lib-" + flavour)
+    r = run_mpich(n, argv, d, timeout, env)
+    return (d, r[1]) if r and r[0] == 0 else None
 
 
 def driver_sums(out):
