@@ -20,9 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/coll.h"
 #include "comm/comm.h"
+#include "op/op.h"
 #include "proto/request.h"
 #include "util/log.h"
+#include "util/tunables.h"
 
 #define WH_CID_TAG_BASE (-(1 << 29))
 #define WH_CID_TAG_MASK ((1 << 28) - 1)
@@ -352,8 +355,46 @@ static void wait_done(wh_cid_op_t *op, void *arg)
     w->finished = 1;
 }
 
+/* A blocking agreement over the whole of an intracommunicator (MPI_Comm_dup,
+ * _split, _create...: every rank of c takes part, the same call everywhere,
+ * so every rank picks this path alike): each phase is one allreduce on c,
+ * as MPICH agrees on context ids, so it runs hierarchically (node shared
+ * memory, then one leader per node over the network) where c spans nodes,
+ * instead of the tree of point-to-point messages between every rank.  Same
+ * rounds and reservation rules as the state machine; the op is not in the
+ * progress list (this loop drives it), but others in flight see its
+ * reservations and may take them over while it still proposes.  In twohost
+ * (2 hosts x 2 containers on 2 cpus) a dup went from ~5-8 ms to the cost
+ * of two allreduces (docs/PERFORMANCE.md). */
+static int agree_coll(const wh_cid_spec_t *s, uint32_t *ctx)
+{
+    wh_cid_op_t op = {.s = *s, .start = 2, .mine = -1, .phase = PH_PROPOSE, .step = S_BEGIN};
+    op.s.prank = NULL;
+    if (op.s.nids < 1 || op.s.nids > 2)
+        op.s.nids = 1;
+    wh_dtype_t *dt = wh_dtype_get(MPI_INT32_T);
+    wh_op_t *max = wh_op_get(MPI_MAX);
+    while (op.step != S_DONE) {
+        phase_begin(&op);
+        int32_t v[2] = {op.val[0], -op.val[1]}; /* (max, min) as two maxima */
+        int rc = wh_allreduce(MPI_IN_PLACE, v, 2, MPI_INT32_T, dt, max, s->comm);
+        if (rc != MPI_SUCCESS) {
+            drop_mine(&op);
+            op.err = rc;
+            break;
+        }
+        op.val[0] = v[0];
+        op.val[1] = -v[1];
+        phase_end(&op);
+    }
+    return wh_cid_result(&op, ctx);
+}
+
 int wh_cid_agree(const wh_cid_spec_t *s, uint32_t *ctx)
 {
+    if (wh_tun.cid_coll && !s->xcomm && !s->prank && !s->comm->is_inter && s->n == s->comm->size &&
+        s->me == s->comm->rank)
+        return agree_coll(s, ctx);
     wh_cid_wait_t w = {0, 0, ctx};
     int rc = wh_cid_start(s, wait_done, &w, NULL);
     if (rc != MPI_SUCCESS)

@@ -46,3 +46,10 @@ endforeach()
 foreach(np 2 3 5)
   wh_mpi_test(comm_cid_${np} ${CMAKE_SOURCE_DIR}/tests/mpi/comm_cid.c ${np})
 endforeach()
+# blocking creations agree with allreduces on the parent by default (WHARF_CID_COLL); the
+# point-to-point tree they used before, mixed with idups as in the default runs
+foreach(np 3 5)
+  wh_mpi_test_env(comm_cid_p2p_${np} ${CMAKE_SOURCE_DIR}/tests/mpi/comm_cid.c ${np} "WHARF_CID_COLL=0")
+endforeach()
+# across two hosts: the blocking agreements run hierarchically
+wh_scenario_test(comm_cid $<TARGET_FILE:mpit_comm_cid> comm "twohost")
