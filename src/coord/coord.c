@@ -99,7 +99,7 @@ static void report_limits(void)
                "rendezvous: %s\n",
                wh_chans[c]->name, wh_coord_lim.eager_max[c], k->max_am, k->max_inline,
                k->flags & WH_CAP_GET_ZCOPY ? ", zero-copy get" : "", k->flags & WH_CAP_BULK ? ", bulk streams" : "",
-               k->flags & WH_CAP_GET_ZCOPY ? (wh_coord_cma_slow
+               k->flags & WH_CAP_GET_ZCOPY ? (wh_coord_cma_p2p_slow
                                                   ? "pipelined fragments (CMA slow here: WHARF_CMA_SLOW_RATIO)"
                                                   : "zero-copy get from WHARF_CMA_MIN where the pair allows, else fragments")
                : k->flags & WH_CAP_BULK    ? "receiver-posted bulk stream"
@@ -107,8 +107,10 @@ static void report_limits(void)
     }
     if (wh_coord_cma_ratio > 0)
         printf("wharf: CMA: process_vm_readv of 256 KiB took %.1fx memcpy's time on rank 0: %s\n", wh_coord_cma_ratio,
-               wh_coord_cma_slow ? "point-to-point and one-sided copies go through the shared cells"
-                                                  : "used for rendezvous from WHARF_CMA_MIN");
+               wh_coord_cma_p2p_slow ? "point-to-point and one-sided copies go through the shared cells"
+               : wh_coord_cma_slow   ? "used for rendezvous from WHARF_CMA_MIN all the same, as the node runs more "
+                                       "ranks than cpus (WHARF_CMA_OVERSUB); the collectives copy through the cells"
+                                     : "used for rendezvous from WHARF_CMA_MIN");
     if (wh_cuda_on)
         printf("wharf: gpu: CUDA driver loaded (%d device(s) visible to rank 0); device buffers: staged eager <= %zu B, "
                "larger ones %s, else pipelined through the node region or staged fragments (WHARF_REPORT=gpu: switch points)\n",
@@ -214,7 +216,8 @@ static double cma_cost_ratio(void)
 }
 
 double wh_coord_cma_ratio; /* measured by wh_coord_init (0: not measured) */
-int wh_coord_cma_slow;
+int wh_coord_cma_slow;     /* CMA slower than the cells by the calibration (collectives) */
+int wh_coord_cma_p2p_slow; /* ... and not used for point-to-point and one-sided transfers */
 
 int wh_coord_init(void)
 {
@@ -239,15 +242,21 @@ int wh_coord_init(void)
      * win.  Alone in its node group a rank has no CMA peer to measure for
      * (a process spawned beside it later measures for itself). */
     wh_coord_cma_ratio = 0;
-    wh_coord_cma_slow = 0;
+    wh_coord_cma_slow = wh_coord_cma_p2p_slow = 0;
     if (wh_tun.cma && wh_tun.cma_slow_ratio > 0 && !getenv("WHARF_CMA_MIN") && wh_job.local_size > 1 &&
         (wh_chan_caps[WH_CHAN_SHM].flags & WH_CAP_GET_ZCOPY)) {
         wh_coord_cma_ratio = cma_cost_ratio();
         wh_coord_cma_slow = wh_coord_cma_ratio > wh_tun.cma_slow_ratio;
-        if (wh_coord_cma_slow)
+        /* ranks sharing cpus: the cells' copies need both ranks running at
+         * once, a CMA read only the receiver (WHARF_CMA_OVERSUB) */
+        wh_coord_cma_p2p_slow = wh_coord_cma_slow && !(wh_tun.cma_oversub && wh_job.oversubscribed);
+        if (wh_coord_cma_p2p_slow)
             wh_coord_lim.zcopy_min = SIZE_MAX;
         WH_DEBUG("coord", "CMA takes %.1fx memcpy's time on 256 KiB: %s", wh_coord_cma_ratio,
-                 wh_coord_cma_slow ? "not used (WHARF_CMA_SLOW_RATIO)" : "used");
+                 !wh_coord_cma_slow       ? "used"
+                 : wh_coord_cma_p2p_slow ? "not used (WHARF_CMA_SLOW_RATIO)"
+                                         : "used for point-to-point and one-sided transfers only (more ranks than "
+                                           "cpus: WHARF_CMA_OVERSUB)");
     }
     wh_coord_lim.push_max[WH_CHAN_SHM] = wh_tun.shm_push_max; /* the other channels never push */
     wh_coord_lim.dev_eager_max = wh_tun.cuda_eager_max;
@@ -279,7 +288,7 @@ int wh_coord_init(void)
         wh_coord_peers[p].eager_max = wh_coord_peer_eager(&wh_coord_lim, c, pcaps[c], wh_job.oversubscribed);
         wh_chan_polled[c] = 1;
         int single = (pcaps[c] & WH_CAP_GET_ZCOPY) != 0;
-        if (single && c == WH_CHAN_SHM && wh_coord_cma_slow) {
+        if (single && c == WH_CHAN_SHM && wh_coord_cma_p2p_slow) {
             single = 0; /* CMA possible, not used: the report says why */
             cwhy[c] = WH_WHY_CMA_SLOW;
         }

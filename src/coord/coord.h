@@ -103,6 +103,7 @@ int wh_coord_peer_of_gid(uint32_t gid);
 extern wh_coord_limits_t wh_coord_lim;
 extern double wh_coord_cma_ratio; /* process_vm_readv / memcpy time on 256 KiB, measured at init (0: not measured) */
 extern int wh_coord_cma_slow;     /* that ratio is above WHARF_CMA_SLOW_RATIO: CMA only for node-heap collectives */
+extern int wh_coord_cma_p2p_slow; /* and CMA not used for point-to-point and one-sided (not oversubscribed, WHARF_CMA_OVERSUB) */
 extern uint64_t wh_coord_count[WH_CHAN_MAX][WH_PROTO_MAX];
 extern uint64_t wh_coord_bytes[WH_CHAN_MAX][WH_PROTO_MAX];
 

@@ -96,6 +96,15 @@ add_test(NAME mpi.p2p.cma_slow.shm
                  ${WHARFRUN} $<TARGET_FILE:mpit_p2p_split>)
 set_tests_properties(mpi.p2p.cma_slow.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 2
                      ENVIRONMENT "WHARF_CHANNEL=auto;WHARF_CMA=1;WHARF_CMA_SLOW_RATIO=1;WHARF_REPORT=locality")
+# The same verdict on a node that runs more ranks than cpus (one cpu for two ranks by taskset):
+# point-to-point keeps CMA all the same (WHARF_CMA_OVERSUB), the report says so, every byte checked.
+add_test(NAME mpi.p2p.cma_slow_oversub.shm
+         COMMAND sh -c "out=$(taskset -c 0 \"$0\" -n 2 --timeout 150 \"$1\" 2>&1); rc=$?; echo \"$out\"; \
+[ $rc = 0 ] && echo \"$out\" | grep -q 'memcpy.s time on rank 0: used for rendezvous from WHARF_CMA_MIN all the same' \
+&& echo \"$out\" | grep -q 'rendezvous: zero-copy get from WHARF_CMA_MIN'"
+                 ${WHARFRUN} $<TARGET_FILE:mpit_p2p_split>)
+set_tests_properties(mpi.p2p.cma_slow_oversub.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 2
+                     ENVIRONMENT "WHARF_CHANNEL=auto;WHARF_CMA=1;WHARF_CMA_SLOW_RATIO=1;WHARF_REPORT=locality")
 add_test(NAME mpi.coll.cma_slow.np3.shm COMMAND ${WHARFRUN} -n 3 --timeout 150 $<TARGET_FILE:mpit_coll_basic>)
 set_tests_properties(mpi.coll.cma_slow.np3.shm PROPERTIES TIMEOUT ${WH_TEST_TIMEOUT} LABELS "mpi;shm" PROCESSORS 2
                      ENVIRONMENT "WHARF_CHANNEL=auto;WHARF_CMA=1;WHARF_CMA_SLOW_RATIO=1;WHARF_COLL_CMA_MIN=1")
