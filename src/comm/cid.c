@@ -295,6 +295,19 @@ static int cid_progress(void)
     return n;
 }
 
+/* the first round of an agreement (op zeroed; prank is the caller's to set) */
+static void op_init(wh_cid_op_t *op, const wh_cid_spec_t *s)
+{
+    op->s = *s;
+    op->s.prank = NULL;
+    if (op->s.nids < 1 || op->s.nids > 2)
+        op->s.nids = 1;
+    op->phase = PH_PROPOSE;
+    op->step = S_BEGIN;
+    op->start = 2;
+    op->mine = -1;
+}
+
 int wh_cid_start(const wh_cid_spec_t *s, wh_cid_done_fn done, void *arg, wh_cid_op_t **out)
 {
     int rc;
@@ -306,7 +319,7 @@ int wh_cid_start(const wh_cid_spec_t *s, wh_cid_done_fn done, void *arg, wh_cid_
     wh_cid_op_t *op = calloc(1, sizeof *op);
     if (!op)
         return wh_error(MPI_ERR_NO_MEM, "out of memory starting a context-id agreement");
-    op->s = *s;
+    op_init(op, s);
     if (s->prank) {
         if (!(op->prank = malloc((size_t)s->n * sizeof(int)))) {
             free(op);
@@ -314,14 +327,9 @@ int wh_cid_start(const wh_cid_spec_t *s, wh_cid_done_fn done, void *arg, wh_cid_
         }
         memcpy(op->prank, s->prank, (size_t)s->n * sizeof(int));
     }
-    op->s.prank = NULL;
-    if (op->s.nids < 1 || op->s.nids > 2)
-        op->s.nids = 1;
     s->comm->obj.refs++;
     if (s->xcomm)
         s->xcomm->obj.refs++;
-    op->start = 2;
-    op->mine = -1;
     op->done = done;
     op->arg = arg;
     wh_cid_op_t **pp = &ops_head;
@@ -368,10 +376,8 @@ static void wait_done(wh_cid_op_t *op, void *arg)
  * of two allreduces (docs/PERFORMANCE.md). */
 static int agree_coll(const wh_cid_spec_t *s, uint32_t *ctx)
 {
-    wh_cid_op_t op = {.s = *s, .start = 2, .mine = -1, .phase = PH_PROPOSE, .step = S_BEGIN};
-    op.s.prank = NULL;
-    if (op.s.nids < 1 || op.s.nids > 2)
-        op.s.nids = 1;
+    wh_cid_op_t op = {0};
+    op_init(&op, s);
     wh_dtype_t *dt = wh_dtype_get(MPI_INT32_T);
     wh_op_t *max = wh_op_get(MPI_MAX);
     while (op.step != S_DONE) {
