@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "coll/algo.h"
+#include "coll/cstate.h"
 #include "coll/sched.h"
+#include "coll/shmcoll.h"
 #include "util/scratch.h"
 
 /* ---------- building ---------- */
@@ -347,6 +349,8 @@ static int advance(wh_sched_t *s)
             did = 1;
         }
         if (s->pos >= s->nsteps) {
+            if (s->shmbar && !wh_shmc_arrived(s->home, s->shm_k))
+                return did;
             finish(s);
             return 1;
         }
@@ -397,6 +401,10 @@ int wh_sched_start(wh_sched_t *s)
     s->err = MPI_SUCCESS;
     r->err = MPI_SUCCESS;
     __atomic_store_n(&r->complete, 0, __ATOMIC_RELEASE);
+    if (s->shmbar) { /* at the call, in the order of the communicator's collectives */
+        s->shm_k = wh_shmc_arrive(s->home);
+        wh_coll_count(s->home, WH_CK_BARRIER, WH_CA_SHM);
+    }
     list_add(s);
     if (!running) {
         running = 1;

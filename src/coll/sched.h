@@ -89,6 +89,8 @@ typedef struct wh_sched {
     int active;        /* on the active list */
     int orphan;        /* its request was freed by the user: free both when done */
     wh_req_t *req;     /* the MPI request this schedule completes */
+    int shmbar;        /* a barrier through the node block: no steps, the flags (wh_shmc_arrive) */
+    uint64_t shm_k;    /* shmbar: this run's barrier number */
     struct wh_sched *next, *prev;
 } wh_sched_t;
 

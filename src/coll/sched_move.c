@@ -6,6 +6,7 @@
  * pairwise-exchange order so that no rank is everybody's first target). */
 #include "coll/algo.h"
 #include "coll/sched.h"
+#include "coll/shmcoll.h"
 #include "util/tunables.h"
 
 /* lowest set bit of vr, or the smallest power of two >= n for the root */
@@ -21,6 +22,13 @@ int wh_sched_barrier(wh_sched_t *s)
 {
     wh_comm_t *c = s->comm;
     int n = c->size, r = c->rank;
+    /* every rank on the node block already: raise a flag at the start, test
+     * the others' from the engine; no rank waits for another's progress
+     * (the dissemination's second round needs the partner to have polled) */
+    if (n > 1 && c == s->home && !c->is_inter && wh_shmc_ready(c)) {
+        s->shmbar = 1;
+        return s->build_err;
+    }
     for (int k = 1; k < n; k <<= 1) {
         wh_sched_signal(s, (r + k) % n, (r - k + n) % n);
         wh_sched_fence(s);

@@ -55,6 +55,7 @@
 #include "coll/algo.h"
 #include "coll/cstate.h"
 #include "coll/shmcoll.h"
+#include "chan/shm/shm.h"
 #include "coord/coord.h"
 #include "core/cs.h"
 #include "locality/locality.h"
@@ -327,6 +328,45 @@ int wh_shmc_barrier(wh_comm_t *c)
     }
     __atomic_store_n(done(s, c->rank), k, __ATOMIC_RELEASE);
     return MPI_SUCCESS;
+}
+
+int wh_shmc_ready(wh_comm_t *c)
+{
+    wh_coll_state_t *st = c->coll_data;
+    return wh_tun.coll_shm_nbc && st && st->shm && st->shm->state == 1;
+}
+
+/* The barrier's number is taken here, at the call, in the order of c's
+ * collectives (blocking ones included) on every rank.  Raising only the
+ * flag, as a broadcast's non-root does, leaves the slot line's payload
+ * alone, so it needs no wait for the cell window.  Nobody waiting on a
+ * flag here sleeps on the flag's futex (the barrier's waiters test from
+ * the progress engine and may sleep on their doorbells), so the doorbells
+ * of the communicator's ranks are rung too. */
+uint64_t wh_shmc_arrive(wh_comm_t *c)
+{
+    shmc_t *s = ((wh_coll_state_t *)c->coll_data)->shm;
+    uint64_t k = ++s->seq;
+    post(s, flag(s, c->rank, k), k);
+    for (int r = 0; r < c->size; r++)
+        if (r != c->rank)
+            wh_shm_ring(wh_job.local_index[wh_comm_wrank(c, r)]);
+    return k;
+}
+
+int wh_shmc_arrived(wh_comm_t *c, uint64_t k)
+{
+    shmc_t *s = ((wh_coll_state_t *)c->coll_data)->shm;
+    if (s->floor < k) {
+        for (int r = 0; r < c->size; r++)
+            if (__atomic_load_n(flag(s, r, k), __ATOMIC_ACQUIRE) < k)
+                return 0;
+        s->floor = k;
+    }
+    /* done only grows: a blocking collective after this barrier may have finished first */
+    if (__atomic_load_n(done(s, c->rank), __ATOMIC_RELAXED) < k)
+        __atomic_store_n(done(s, c->rank), k, __ATOMIC_RELEASE);
+    return 1;
 }
 
 /* rank `from` contributed `got` bytes where this rank has `want`: the

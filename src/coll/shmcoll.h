@@ -13,6 +13,15 @@ int wh_shmc_bcast(void *buf, size_t bytes, int root, wh_comm_t *c);
 /* root < 0: allreduce.  Contiguous (count, dt) only. */
 int wh_shmc_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dth, wh_dtype_t *dt, wh_op_t *op,
                    int root, wh_comm_t *c);
+/* Nonblocking barrier (MPI_Ibarrier, MPI_Barrier_init) through the block:
+ * _ready says whether c's block is already set up (never sets it up: a
+ * nonblocking call must not wait for the others; every rank sees the same,
+ * since only collectives called in the same order set blocks up); _arrive
+ * raises this rank's flag (at the start: the others need nothing more
+ * from this rank) and returns the barrier's number; _arrived is a test. */
+int wh_shmc_ready(wh_comm_t *c);
+uint64_t wh_shmc_arrive(wh_comm_t *c);
+int wh_shmc_arrived(wh_comm_t *c, uint64_t k);
 /* Large messages (above WHARF_COLL_SHM_MAX) in chunks through a second
  * block (set up on first use: collective, like wh_shmc_usable). */
 int wh_shmc_large_usable(wh_comm_t *c, size_t bytes, size_t elem); /* elem: bytes per element */

@@ -40,6 +40,8 @@ static int probe_common(const char *fname, int source, int tag, MPI_Comm comm, i
             break;
         wh_progress_idle(&idle); /* wh_iprobe drove the engine once */
     }
+    if (!found && !block)
+        wh_test_idle();
     if (flag)
         *flag = found;
     if (found) {

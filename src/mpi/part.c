@@ -744,7 +744,8 @@ static int body_Parrived(MPI_Request request, int partition, int *flag)
     wh_req_t *pr = p->reqs[partition];
     if (!(*flag = !pr || wh_req_done(pr))) {
         wh_progress();
-        *flag = wh_req_done(pr);
+        if (!(*flag = wh_req_done(pr)))
+            wh_test_idle();
     }
     return MPI_SUCCESS;
 }

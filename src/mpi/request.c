@@ -164,6 +164,7 @@ static int body_Test(MPI_Request *request, int *flag, MPI_Status *status)
         wh_progress();
         if (!wh_req_done(r)) {
             *flag = 0;
+            wh_test_idle();
             return MPI_SUCCESS;
         }
     }
@@ -192,8 +193,10 @@ static int body_Request_get_status(MPI_Request request, int *flag, MPI_Status *s
         req_poll(r);
         wh_progress();
     }
-    if (!(*flag = wh_req_done(r)))
+    if (!(*flag = wh_req_done(r))) {
+        wh_test_idle();
         return MPI_SUCCESS;
+    }
     req_query(r);
     wh_status_out(status, &r->status);
     if (r->err != MPI_SUCCESS)
@@ -420,8 +423,10 @@ static int body_Testall(int count, MPI_Request array_of_requests[], int *flag, M
     int nact, rc = check_array("MPI_Testall", count, array_of_requests, array_of_statuses, &nact);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (!(*flag = all_complete(count, array_of_requests)))
+    if (!(*flag = all_complete(count, array_of_requests))) {
+        wh_test_idle();
         return MPI_SUCCESS;
+    }
     return all_done("MPI_Testall", count, array_of_requests, array_of_statuses, 0);
 }
 
@@ -432,8 +437,10 @@ static int body_Request_get_status_all(int count, const MPI_Request array_of_req
     int nact, rc = check_array("MPI_Request_get_status_all", count, array_of_requests, array_of_statuses, &nact);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (!(*flag = all_complete(count, array_of_requests)))
+    if (!(*flag = all_complete(count, array_of_requests))) {
+        wh_test_idle();
         return MPI_SUCCESS;
+    }
     /* keep = 1: nothing is written through the (const) handle array */
     return all_done("MPI_Request_get_status_all", count, (MPI_Request *)array_of_requests, array_of_statuses, 1);
 }
@@ -480,6 +487,7 @@ static int any_common(const char *fname, int count, MPI_Request reqs[], int *ind
     if (i < 0) {
         *indx = MPI_UNDEFINED;
         *flag = 0;
+        wh_test_idle();
         return MPI_SUCCESS;
     }
     *indx = i;
@@ -544,6 +552,8 @@ static int some_common(const char *fname, int incount, MPI_Request reqs[], int *
         else
             wh_progress_idle(&idle);
     }
+    if (!n) /* a test that found none */
+        wh_test_idle();
     *outcount = n;
     return report_done(fname, reqs, incount, indices, n, statuses, keep);
 }

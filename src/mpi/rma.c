@@ -346,7 +346,10 @@ static int body_Win_test(MPI_Win win, int *flag)
     WIN_ENTRY("MPI_Win_test", win, w);
     if (!flag)
         return done(w, "MPI_Win_test", wh_error(MPI_ERR_ARG, "flag is NULL"));
-    return done(w, "MPI_Win_test", wh_win_wait(w, 1, flag));
+    int rc = wh_win_wait(w, 1, flag);
+    if (rc == MPI_SUCCESS && !*flag)
+        wh_test_idle();
+    return done(w, "MPI_Win_test", rc);
 }
 
 static int body_Win_sync(MPI_Win win)

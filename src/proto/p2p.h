@@ -92,6 +92,12 @@ void wh_progress_idle(unsigned *idle);
  * shared-memory collective's flag where the flag's own futex is off. */
 void wh_progress_idle_nosleep(unsigned *idle);
 
+/* A test-type call (MPI_Test*, MPI_Iprobe, ...) found nothing complete
+ * after driving the engine: give the core away where WHARF_TEST_YIELD says
+ * (a node running more ranks than cpus), so the co-resident rank the caller
+ * waits for runs while the caller computes between tests. */
+void wh_test_idle(void);
+
 /* Status helpers (MPICH layout: count_lo / count_hi_and_cancelled). */
 void wh_status_set(MPI_Status *st, int source, int tag, int error, MPI_Count bytes, int cancelled);
 MPI_Count wh_status_bytes(const MPI_Status *st);

@@ -69,6 +69,8 @@ void wh_proto_finalize(void)
  * when nobody else is runnable. */
 static int spin_mode;
 static unsigned poll_tick;
+/* WHARF_TEST_YIELD resolved at init */
+static int test_yield;
 
 /* WHARF_WAIT_SLEEP resolved at init (and dropped for good if the channel
  * says it cannot); the current idle spell (the caller's idle count and when
@@ -106,6 +108,8 @@ void wh_progress_init(void)
     sleep_mode = !spin_mode && wh_chan_polled[WH_CHAN_SHM] && wh_chans[WH_CHAN_SHM]->nap &&
                  (!strcmp(wh_tun.wait_sleep, "on") || autom);
     sleep_busy = autom && !wh_job.oversubscribed;
+    test_yield = !strcmp(wh_tun.test_yield, "on") ||
+                 (!strcmp(wh_tun.test_yield, "auto") && !spin_mode && wh_job.oversubscribed);
     spell_idle = 0;
     naps = naps_rung = 0;
     char polled[64] = "";
@@ -218,6 +222,18 @@ static void idle_poll(unsigned *idle, int may_sleep)
             _exit(1);
         }
     }
+}
+
+/* Open MPI's opal_progress yields after an empty pass when it
+ * oversubscribes (mpi_yield_when_idle); here only a test that returns
+ * "not yet" does, not every engine pass.  4 ranks on 2 cpus, MPI_Ibarrier
+ * with computation and MPI_Test every 10 us (bench/suite wh_ibarrier):
+ * docs/PERFORMANCE.md.  Not under MPI_THREAD_MULTIPLE: the caller holds
+ * the library's lock, and its other threads are the ones to run. */
+void wh_test_idle(void)
+{
+    if (test_yield && !wh_cs_on)
+        sched_yield();
 }
 
 void wh_progress_idle(unsigned *idle)

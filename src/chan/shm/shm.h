@@ -114,6 +114,15 @@ uint64_t wh_shm_region_bytes(int n, uint32_t ring_cells, uint32_t nslots, uint64
 uint64_t wh_shm_ring_row(int n);
 
 int wh_shm_region_setup(int phase);  /* region.c */
+/* Ring local rank lp's doorbell (work for it outside the channel's cells:
+ * a shared-memory collective's flag that a nonblocking wait may sleep
+ * through); one load while it does not sleep. */
+static inline void wh_shm_ring(int lp)
+{
+    if (wh_shm.db && lp >= 0)
+        wh_db_ring(&wh_shm.db[lp], WH_DB_ASLEEP);
+}
+
 /* The ops' nap (doorbell.h, shm.c). */
 int wh_shm_nap(long timeout_us, int want_space, int (*recheck)(void));
 void wh_shm_region_teardown(void);
